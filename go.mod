@@ -1,0 +1,3 @@
+module github.com/mcp-scheduler/mcp-scheduler
+
+go 1.26.0
