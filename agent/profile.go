@@ -34,8 +34,9 @@ type Profile struct {
 	Runtime Runtime `toml:"runtime" json:"runtime"`
 	// Command is the argv (never a shell string). For claude-code and codex it names the
 	// binary and defaults to "claude" and "codex"; adapters append their own flags. Elements
-	// may use the placeholders {workspace}, {mission_id}, {attempt}, {epoch}, {brief_file}
-	// and {model}.
+	// may use the placeholders {workspace}, {mission_id}, {attempt}, {epoch}, {brief_file},
+	// {model} and {mcp_scheduler} (the absolute path of our own binary, so the bundled
+	// reference agent is ["{mcp_scheduler}", "reference-agent"]).
 	Command []string `toml:"command" json:"command"`
 	// Env is the allow-list of variable names copied from the server's environment
 	// (for example PATH, HOME). Nothing else of the server's environment reaches the agent.
