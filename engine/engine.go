@@ -1,0 +1,200 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Options configure an Engine. Zero values take the defaults of the design brief §10.
+type Options struct {
+	Clock Clock
+	// LeaseTTL is how long a lease lives without a heartbeat (default 60s).
+	LeaseTTL time.Duration
+	// RenewInterval is the least time between two lease writes for one mission: heartbeats
+	// that come sooner are answered from a read (default 1s).
+	RenewInterval time.Duration
+	// Backoff is the retry delay policy (default 5s doubling to 5m, ±20% jitter).
+	Backoff Backoff
+	// DefaultRepository is used when a mission names none (the git top level of the server's
+	// working directory). Empty: a mission must name one.
+	DefaultRepository string
+	// ResolveRepository canonicalises and authorises a repository path; it returns an error
+	// for repositories that are not configured. nil: filepath.Abs + Clean, anything allowed.
+	ResolveRepository func(path string) (string, error)
+	// DebugAvailable tells the failure policy whether a debugger persona can be dispatched, so
+	// that a repeated failure may become a debugger mission (decision debug).
+	DebugAvailable func() bool
+	Logger         *slog.Logger
+}
+
+// Engine applies the mission rules (design brief §2–§4) on top of a Store. It holds no
+// missions in memory: every decision reads the store inside the transaction that writes it.
+// It is safe for concurrent use by many goroutines and, through the store, many processes.
+type Engine struct {
+	store Store
+	clock Clock
+	opt   Options
+	ids   *idGen
+	hub   *Hub
+	log   *slog.Logger
+
+	renewMu sync.Mutex
+	renewed map[Fence]time.Time // last lease write per attempt, for RenewInterval
+
+	// testHookReap runs between reading expired leases and updating them (tests only).
+	testHookReap func()
+}
+
+// New returns an engine over store.
+func New(store Store, opt Options) *Engine {
+	if opt.Clock == nil {
+		opt.Clock = SystemClock{}
+	}
+	if opt.LeaseTTL == 0 {
+		opt.LeaseTTL = 60 * time.Second
+	}
+	if opt.RenewInterval == 0 {
+		opt.RenewInterval = time.Second
+	}
+	opt.Backoff = opt.Backoff.withDefaults()
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opt.ResolveRepository == nil {
+		opt.ResolveRepository = func(p string) (string, error) { return filepath.Abs(p) }
+	}
+	return &Engine{store: store, clock: opt.Clock, opt: opt, ids: newIDGen(), hub: NewHub(),
+		log: opt.Logger, renewed: map[Fence]time.Time{}}
+}
+
+// Hub returns the engine's change hub (committed changes, for wake-ups and notifications).
+func (e *Engine) Hub() *Hub { return e.hub }
+
+// Store returns the engine's store.
+func (e *Engine) Store() Store { return e.store }
+
+// LeaseTTL returns the lease time-to-live.
+func (e *Engine) LeaseTTL() time.Duration { return e.opt.LeaseTTL }
+
+// Now returns the engine clock's time, truncated to milliseconds (the store's resolution).
+func (e *Engine) Now() time.Time { return e.clock.Now().UTC().Truncate(time.Millisecond) }
+
+// op is the state of one write transaction: the events it appended, published after commit.
+type op struct {
+	e      *Engine
+	ctx    context.Context
+	tx     Tx
+	now    time.Time
+	actor  string
+	events []Event
+}
+
+// update runs fn in one store transaction and publishes its events once it committed.
+func (e *Engine) update(ctx context.Context, actor string, fn func(o *op) error) error {
+	var o *op
+	err := e.store.Update(ctx, func(tx Tx) error {
+		o = &op{e: e, ctx: ctx, tx: tx, now: e.Now(), actor: actor}
+		return fn(o)
+	})
+	if err != nil {
+		return err
+	}
+	changes := make([]Change, len(o.events))
+	for i, ev := range o.events {
+		changes[i] = Change{Seq: ev.Seq, Type: ev.Type, MissionID: ev.MissionID, VoyageID: ev.VoyageID}
+	}
+	e.hub.Publish(changes...)
+	return nil
+}
+
+// view runs fn on a read snapshot.
+func (e *Engine) view(ctx context.Context, fn func(r Reader) error) error {
+	return e.store.View(ctx, fn)
+}
+
+// emit appends an event about mission m (nil for none) with data marshalled to JSON.
+func (o *op) emit(typ string, m *Mission, voyageID string, data any) error {
+	ev := Event{At: o.now, Type: typ, Actor: o.actor}
+	if m != nil {
+		ev.MissionID, ev.VoyageID, ev.Epoch, ev.Attempt = m.ID, m.VoyageID, m.Lease.Epoch, m.Attempt
+	}
+	if voyageID != "" {
+		ev.VoyageID = voyageID
+	}
+	if data != nil {
+		b, err := json.Marshal(data)
+		if err != nil {
+			return fmt.Errorf("event %s: %w", typ, err)
+		}
+		ev.Data = b
+	}
+	if err := o.tx.EventAppend(o.ctx, &ev); err != nil {
+		return err
+	}
+	o.events = append(o.events, ev)
+	return nil
+}
+
+// get reads a mission inside the transaction, naming it in a NotFoundError.
+func (o *op) get(id string) (Mission, error) {
+	m, err := o.tx.MissionGet(o.ctx, id)
+	if errors.Is(err, ErrNotFound) {
+		return m, &NotFoundError{Kind: "mission", ID: id}
+	}
+	return m, err
+}
+
+// move is one transition of m (read in this transaction) by op to state to: checked against
+// the transition table, written as one guarded update, recorded as one event whose data
+// carries from/to and extra. m is changed in place; callers set other fields before calling.
+func (o *op) move(m *Mission, to MissionState, opName, eventType string, extra map[string]any) error {
+	from := Guard{State: m.State, Epoch: m.Lease.Epoch}
+	if from.State != to && !CanTransition(from.State, to, opName) {
+		return &TransitionError{MissionID: m.ID, Op: opName, State: from.State}
+	}
+	m.State, m.UpdatedAt = to, o.now
+	if err := o.save(m, from); err != nil {
+		return err
+	}
+	data := map[string]any{"from": from.State, "to": to, "landing": m.Landing}
+	for k, v := range extra {
+		data[k] = v
+	}
+	return o.emit(eventType, m, "", data)
+}
+
+// save writes m with a guard; a guard mismatch inside the transaction that read m is a bug.
+func (o *op) save(m *Mission, g Guard) error {
+	if err := o.tx.MissionUpdate(o.ctx, m, g); err != nil {
+		if errors.Is(err, ErrGuard) {
+			return fmt.Errorf("mission %s changed under its own transaction: %w", m.ID, err)
+		}
+		return err
+	}
+	return nil
+}
+
+// fenced reads the mission an ownership operation speaks for and checks the caller still
+// holds its lease: same epoch, state leased or running. Otherwise ErrLeaseLost.
+func (o *op) fenced(f Fence) (Mission, error) {
+	m, err := o.get(f.MissionID)
+	if err != nil {
+		return m, err
+	}
+	if m.Lease.Epoch != f.Epoch || !m.State.Leased() {
+		return m, &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+	}
+	return m, nil
+}
+
+func (e *Engine) forgetRenewal(f Fence) {
+	e.renewMu.Lock()
+	delete(e.renewed, f)
+	e.renewMu.Unlock()
+}

@@ -1,0 +1,122 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Sentinel errors. Every error the engine returns for a caller's mistake wraps one of these
+// (use errors.Is); anything else is a server fault. CallerError tells the two apart.
+var (
+	// ErrNotFound: no mission, voyage, escalation or attempt has that id.
+	ErrNotFound = errors.New("not found")
+	// ErrUnknownMission: a dependency or reference names a mission id that does not exist.
+	ErrUnknownMission = errors.New("unknown mission")
+	// ErrIllegalTransition: the operation is not allowed in the mission's current state.
+	ErrIllegalTransition = errors.New("illegal transition")
+	// ErrLeaseLost: the caller's epoch is not the mission's current lease. The caller must
+	// stop working on it; its result is never landed.
+	ErrLeaseLost = errors.New("lease lost")
+	// ErrDuplicateID: an id or client key is used twice.
+	ErrDuplicateID = errors.New("duplicate id")
+	// ErrCycle: the dependencies would form a cycle.
+	ErrCycle = errors.New("dependency cycle")
+	// ErrInvalid: an argument is malformed or out of range.
+	ErrInvalid = errors.New("invalid argument")
+	// ErrNoWork: nothing is runnable for this request right now.
+	ErrNoWork = errors.New("no runnable mission")
+	// ErrPaused: the scheduler is paused; nothing new is acquired.
+	ErrPaused = errors.New("scheduler paused")
+	// ErrGuard is returned by a Store when a guarded update matched no row (the mission's
+	// state or epoch was not what the caller presented). The engine turns it into
+	// ErrLeaseLost or ErrIllegalTransition; it never reaches callers of the engine.
+	ErrGuard = errors.New("guard mismatch")
+)
+
+// CallerError reports whether err is the caller's mistake (a bad id, argument, state or
+// epoch) rather than a server fault. MCP tools answer caller errors with isError results and
+// server faults with protocol errors (docs/error-handling.md).
+func CallerError(err error) bool {
+	for _, s := range []error{ErrNotFound, ErrUnknownMission, ErrIllegalTransition, ErrLeaseLost,
+		ErrDuplicateID, ErrCycle, ErrInvalid, ErrNoWork, ErrPaused} {
+		if errors.Is(err, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// FieldError is an invalid argument: Field names it (JSON name, dotted for nested fields),
+// Problem says what is wrong and Hint what to send instead.
+type FieldError struct {
+	Field, Problem, Hint string
+}
+
+func (e *FieldError) Error() string {
+	s := e.Field + ": " + e.Problem
+	if e.Hint != "" {
+		s += " (" + e.Hint + ")"
+	}
+	return s
+}
+
+// Unwrap makes errors.Is(err, ErrInvalid) true.
+func (e *FieldError) Unwrap() error { return ErrInvalid }
+
+func invalid(field, problem, hint string) error {
+	return &FieldError{Field: field, Problem: problem, Hint: hint}
+}
+
+// CycleError names the missions of a dependency cycle in order, the first repeated last.
+type CycleError struct{ Cycle []string }
+
+func (e *CycleError) Error() string {
+	return "dependency cycle: " + strings.Join(e.Cycle, " → ") +
+		" (remove one of these hard, soft or serialization edges)"
+}
+
+// Unwrap makes errors.Is(err, ErrCycle) true.
+func (e *CycleError) Unwrap() error { return ErrCycle }
+
+// TransitionError is an operation attempted in a state that does not allow it.
+type TransitionError struct {
+	MissionID string
+	Op        string
+	State     MissionState
+}
+
+func (e *TransitionError) Error() string {
+	return fmt.Sprintf("mission %s is %s: %s is not allowed in that state (see docs/state-machine.md)",
+		e.MissionID, e.State, e.Op)
+}
+
+// Unwrap makes errors.Is(err, ErrIllegalTransition) true.
+func (e *TransitionError) Unwrap() error { return ErrIllegalTransition }
+
+// LeaseLostError is an ownership operation presented with an epoch that is no longer the
+// mission's lease.
+type LeaseLostError struct {
+	MissionID string
+	Presented int64
+	Current   int64
+	State     MissionState
+}
+
+func (e *LeaseLostError) Error() string {
+	return fmt.Sprintf("lease lost: mission %s is at epoch %d (%s), you presented epoch %d; stop working on it, your result will not be landed",
+		e.MissionID, e.Current, e.State, e.Presented)
+}
+
+// Unwrap makes errors.Is(err, ErrLeaseLost) true.
+func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
+
+// NotFoundError names what was not found.
+type NotFoundError struct{ Kind, ID string }
+
+func (e *NotFoundError) Error() string {
+	return fmt.Sprintf("%s %s not found (list them with list_missions / voyage_status)", e.Kind, e.ID)
+}
+
+// Unwrap makes errors.Is(err, ErrNotFound) true.
+func (e *NotFoundError) Unwrap() error { return ErrNotFound }

@@ -1,0 +1,154 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+)
+
+// Reasons a mission is not running, in the order checked. Each Explain entry starts with one
+// of these codes, followed by a human-readable sentence.
+const (
+	WhyState       = "state"
+	WhyPaused      = "paused"
+	WhyChildren    = "children"
+	WhyBackoff     = "backoff"
+	WhyHardDep     = "hard_dependency"
+	WhySerialized  = "serialization"
+	WhyConflict    = "conflict"
+	WhyExclusive   = "repository_busy"
+	WhyUnavailable = "no_agent" // added by the scheduler: no profile offers the persona/capabilities
+	WhySlots       = "slots"    // added by the scheduler: concurrency limits or resources
+)
+
+// Reason is one thing that keeps a mission from running.
+type Reason struct {
+	Code      string    `json:"code"`
+	Message   string    `json:"message"`
+	MissionID string    `json:"mission_id,omitempty"` // the other mission involved
+	Until     time.Time `json:"until,omitzero"`       // for backoff
+}
+
+// Transient reports whether the reason goes away by itself (time or other work finishing)
+// rather than needing a decision.
+func (r Reason) Transient() bool {
+	switch r.Code {
+	case WhyBackoff, WhyConflict, WhyExclusive, WhySlots, WhyChildren:
+		return true
+	}
+	return false
+}
+
+// explain states design brief §3's runnable rules in Go for one mission, reading what it needs
+// from r; it returns nil when the mission could be acquired now (agent filters aside). The
+// acquire statement in storage encodes the same rules; a test keeps the two in agreement.
+func explain(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) ([]Reason, error) {
+	if !m.State.Runnable() {
+		return []Reason{{Code: WhyState, Message: fmt.Sprintf("is %s", m.State)}}, nil
+	}
+	var out []Reason
+	if paused {
+		out = append(out, Reason{Code: WhyPaused, Message: "the scheduler is paused (resume_scheduler)"})
+	}
+	if m.WaitReason == WaitChildren {
+		out = append(out, Reason{Code: WhyChildren, Message: "waiting for its child missions to complete"})
+	}
+	if m.NotBefore.After(now) {
+		out = append(out, Reason{Code: WhyBackoff, Until: m.NotBefore,
+			Message: "retry backoff until " + m.NotBefore.Format(time.RFC3339)})
+	}
+	deps, err := r.DependenciesOf(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range deps {
+		rs, err := explainEdge(ctx, r, d, d.DependsOn)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, rs...)
+	}
+	rdeps, err := r.DependentsOf(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range rdeps {
+		if d.Type == EdgeConflict {
+			rs, err := explainEdge(ctx, r, d, d.MissionID)
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, rs...)
+		}
+	}
+	return append(out, exclusiveReasons(m, live)...), nil
+}
+
+func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([]Reason, error) {
+	if d.Type == EdgeSoft {
+		return nil, nil
+	}
+	u, err := r.MissionGet(ctx, otherID)
+	if err != nil {
+		return nil, err
+	}
+	switch {
+	case d.Type == EdgeHard && !(u.State == StateCompleted && u.Landing.Satisfies()):
+		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
+		if u.State == StateCompleted {
+			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s", u.ID, u.Title, u.Landing)
+		}
+		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}, nil
+	case d.Type == EdgeSerialization && !u.State.Terminal():
+		return []Reason{{Code: WhySerialized, MissionID: u.ID, Message: fmt.Sprintf("serialised after %s (%s), which is %s", u.ID, u.Title, u.State)}}, nil
+	case d.Type == EdgeConflict && u.State.Leased():
+		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}, nil
+	}
+	return nil, nil
+}
+
+// exclusiveReasons: a mission without a write area (or serial) runs alone in its repository,
+// and nothing runs beside such a mission.
+func exclusiveReasons(m *Mission, live []Mission) []Reason {
+	for _, o := range live {
+		if o.ID == m.ID || o.Repository != m.Repository {
+			continue
+		}
+		if m.Exclusive() || o.Exclusive() {
+			who := "it declares no write area, so it runs alone in its repository"
+			if o.Exclusive() {
+				who = fmt.Sprintf("%s declares no write area and runs alone in the repository", o.ID)
+			}
+			return []Reason{{Code: WhyExclusive, MissionID: o.ID,
+				Message: fmt.Sprintf("repository busy: %s (%s) is %s and %s", o.ID, o.Title, o.State, who)}}
+		}
+	}
+	return nil
+}
+
+// Explain says why a mission is not running (nil: it could be acquired now by an agent that
+// matches its persona and capabilities). The scheduler adds agent and slot reasons.
+func (e *Engine) Explain(ctx context.Context, id string) ([]Reason, error) {
+	var out []Reason
+	err := e.view(ctx, func(r Reader) error {
+		m, err := r.MissionGet(ctx, id)
+		if err != nil {
+			return err
+		}
+		out, err = explainIn(ctx, r, &m, e.Now())
+		return err
+	})
+	return out, err
+}
+
+func explainIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
+	paused, err := r.Paused(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.MissionsLeased(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return explain(ctx, r, m, now, paused, live)
+}

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+)
+
+// Complete records a successful attempt (running → completed) with the agent's result: usage
+// is added to the mission and its voyage, the landing state becomes pending (or not_required
+// for read-only work), write-area conflicts are dropped, and a parent waiting for its
+// children resumes when this was its last one. Fenced by the epoch.
+func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Mission, error) {
+	var m Mission
+	if err := checkResult(&res, agent.StatusCompleted); err != nil {
+		return m, err
+	}
+	err := e.update(ctx, "", func(o *op) error {
+		var err error
+		if m, err = o.fenced(f); err != nil {
+			return err
+		}
+		if m.State != StateRunning {
+			return &TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
+		}
+		if err := o.endAttempt(&m, "completed", nil, res.Usage, res.Summary); err != nil {
+			return err
+		}
+		if err := o.addUsage(&m, res.Usage); err != nil {
+			return err
+		}
+		m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
+		m.Lease.ExpiresAt = time.Time{}
+		m.Landing = LandingPending
+		if m.Workspace == WorkspaceSnapshot || m.Workspace == WorkspaceMain || m.Kind == KindReview {
+			m.Landing = LandingNotRequired
+		}
+		if err := o.move(&m, StateCompleted, "complete", "mission.completed", map[string]any{
+			"summary": truncate(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
+			return err
+		}
+		if err := o.detachWriteArea(&m); err != nil {
+			return err
+		}
+		return o.childEnded(&m)
+	})
+	e.forgetRenewal(f)
+	return m, err
+}
+
+// checkResult validates a worker result for the given final status.
+func checkResult(res *WorkerResult, status string) error {
+	if res.Status == "" {
+		res.Status = status
+	}
+	if res.Status != status {
+		return invalid("result.status", fmt.Sprintf("is %q here", res.Status), "complete_mission takes status completed; use fail_mission for a failure")
+	}
+	switch res.Verdict {
+	case "", agent.VerdictApproved, agent.VerdictMinor, agent.VerdictSevere, agent.VerdictInsufficient:
+	default:
+		return invalid("result.verdict", fmt.Sprintf("%q is not a verdict", truncate(res.Verdict, 40)), "use approved, minor, severe or insufficient")
+	}
+	if len(res.Summary) > 64<<10 {
+		return invalid("result.summary", "is too long", "keep it under 64 KiB; put details in the workspace")
+	}
+	if u := res.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0) {
+		return invalid("result.usage", "has a negative value", "report tokens and cost as non-negative numbers")
+	}
+	return nil
+}
+
+// addUsage adds u to the mission and to its voyage.
+func (o *op) addUsage(m *Mission, u *Usage) error {
+	if u == nil || (u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0) {
+		return nil
+	}
+	m.Usage.InputTokens += u.InputTokens
+	m.Usage.OutputTokens += u.OutputTokens
+	m.Usage.CostUSD += u.CostUSD
+	if m.VoyageID == "" {
+		return nil
+	}
+	v, err := o.tx.VoyageGet(o.ctx, m.VoyageID)
+	if err != nil {
+		return err
+	}
+	v.Usage.InputTokens += u.InputTokens
+	v.Usage.OutputTokens += u.OutputTokens
+	v.Usage.CostUSD += u.CostUSD
+	v.UpdatedAt = o.now
+	return o.tx.VoyageUpdate(o.ctx, &v, v.State)
+}
+
+// FailRequest is a failed attempt's report.
+type FailRequest struct {
+	Failure Failure
+	Usage   *Usage
+	Summary string
+	// ParallelInRepo says other work ran in the same repository during the attempt (the
+	// scheduler knows); a repeated failure then becomes retry_serial.
+	ParallelInRepo bool
+}
+
+// Fail records a failed attempt and applies the retry policy (design brief §2): retry after
+// backoff, retry_serial, a debugger mission, block with an escalation (environment failures,
+// cost limit), or failed when the weighted budget is spent — then hard dependents are blocked
+// naming this mission. It returns the mission with its Decision. Fenced by the epoch.
+func (e *Engine) Fail(ctx context.Context, f Fence, req FailRequest) (Mission, error) {
+	var m Mission
+	if req.Failure.Kind == "" {
+		req.Failure.Kind = agent.KindError
+	}
+	err := e.update(ctx, "", func(o *op) error {
+		var err error
+		if m, err = o.fenced(f); err != nil {
+			return err
+		}
+		if err := o.addUsage(&m, req.Usage); err != nil {
+			return err
+		}
+		return o.applyFailure(&m, req, "fail", "mission.failed")
+	})
+	e.forgetRenewal(f)
+	return m, err
+}
+
+// applyFailure is the failure path shared by Fail and lease expiry.
+func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string) error {
+	sig := Signature(req.Failure)
+	debug := o.e.opt.DebugAvailable != nil && o.e.opt.DebugAvailable()
+	out := decideFailure(failureInput{Failure: req.Failure, Signature: sig, PrevSignature: m.LastSignature,
+		AttemptsUsed: m.AttemptsUsed, Budget: m.RetryBudget, CostUSD: m.Usage.CostUSD,
+		CostLimitUSD: m.CostLimitUSD, ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
+	if err := o.endAttempt(m, "failed", &req.Failure, req.Usage, req.Summary); err != nil {
+		return err
+	}
+	fail := req.Failure
+	m.LastFailure, m.LastSignature = &fail, sig
+	m.AttemptsUsed += out.Weight
+	m.Decision = &Decision{Kind: out.Decision, Reason: out.Reason, At: o.now}
+	m.Lease.ExpiresAt, m.Preempt, m.FinishedAt = time.Time{}, false, o.now
+	data := map[string]any{"decision": out.Decision, "reason": out.Reason, "signature": sig,
+		"weight": out.Weight, "failure": req.Failure}
+	switch out.Decision {
+	case DecisionBlock:
+		return o.blockWith(m, opName, Escalation{Route: out.Route, Kind: blockKind(req.Failure),
+			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry",
+			Evidence: failureEvidence(req.Failure), SafeNextStep: "resolve_escalation with action retry once fixed"}, data)
+	case DecisionFail:
+		if err := o.move(m, StateFailed, opName, eventType, data); err != nil {
+			return err
+		}
+		if err := o.detachWriteArea(m); err != nil {
+			return err
+		}
+		if err := o.propagateEnd(m); err != nil {
+			return err
+		}
+		return o.childEnded(m)
+	}
+	m.NotBefore = o.now.Add(o.e.opt.Backoff.Delay(max(m.AttemptsUsed, 1)))
+	m.Serial = out.Decision == DecisionRetrySerial
+	data["not_before"] = m.NotBefore
+	to := StatePending
+	if opName == "expire" && m.Checkpoint != nil {
+		to = StateInterrupted // a lost attempt with a checkpoint resumes from it
+	}
+	if err := o.move(m, to, opName, eventType, data); err != nil {
+		return err
+	}
+	if out.Decision == DecisionDebug {
+		return o.spawnDebugger(m, req.Failure)
+	}
+	return nil
+}
+
+func blockKind(f Failure) string {
+	if agent.EnvironmentKind(f.Kind) {
+		return "environment"
+	}
+	return "budget"
+}
+
+func failureLine(f Failure) string {
+	s := f.Summary
+	if s == "" {
+		s = f.Diagnostic
+	}
+	return truncate(fmt.Sprintf("%s %s", f.Kind, s), 300)
+}
+
+func failureEvidence(f Failure) []string {
+	var ev []string
+	for _, kv := range [][2]string{{"kind", f.Kind}, {"tool", f.Tool}, {"diagnostic", f.Diagnostic}, {"location", f.Location}, {"summary", f.Summary}} {
+		if kv[1] != "" {
+			ev = append(ev, kv[0]+": "+truncate(kv[1], 2000))
+		}
+	}
+	return ev
+}
+
+// spawnDebugger creates a debugger mission about m (same repository, voyage and write area)
+// and makes m wait for it (a hard edge), so the next attempt runs on top of its findings.
+func (o *op) spawnDebugger(m *Mission, f Failure) error {
+	budget := 1
+	spec := MissionSpec{Title: truncate("Debug: "+m.Title, MaxTitleLen), Repository: m.Repository,
+		TargetBranch: m.TargetBranch, Priority: m.Priority, Persona: "debugger", WriteArea: m.WriteArea,
+		Brief: fmt.Sprintf("Mission %s (%s) failed twice the same way. Find the cause and fix it if you can.\n\nFailure:\n%s\n\nOriginal brief:\n%s",
+			m.ID, m.Title, joinLines(failureEvidence(f)), m.Brief),
+		Kind: KindDebug, SubjectID: m.ID, RetryBudget: &budget}
+	if err := spec.normalise("", o.now); err != nil {
+		return err
+	}
+	d, err := o.insertMission(spec, m.VoyageID)
+	if err != nil {
+		return err
+	}
+	return o.addEdge(m, Dependency{MissionID: m.ID, DependsOn: d.ID, Type: EdgeHard, Source: SourceScheduler,
+		Reason: "a debugger mission investigates the repeated failure first"})
+}
+
+func joinLines(lines []string) string {
+	out := ""
+	for _, l := range lines {
+		out += "- " + l + "\n"
+	}
+	return out
+}

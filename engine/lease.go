@@ -1,0 +1,371 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// AcquireRequest asks for the next runnable mission (design brief §3) for one agent.
+type AcquireRequest struct {
+	AgentID      string        // lease owner: an external agent's id or a managed profile name
+	Profile      string        // recorded on the mission (defaults to AgentID)
+	Capabilities []string      // what the agent offers
+	Personas     []string      // personas the agent may take (nil: any)
+	Repository   string        // only this repository ("" = any)
+	MissionID    string        // only this mission (the scheduler chose it)
+	Kinds        []MissionKind // only these kinds (nil = any)
+	// Start acquires and starts in one step (running, not leased): one transaction instead of
+	// two when the caller starts the work at once.
+	Start bool
+	// LeaseTTL overrides the engine's lease TTL for this lease (0: default).
+	LeaseTTL time.Duration
+}
+
+// Acquire leases the first runnable mission matching req: a new epoch (the fencing token),
+// attempt+1, the lease expiry, and the checkpoint of an interrupted mission handed on. It
+// returns ErrPaused while the scheduler is paused and ErrNoWork when nothing is runnable. One
+// guarded statement plus its event row, in one transaction; two concurrent acquirers (any
+// process) never get the same attempt.
+func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, error) {
+	var m Mission
+	if req.AgentID == "" {
+		return m, invalid("agent_id", "is empty", "name the agent that takes the mission")
+	}
+	if req.MissionID != "" {
+		if err := checkID("mission_id", PrefixMission, req.MissionID); err != nil {
+			return m, err
+		}
+	}
+	ttl := req.LeaseTTL
+	if ttl <= 0 {
+		ttl = e.opt.LeaseTTL
+	}
+	profile := req.Profile
+	if profile == "" {
+		profile = req.AgentID
+	}
+	err := e.update(ctx, req.AgentID, func(o *op) error {
+		var err error
+		m, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
+			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
+			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds})
+		if errors.Is(err, ErrNoWork) {
+			if paused, perr := o.tx.Paused(o.ctx); perr == nil && paused {
+				return ErrPaused
+			}
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		return o.acquired(&m)
+	})
+	return m, err
+}
+
+// acquired records the acquire event and activates the mission's voyage on its first start.
+// The event has no "from": the mission was pending or interrupted (replay checks that).
+func (o *op) acquired(m *Mission) error {
+	data := map[string]any{"to": m.State, "owner": m.Lease.Owner, "profile": m.Profile,
+		"expires_at": m.Lease.ExpiresAt, "resumed": m.Checkpoint != nil}
+	if err := o.emit("lease.acquired", m, "", data); err != nil {
+		return err
+	}
+	if m.VoyageID == "" || m.VoyageActive {
+		return nil
+	}
+	return o.activateVoyage(m.VoyageID)
+}
+
+func (o *op) activateVoyage(id string) error {
+	v, err := o.tx.VoyageGet(o.ctx, id)
+	if err != nil || v.State != VoyageOpen {
+		return err
+	}
+	v.State, v.UpdatedAt = VoyageActive, o.now
+	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageOpen); err != nil {
+		return err
+	}
+	if err := o.tx.MissionsSetVoyageActive(o.ctx, id); err != nil {
+		return err
+	}
+	return o.emit("voyage.activated", nil, id, map[string]any{"to": VoyageActive})
+}
+
+// Start moves a leased mission to running (the agent began). Fenced by the epoch.
+func (e *Engine) Start(ctx context.Context, f Fence) (Mission, error) {
+	var m Mission
+	err := e.update(ctx, "", func(o *op) error {
+		var err error
+		if m, err = o.fenced(f); err != nil {
+			return err
+		}
+		m.StartedAt = o.now
+		m.Lease.ExpiresAt = o.now.Add(o.e.opt.LeaseTTL)
+		return o.move(&m, StateRunning, "start", "attempt.started", nil)
+	})
+	return m, err
+}
+
+// HeartbeatAnswer tells a live agent how its lease stands.
+type HeartbeatAnswer struct {
+	State     MissionState `json:"state"`
+	Epoch     int64        `json:"epoch"`
+	ExpiresAt time.Time    `json:"expires_at"`
+	// Yield asks the agent to checkpoint and yield at its next boundary (preemption).
+	Yield bool `json:"yield"`
+	// Written is false when the heartbeat came within RenewInterval of the last lease write
+	// and was answered from a read.
+	Written bool `json:"-"`
+}
+
+// Heartbeat extends a live lease to now + LeaseTTL. It writes no event and writes at most
+// once per RenewInterval per attempt; sooner heartbeats only verify the lease. A stale epoch
+// returns ErrLeaseLost and changes nothing.
+func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+	now := e.Now()
+	e.renewMu.Lock()
+	last, ok := e.renewed[f]
+	e.renewMu.Unlock()
+	if ok && now.Sub(last) < e.opt.RenewInterval {
+		return e.heartbeatRead(ctx, f)
+	}
+	var m Mission
+	err := e.store.Update(ctx, func(tx Tx) error {
+		var err error
+		m, err = tx.MissionRenew(ctx, f, now.Add(e.opt.LeaseTTL), now)
+		if errors.Is(err, ErrGuard) {
+			return leaseLostFrom(ctx, tx, f)
+		}
+		return err
+	})
+	if err != nil {
+		if errors.Is(err, ErrLeaseLost) {
+			e.forgetRenewal(f)
+		}
+		return HeartbeatAnswer{}, err
+	}
+	e.renewMu.Lock()
+	e.renewed[f] = now
+	e.renewMu.Unlock()
+	return HeartbeatAnswer{State: m.State, Epoch: m.Lease.Epoch, ExpiresAt: m.Lease.ExpiresAt, Yield: m.Preempt, Written: true}, nil
+}
+
+func (e *Engine) heartbeatRead(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+	var ans HeartbeatAnswer
+	err := e.view(ctx, func(r Reader) error {
+		m, err := r.MissionGet(ctx, f.MissionID)
+		if errors.Is(err, ErrNotFound) {
+			return &NotFoundError{Kind: "mission", ID: f.MissionID}
+		}
+		if err != nil {
+			return err
+		}
+		if m.Lease.Epoch != f.Epoch || !m.State.Leased() {
+			return &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+		}
+		ans = HeartbeatAnswer{State: m.State, Epoch: m.Lease.Epoch, ExpiresAt: m.Lease.ExpiresAt, Yield: m.Preempt}
+		return nil
+	})
+	return ans, err
+}
+
+// leaseLostFrom explains why a guarded lease write matched nothing.
+func leaseLostFrom(ctx context.Context, r Reader, f Fence) error {
+	m, err := r.MissionGet(ctx, f.MissionID)
+	if errors.Is(err, ErrNotFound) {
+		return &NotFoundError{Kind: "mission", ID: f.MissionID}
+	}
+	if err != nil {
+		return err
+	}
+	return &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+}
+
+// Progress records an agent's progress (percent 0..100, optional; message) and extends the
+// lease. Fenced by the epoch.
+func (e *Engine) Progress(ctx context.Context, f Fence, percent *float64, message string) error {
+	if percent != nil && (*percent < 0 || *percent > 100) {
+		return invalid("percent", fmt.Sprintf("%v is out of range", *percent), "give 0 to 100")
+	}
+	if len(message) > 4000 {
+		return invalid("message", "is too long", "at most 4000 bytes")
+	}
+	return e.update(ctx, "", func(o *op) error {
+		m, err := o.fenced(f)
+		if err != nil {
+			return err
+		}
+		m.Progress = &Progress{Percent: percent, Message: message, At: o.now}
+		return o.touch(&m, "mission.progress", map[string]any{"percent": percent, "message": message})
+	})
+}
+
+// touch writes m with an extended lease and emits an event, without a state change.
+func (o *op) touch(m *Mission, eventType string, data map[string]any) error {
+	g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+	m.Lease.ExpiresAt, m.UpdatedAt = o.now.Add(o.e.opt.LeaseTTL), o.now
+	if err := o.save(m, g); err != nil {
+		return err
+	}
+	return o.emit(eventType, m, "", data)
+}
+
+// MaxCheckpointBytes bounds a checkpoint.
+const MaxCheckpointBytes = 1 << 20
+
+// Checkpoint saves an agent's progress (opaque JSON handed to the next attempt) and stays
+// running; it extends the lease. Fenced by the epoch.
+func (e *Engine) Checkpoint(ctx context.Context, f Fence, data json.RawMessage, message string) error {
+	if err := checkCheckpoint(data); err != nil {
+		return err
+	}
+	return e.update(ctx, "", func(o *op) error {
+		m, err := o.fenced(f)
+		if err != nil {
+			return err
+		}
+		if m.State != StateRunning {
+			return &TransitionError{MissionID: m.ID, Op: "checkpoint", State: m.State}
+		}
+		m.Checkpoint = data
+		return o.touch(&m, "mission.checkpointed", map[string]any{"bytes": len(data), "message": message})
+	})
+}
+
+func checkCheckpoint(data json.RawMessage) error {
+	if len(data) == 0 {
+		return nil
+	}
+	if len(data) > MaxCheckpointBytes {
+		return invalid("checkpoint", fmt.Sprintf("is %d bytes", len(data)), fmt.Sprintf("keep it under %d bytes; store large state in the workspace", MaxCheckpointBytes))
+	}
+	if !json.Valid(data) {
+		return invalid("checkpoint", "is not valid JSON", "send a JSON value")
+	}
+	return nil
+}
+
+// WaitChildren is the wait reason of a parent that yielded until its child missions complete.
+const WaitChildren = "children"
+
+// Yield ends the attempt early with its checkpoint (running → interrupted); the next acquire
+// resumes from it ahead of fresh work. waitReason WaitChildren parks the mission until every
+// child mission completed. Fenced by the epoch.
+func (e *Engine) Yield(ctx context.Context, f Fence, checkpoint json.RawMessage, reason, waitReason string) error {
+	if err := checkCheckpoint(checkpoint); err != nil {
+		return err
+	}
+	if waitReason != "" && waitReason != WaitChildren {
+		return invalid("wait", fmt.Sprintf("%q is not a wait reason", truncate(waitReason, 40)), "use children, or nothing")
+	}
+	err := e.update(ctx, "", func(o *op) error {
+		m, err := o.fenced(f)
+		if err != nil {
+			return err
+		}
+		if len(checkpoint) > 0 {
+			m.Checkpoint = checkpoint
+		}
+		if waitReason == WaitChildren {
+			if done, err := o.childrenDone(m.ID); err != nil {
+				return err
+			} else if !done {
+				m.WaitReason = WaitChildren
+			}
+		}
+		if err := o.endAttempt(&m, "yielded", nil, nil, reason); err != nil {
+			return err
+		}
+		m.Preempt = false
+		m.Lease.Owner, m.Lease.ExpiresAt = "", time.Time{}
+		return o.move(&m, StateInterrupted, "yield", "mission.yielded", map[string]any{"reason": reason, "wait": m.WaitReason})
+	})
+	e.forgetRenewal(f)
+	return err
+}
+
+// Release gives a leased or running mission back without failing it (no budget spent): it
+// becomes pending (or interrupted when it has a checkpoint). Fenced by the epoch.
+func (e *Engine) Release(ctx context.Context, f Fence, reason string) error {
+	err := e.update(ctx, "", func(o *op) error {
+		m, err := o.fenced(f)
+		if err != nil {
+			return err
+		}
+		if err := o.endAttempt(&m, "released", nil, nil, reason); err != nil {
+			return err
+		}
+		m.Lease.Owner, m.Lease.ExpiresAt, m.Preempt = "", time.Time{}, false
+		to := StatePending
+		if m.Checkpoint != nil {
+			to = StateInterrupted
+		}
+		return o.move(&m, to, "release", "lease.released", map[string]any{"reason": reason})
+	})
+	e.forgetRenewal(f)
+	return err
+}
+
+// Preempt asks a running mission to checkpoint and yield: its next heartbeat answers
+// Yield=true. It changes no state.
+func (e *Engine) Preempt(ctx context.Context, missionID, reason, actor string) error {
+	if err := checkID("mission_id", PrefixMission, missionID); err != nil {
+		return err
+	}
+	return e.update(ctx, actor, func(o *op) error {
+		m, err := o.get(missionID)
+		if err != nil {
+			return err
+		}
+		if m.State != StateRunning {
+			return &TransitionError{MissionID: m.ID, Op: "preempt", State: m.State}
+		}
+		if m.Preempt {
+			return nil
+		}
+		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+		m.Preempt, m.UpdatedAt = true, o.now
+		if err := o.save(&m, g); err != nil {
+			return err
+		}
+		return o.emit("mission.preempt_requested", &m, "", map[string]any{"reason": reason})
+	})
+}
+
+// SetRun stores the scheduler's record of the current attempt (workspace, process identity)
+// on a leased or running mission, with an attempt.launched event. Fenced by the epoch.
+func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage) error {
+	if !json.Valid(run) {
+		return invalid("run", "is not valid JSON", "")
+	}
+	return e.update(ctx, "scheduler", func(o *op) error {
+		m, err := o.fenced(f)
+		if err != nil {
+			return err
+		}
+		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+		m.Run, m.UpdatedAt = run, o.now
+		if err := o.save(&m, g); err != nil {
+			return err
+		}
+		return o.emit("attempt.launched", &m, "", json.RawMessage(run))
+	})
+}
+
+// endAttempt writes the attempt record of m's current attempt.
+func (o *op) endAttempt(m *Mission, outcome string, f *Failure, usage *Usage, summary string) error {
+	a := Attempt{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Agent: m.Lease.Owner,
+		Profile: m.Profile, Persona: m.Persona, Outcome: outcome, Failure: f, Summary: truncate(summary, 2000),
+		StartedAt: m.StartedAt, EndedAt: o.now}
+	if usage != nil {
+		a.Usage = *usage
+	}
+	if f != nil {
+		a.Signature = Signature(*f)
+	}
+	return o.tx.AttemptInsert(o.ctx, &a)
+}

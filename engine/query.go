@@ -1,0 +1,241 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// MissionDetail is a mission with everything a caller asks about it.
+type MissionDetail struct {
+	Mission       Mission      `json:"mission"`
+	DependsOn     []Dependency `json:"depends_on,omitempty"`
+	Dependents    []Dependency `json:"dependents,omitempty"`
+	Attempts      []Attempt    `json:"attempts,omitempty"`
+	Landings      []Landing    `json:"landings,omitempty"`
+	Escalation    *Escalation  `json:"escalation,omitempty"`
+	WhyNotRunning []Reason     `json:"why_not_running,omitempty"`
+}
+
+// GetMission returns a mission with its edges, attempts, landings, open escalation and, when
+// it is waiting, why it is not running.
+func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, error) {
+	var d MissionDetail
+	if err := checkID("mission_id", PrefixMission, id); err != nil {
+		return d, err
+	}
+	err := e.view(ctx, func(r Reader) error {
+		m, err := r.MissionGet(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return &NotFoundError{Kind: "mission", ID: id}
+		}
+		if err != nil {
+			return err
+		}
+		d.Mission = m
+		if d.DependsOn, err = r.DependenciesOf(ctx, id); err != nil {
+			return err
+		}
+		if d.Dependents, err = r.DependentsOf(ctx, id); err != nil {
+			return err
+		}
+		if d.Attempts, err = r.AttemptList(ctx, id); err != nil {
+			return err
+		}
+		if d.Landings, err = r.LandingList(ctx, id); err != nil {
+			return err
+		}
+		if m.EscalationID != "" {
+			if esc, err := r.EscalationGet(ctx, m.EscalationID); err == nil {
+				d.Escalation = &esc
+			}
+		}
+		if m.State.Runnable() {
+			d.WhyNotRunning, err = explainIn(ctx, r, &m, e.Now())
+		}
+		return err
+	})
+	return d, err
+}
+
+// ListMissions pages through missions; pass the last id as f.Cursor for the next page.
+func (e *Engine) ListMissions(ctx context.Context, f MissionFilter) ([]Mission, error) {
+	if f.VoyageID != "" {
+		if err := checkID("voyage_id", PrefixVoyage, f.VoyageID); err != nil {
+			return nil, err
+		}
+	}
+	for _, s := range f.States {
+		if !s.Valid() {
+			return nil, invalid("states", "unknown state "+string(s), "use pending, leased, running, interrupted, completed, failed, blocked or cancelled")
+		}
+	}
+	var out []Mission
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = r.MissionList(ctx, f)
+		return err
+	})
+	return out, err
+}
+
+// VoyageDetail is a voyage with its missions and open escalations.
+type VoyageDetail struct {
+	Voyage      Voyage               `json:"voyage"`
+	Counts      map[MissionState]int `json:"counts"`
+	Missions    []MissionLine        `json:"missions"`
+	Escalations []Escalation         `json:"escalations,omitempty"`
+}
+
+// MissionLine is a mission in a voyage listing.
+type MissionLine struct {
+	ID       string       `json:"id"`
+	Key      string       `json:"key,omitempty"`
+	Title    string       `json:"title"`
+	State    MissionState `json:"state"`
+	Landing  LandingState `json:"landing"`
+	Kind     MissionKind  `json:"kind"`
+	Attempt  int          `json:"attempt"`
+	Priority int          `json:"priority"`
+	CostUSD  float64      `json:"cost_usd,omitempty"`
+	Summary  string       `json:"summary,omitempty"`
+	// Why says why a waiting mission is not running.
+	Why []Reason `json:"why,omitempty"`
+}
+
+// VoyageStatus returns a voyage with each mission's state, landing and reason.
+func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, error) {
+	var d VoyageDetail
+	if err := checkID("voyage_id", PrefixVoyage, id); err != nil {
+		return d, err
+	}
+	err := e.view(ctx, func(r Reader) error {
+		v, err := r.VoyageGet(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return &NotFoundError{Kind: "voyage", ID: id}
+		}
+		if err != nil {
+			return err
+		}
+		d.Voyage, d.Counts = v, map[MissionState]int{}
+		ms, err := r.VoyageMissions(ctx, id)
+		if err != nil {
+			return err
+		}
+		paused, err := r.Paused(ctx)
+		if err != nil {
+			return err
+		}
+		live, err := r.MissionsLeased(ctx)
+		if err != nil {
+			return err
+		}
+		for i := range ms {
+			line, err := missionLine(ctx, r, &ms[i], e.Now(), paused, live)
+			if err != nil {
+				return err
+			}
+			d.Counts[ms[i].State]++
+			d.Missions = append(d.Missions, line)
+		}
+		d.Escalations, err = r.EscalationList(ctx, EscalationFilter{State: EscalationOpen, VoyageID: id, Limit: 100})
+		return err
+	})
+	return d, err
+}
+
+func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) (MissionLine, error) {
+	l := MissionLine{ID: m.ID, Key: m.Key, Title: m.Title, State: m.State, Landing: m.Landing, Kind: m.Kind,
+		Attempt: m.Attempt, Priority: m.Priority, CostUSD: m.Usage.CostUSD}
+	if m.Result != nil {
+		l.Summary = truncate(m.Result.Summary, 300)
+	}
+	if m.State.Runnable() {
+		var err error
+		l.Why, err = explain(ctx, r, m, now, paused, live)
+		return l, err
+	}
+	if m.State == StateBlocked || m.State == StateFailed {
+		l.Why = []Reason{{Code: WhyState, Message: decisionReason(m)}}
+	}
+	return l, nil
+}
+
+// Status is the scheduler at a glance.
+type Status struct {
+	Counts          map[MissionState]int `json:"counts"`
+	Paused          bool                 `json:"paused"`
+	ActiveVoyages   []Voyage             `json:"active_voyages,omitempty"`
+	OpenEscalations int                  `json:"open_escalations"`
+	Agents          []Agent              `json:"agents,omitempty"`
+	Leader          Leader               `json:"leader"`
+}
+
+// Status reads counters kept in the same transactions as the missions (never counting rows),
+// the pause flag, open voyages and escalations, agents and the leader's phase.
+func (e *Engine) Status(ctx context.Context) (Status, error) {
+	var s Status
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		if s.Counts, err = r.MissionCounts(ctx); err != nil {
+			return err
+		}
+		if s.Paused, err = r.Paused(ctx); err != nil {
+			return err
+		}
+		if s.ActiveVoyages, err = r.VoyageList(ctx, []VoyageState{VoyageOpen, VoyageActive, VoyageBlocked}, 20); err != nil {
+			return err
+		}
+		escs, err := r.EscalationList(ctx, EscalationFilter{State: EscalationOpen, Limit: 1000})
+		if err != nil {
+			return err
+		}
+		s.OpenEscalations = len(escs)
+		if s.Agents, err = r.AgentList(ctx); err != nil {
+			return err
+		}
+		s.Leader, err = r.LeaderGet(ctx)
+		return err
+	})
+	return s, err
+}
+
+// Events returns events in sequence order after f.AfterSeq.
+func (e *Engine) Events(ctx context.Context, f EventFilter) ([]Event, error) {
+	var out []Event
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = r.EventList(ctx, f)
+		return err
+	})
+	return out, err
+}
+
+// Escalations lists escalations.
+func (e *Engine) Escalations(ctx context.Context, f EscalationFilter) ([]Escalation, error) {
+	var out []Escalation
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = r.EscalationList(ctx, f)
+		return err
+	})
+	return out, err
+}
+
+// Agents lists the agents the scheduler knows.
+func (e *Engine) Agents(ctx context.Context) ([]Agent, error) {
+	var out []Agent
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = r.AgentList(ctx)
+		return err
+	})
+	return out, err
+}
+
+// TouchAgent records that an agent was seen (external agents on each call, managed profiles
+// at start).
+func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {
+	a.LastSeen = e.Now()
+	return e.store.Update(ctx, func(tx Tx) error { return tx.AgentUpsert(ctx, &a) })
+}

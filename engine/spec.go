@@ -1,0 +1,222 @@
+package engine
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// Limits on mission fields: bad input gets a clear error, never a truncated mission.
+const (
+	MaxTitleLen      = 200
+	MaxBriefBytes    = 256 << 10
+	MaxListItems     = 64
+	MaxRetryBudget   = 20
+	DefaultPriority  = 100
+	DefaultBudget    = 3
+	MinPriority      = 1
+	MaxPriority      = 1000
+	maxKeyLen        = 64
+	maxCriterionLen  = 2000
+	maxPatternLength = 512
+)
+
+// Workspace strategies (design brief §1).
+const (
+	WorkspaceWorktree     = "worktree"
+	WorkspaceSnapshot     = "snapshot"
+	WorkspaceMain         = "main"
+	WorkspaceIsolatedCopy = "isolated_copy"
+)
+
+// Review policies.
+const (
+	ReviewNone     = "none"
+	ReviewRequired = "required"
+)
+
+var (
+	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
+	keyPattern  = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+)
+
+// MissionSpec is what a caller gives to create a mission. Zero values take defaults:
+// priority 100, retry budget 3, review none, workspace worktree, the default repository.
+type MissionSpec struct {
+	// Key is the client key of a mission inside Dispatch; edges may refer to it.
+	Key string `json:"key,omitempty"`
+	// IdempotencyKey makes create safe to repeat: the same key returns the existing mission.
+	IdempotencyKey     string      `json:"idempotency_key,omitempty"`
+	Title              string      `json:"title"`
+	Brief              string      `json:"brief,omitempty"`
+	Repository         string      `json:"repository,omitempty"`
+	TargetBranch       string      `json:"target_branch,omitempty"`
+	Priority           int         `json:"priority,omitempty"`
+	Persona            string      `json:"persona,omitempty"`
+	Capabilities       []string    `json:"capabilities,omitempty"`
+	WriteArea          []string    `json:"write_area,omitempty"`
+	ModelPolicy        ModelPolicy `json:"model_policy,omitzero"`
+	Workspace          string      `json:"workspace,omitempty"`
+	Review             string      `json:"review,omitempty"`
+	AcceptanceCriteria []string    `json:"acceptance_criteria,omitempty"`
+	Deadline           time.Time   `json:"deadline,omitzero"`
+	RetryBudget        *int        `json:"retry_budget,omitempty"`
+	CostLimitUSD       float64     `json:"cost_limit_usd,omitempty"`
+	// DependsOn lists hard dependencies: mission ids (or, in Dispatch, client keys).
+	DependsOn []string `json:"depends_on,omitempty"`
+	VoyageID  string   `json:"voyage_id,omitempty"`
+
+	// Set by the engine and the scheduler, not by tool callers.
+	ParentID  string      `json:"-"`
+	Kind      MissionKind `json:"-"`
+	SubjectID string      `json:"-"`
+}
+
+// normalise checks s field by field (field names are prefixed with path, e.g.
+// "missions[2].") and fills defaults. now is used to reject deadlines in the past.
+func (s *MissionSpec) normalise(path string, now time.Time) error {
+	s.Title = strings.TrimSpace(s.Title)
+	if s.Title == "" {
+		return invalid(path+"title", "is empty", "give the mission a short title")
+	}
+	if utf8.RuneCountInString(s.Title) > MaxTitleLen || !utf8.ValidString(s.Title) {
+		return invalid(path+"title", fmt.Sprintf("must be valid UTF-8 of at most %d characters", MaxTitleLen), "put details in brief")
+	}
+	if len(s.Brief) > MaxBriefBytes || !utf8.ValidString(s.Brief) {
+		return invalid(path+"brief", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxBriefBytes), "split the work into several missions")
+	}
+	if s.Brief == "" {
+		s.Brief = s.Title
+	}
+	if s.Priority == 0 {
+		s.Priority = DefaultPriority
+	}
+	if s.Priority < MinPriority || s.Priority > MaxPriority {
+		return invalid(path+"priority", fmt.Sprintf("%d is out of range", s.Priority), "use 1 (urgent) to 1000; the default is 100")
+	}
+	if s.IdempotencyKey != "" && !keyPattern.MatchString(s.IdempotencyKey) {
+		return invalid(path+"idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")
+	}
+	if s.Persona != "" && !namePattern.MatchString(s.Persona) {
+		return invalid(path+"persona", fmt.Sprintf("%q is not a persona name", truncate(s.Persona, 40)), "use lower-case letters, digits, _ and -, e.g. implementer, reviewer")
+	}
+	if err := checkNames(path+"capabilities", s.Capabilities); err != nil {
+		return err
+	}
+	if err := checkWriteArea(path+"write_area", s.WriteArea); err != nil {
+		return err
+	}
+	if err := s.normaliseChoices(path); err != nil {
+		return err
+	}
+	if err := checkCriteria(path+"acceptance_criteria", s.AcceptanceCriteria); err != nil {
+		return err
+	}
+	if !s.Deadline.IsZero() && !s.Deadline.After(now) {
+		return invalid(path+"deadline", "is in the past", "give an RFC 3339 time in the future, or none")
+	}
+	if s.RetryBudget == nil {
+		b := DefaultBudget
+		s.RetryBudget = &b
+	}
+	if *s.RetryBudget < 0 || *s.RetryBudget > MaxRetryBudget {
+		return invalid(path+"retry_budget", fmt.Sprintf("%d is out of range", *s.RetryBudget), fmt.Sprintf("use 0 to %d; the default is %d", MaxRetryBudget, DefaultBudget))
+	}
+	if s.CostLimitUSD < 0 {
+		return invalid(path+"cost_limit_usd", "is negative", "use 0 for no limit")
+	}
+	if s.Kind == "" {
+		s.Kind = KindWork
+	}
+	return nil
+}
+
+func (s *MissionSpec) normaliseChoices(path string) error {
+	switch s.Workspace {
+	case "":
+		s.Workspace = WorkspaceWorktree
+	case WorkspaceWorktree, WorkspaceSnapshot, WorkspaceMain, WorkspaceIsolatedCopy:
+	default:
+		return invalid(path+"workspace", fmt.Sprintf("%q is not a workspace strategy", truncate(s.Workspace, 40)), "use worktree, snapshot, main or isolated_copy")
+	}
+	switch s.Review {
+	case "":
+		s.Review = ReviewNone
+	case ReviewNone, ReviewRequired:
+	default:
+		return invalid(path+"review", fmt.Sprintf("%q is not a review policy", truncate(s.Review, 40)), "use none or required")
+	}
+	return s.ModelPolicy.validate(path + "model_policy")
+}
+
+func (p *ModelPolicy) validate(field string) error {
+	switch p.Mode {
+	case "":
+		if p.Model != "" {
+			p.Mode = ModeSchedulerForced
+		} else if len(p.Allowed) > 0 {
+			p.Mode = ModeAgentSelect
+		}
+	case ModeSchedulerForced:
+		if p.Model == "" {
+			return invalid(field+".model", "is empty", "scheduler_forced needs the model to run")
+		}
+	case ModeAgentSelect:
+	default:
+		return invalid(field+".mode", fmt.Sprintf("%q is not a model policy", truncate(p.Mode, 40)), "use scheduler_forced or agent_select")
+	}
+	if len(p.Model) > 128 || len(p.Allowed) > MaxListItems {
+		return invalid(field, "is too long", "name at most 64 models of at most 128 characters")
+	}
+	return nil
+}
+
+func checkNames(field string, names []string) error {
+	if len(names) > MaxListItems {
+		return invalid(field, fmt.Sprintf("has %d entries", len(names)), fmt.Sprintf("give at most %d", MaxListItems))
+	}
+	for i, n := range names {
+		if !namePattern.MatchString(n) {
+			return invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%q is not a name", truncate(n, 40)), "use lower-case letters, digits, _ and -, starting with a letter")
+		}
+	}
+	return nil
+}
+
+// checkWriteArea validates glob patterns relative to the repository root (doublestar syntax).
+func checkWriteArea(field string, patterns []string) error {
+	if len(patterns) > MaxListItems {
+		return invalid(field, fmt.Sprintf("has %d patterns", len(patterns)), fmt.Sprintf("give at most %d", MaxListItems))
+	}
+	for i, p := range patterns {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		switch {
+		case p == "" || len(p) > maxPatternLength:
+			return invalid(f, "is empty or too long", "give a glob such as internal/auth/**")
+		case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-"):
+			return invalid(f, fmt.Sprintf("%q must be relative to the repository root", truncate(p, 60)), "drop the leading / or -")
+		case slices.Contains(strings.Split(p, "/"), ".."):
+			return invalid(f, fmt.Sprintf("%q leaves the repository", truncate(p, 60)), "remove .. components")
+		case !doublestar.ValidatePattern(p):
+			return invalid(f, fmt.Sprintf("%q is not a valid glob", truncate(p, 60)), "use doublestar syntax: *, **, ?, [abc], {a,b}")
+		}
+	}
+	return nil
+}
+
+func checkCriteria(field string, items []string) error {
+	if len(items) > MaxListItems {
+		return invalid(field, fmt.Sprintf("has %d entries", len(items)), fmt.Sprintf("give at most %d", MaxListItems))
+	}
+	for i, c := range items {
+		if len(c) > maxCriterionLen || !utf8.ValidString(c) {
+			return invalid(fmt.Sprintf("%s[%d]", field, i), "is too long or not UTF-8", fmt.Sprintf("at most %d bytes each", maxCriterionLen))
+		}
+	}
+	return nil
+}

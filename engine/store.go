@@ -1,0 +1,184 @@
+package engine
+
+import (
+	"context"
+	"time"
+)
+
+// Store is the durable state the engine needs (design brief §9). storage/ implements it on
+// SQLite; another backend (PostgreSQL with FOR UPDATE SKIP LOCKED) can implement it later.
+//
+// Update runs fn in one write transaction: everything fn writes commits together or not at
+// all, and no other writer (goroutine or process) interleaves. The engine's rule is one
+// guarded statement per transition plus its event row, in one Update. View runs fn on a
+// consistent read snapshot. Implementations translate their errors into the engine's
+// sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary.
+type Store interface {
+	Update(ctx context.Context, fn func(Tx) error) error
+	View(ctx context.Context, fn func(Reader) error) error
+	// DataVersion changes whenever any process commits a write; a cheap way to notice other
+	// processes' changes (SQLite: PRAGMA data_version on a dedicated connection).
+	DataVersion(ctx context.Context) (int64, error)
+	Close() error
+}
+
+// Guard is what a guarded update expects to find: the row's state and epoch. The update
+// matches no row (ErrGuard) when either differs.
+type Guard struct {
+	State MissionState
+	Epoch int64
+}
+
+// AcquireQuery selects the next runnable mission (design brief §3) and leases it in one
+// statement. Empty filters match everything.
+type AcquireQuery struct {
+	Now          time.Time
+	Owner        string        // lease owner: agent id or profile name
+	Profile      string        // recorded on the mission
+	LeaseTTL     time.Duration // the lease expires at Now + LeaseTTL
+	Start        bool          // acquire and start in one step (state running instead of leased)
+	MissionID    string        // only this mission (the scheduler already chose it)
+	Repository   string        // only missions of this repository
+	Capabilities []string      // the agent's capabilities: every required one must be offered
+	Personas     []string      // the agent's personas: the mission's persona must be one (nil = any)
+	Kinds        []MissionKind // only these kinds (nil = any)
+}
+
+// MissionFilter selects missions for listings. Cursor is the last id of the previous page.
+type MissionFilter struct {
+	States     []MissionState
+	VoyageID   string
+	Repository string
+	Persona    string
+	Kind       MissionKind
+	ParentID   string
+	SubjectID  string
+	Cursor     string
+	Limit      int
+}
+
+// EventFilter selects events in sequence order, after AfterSeq.
+type EventFilter struct {
+	AfterSeq  int64
+	MissionID string
+	VoyageID  string
+	Types     []string
+	Limit     int
+}
+
+// EscalationFilter selects escalations.
+type EscalationFilter struct {
+	State     string // open | resolved | "" (both)
+	VoyageID  string
+	MissionID string
+	Route     Route
+	CauseID   string
+	Limit     int
+}
+
+// Leader is the row that decides which process runs the scheduler loop.
+type Leader struct {
+	Owner     string    `json:"owner"`
+	Epoch     int64     `json:"epoch"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Phase     string    `json:"phase,omitempty"`
+}
+
+// Overlap is a non-terminal mission with a write area in the same repository, for the
+// write-area conflict check.
+type Overlap struct {
+	MissionID string
+	WriteArea []string
+}
+
+// Reader is the read side of the store.
+type Reader interface {
+	MissionGet(ctx context.Context, id string) (Mission, error)
+	MissionByIdempotencyKey(ctx context.Context, key string) (Mission, error)
+	MissionList(ctx context.Context, f MissionFilter) ([]Mission, error)
+	// MissionCounts returns the number of missions per state, from counters kept in the same
+	// transactions as the missions (not by counting rows).
+	MissionCounts(ctx context.Context) (map[MissionState]int, error)
+	// MissionsLeased returns leased and running missions (all of them).
+	MissionsLeased(ctx context.Context) ([]Mission, error)
+	// MissionsExpired returns leased or running missions whose lease expired before now.
+	MissionsExpired(ctx context.Context, now time.Time, limit int) ([]Mission, error)
+	// MissionsRunnableOrder returns pending and interrupted missions in pick order (design
+	// brief §3), at most limit, whatever their dependencies.
+	MissionsRunnableOrder(ctx context.Context, limit int) ([]Mission, error)
+	// MissionsPastDeadline returns non-terminal missions whose deadline passed and that have no
+	// deadline escalation yet.
+	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]Mission, error)
+
+	DependenciesOf(ctx context.Context, missionID string) ([]Dependency, error) // edges from missionID
+	DependentsOf(ctx context.Context, missionID string) ([]Dependency, error)   // edges to missionID
+	// WriteAreaOverlaps returns candidate missions whose write-area literal prefixes are
+	// related to one of prefixes (one a prefix of the other) in repository.
+	WriteAreaOverlaps(ctx context.Context, repository string, prefixes []string) ([]Overlap, error)
+
+	VoyageGet(ctx context.Context, id string) (Voyage, error)
+	VoyageByIdempotencyKey(ctx context.Context, key string) (Voyage, error)
+	VoyageList(ctx context.Context, states []VoyageState, limit int) ([]Voyage, error)
+	VoyageMissions(ctx context.Context, voyageID string) ([]Mission, error)
+
+	EventList(ctx context.Context, f EventFilter) ([]Event, error)
+	EscalationGet(ctx context.Context, id string) (Escalation, error)
+	EscalationList(ctx context.Context, f EscalationFilter) ([]Escalation, error)
+	AttemptList(ctx context.Context, missionID string) ([]Attempt, error)
+	// AttemptOutcomes counts finished attempts by profile and persona: total and completed.
+	AttemptOutcomes(ctx context.Context) ([]OutcomeCount, error)
+	LandingList(ctx context.Context, missionID string) ([]Landing, error)
+	AgentList(ctx context.Context) ([]Agent, error)
+	WaveLatest(ctx context.Context) (Wave, error)
+	Paused(ctx context.Context) (bool, error)
+	LeaderGet(ctx context.Context) (Leader, error)
+}
+
+// OutcomeCount is the attempt history of one (profile, persona) pair.
+type OutcomeCount struct {
+	Profile, Persona string
+	Total, Completed int
+}
+
+// Tx is a write transaction.
+type Tx interface {
+	Reader
+	MissionInsert(ctx context.Context, m *Mission) error
+	// MissionUpdate writes every mutable column of m where the row still has g's state and
+	// epoch; ErrGuard when it does not.
+	MissionUpdate(ctx context.Context, m *Mission, g Guard) error
+	// MissionAcquire leases the first runnable mission matching q (ErrNoWork when none):
+	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry.
+	MissionAcquire(ctx context.Context, q AcquireQuery) (Mission, error)
+	// MissionRenew extends a live lease presented with its epoch; ErrGuard otherwise. It
+	// returns the mission as renewed.
+	MissionRenew(ctx context.Context, f Fence, expiresAt, now time.Time) (Mission, error)
+	MissionDelete(ctx context.Context, id string) error
+	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
+	// (they sort ahead of others).
+	MissionsSetVoyageActive(ctx context.Context, voyageID string) error
+
+	DependencyInsert(ctx context.Context, d Dependency) error
+	// DependencyDeleteConflicts removes scheduler-made conflict edges touching missionID.
+	DependencyDeleteConflicts(ctx context.Context, missionID string) ([]Dependency, error)
+	// WriteAreaSet records missionID's write-area literal prefixes (replacing older ones);
+	// nil prefixes clear them.
+	WriteAreaSet(ctx context.Context, missionID, repository string, prefixes []string) error
+
+	VoyageInsert(ctx context.Context, v *Voyage) error
+	VoyageUpdate(ctx context.Context, v *Voyage, expect VoyageState) error
+
+	EventAppend(ctx context.Context, e *Event) error
+	EscalationInsert(ctx context.Context, e *Escalation) error
+	EscalationUpdate(ctx context.Context, e *Escalation) error
+	AttemptInsert(ctx context.Context, a *Attempt) error
+	LandingUpsert(ctx context.Context, l *Landing) error
+	AgentUpsert(ctx context.Context, a *Agent) error
+	WaveInsert(ctx context.Context, w *Wave) error
+	SetPaused(ctx context.Context, paused bool) error
+	// LeaderTry takes or renews leadership for owner when the row is free, expired or already
+	// owner's; it returns the leader row after the attempt (Owner != owner: someone else leads).
+	LeaderTry(ctx context.Context, owner string, now time.Time, ttl time.Duration, phase string) (Leader, error)
+	// LeaderResign gives up leadership held by owner at epoch.
+	LeaderResign(ctx context.Context, owner string, epoch int64) error
+}

@@ -1,0 +1,213 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// AgentCheck lets the scheduler add its own reason a runnable mission cannot be dispatched
+// (no profile offers its persona or capabilities); nil means some agent could take it.
+type AgentCheck func(m *Mission) *Reason
+
+// Settled is the outcome of settling one voyage.
+type Settled struct {
+	Voyage  Voyage `json:"voyage"`
+	Changed bool   `json:"changed"`
+	// Stuck lists the missions that cannot go on without a decision, with their reasons, when
+	// the voyage became blocked.
+	Stuck map[string][]Reason `json:"stuck,omitempty"`
+}
+
+// SettleVoyage decides whether a voyage is finished (design brief §5 step 6): completed when
+// every mission is completed and landed (or cancelled); blocked, with an escalation report,
+// when nothing can go on without a decision (deadlocks included); back to active when
+// something can go on again.
+func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) (Settled, error) {
+	var out Settled
+	err := e.update(ctx, "scheduler", func(o *op) error {
+		v, err := o.tx.VoyageGet(o.ctx, id)
+		if err != nil {
+			return err
+		}
+		out.Voyage = v
+		if v.State == VoyageCompleted || v.State == VoyageCancelled {
+			return nil
+		}
+		ms, err := o.tx.VoyageMissions(o.ctx, id)
+		if err != nil {
+			return err
+		}
+		done, progress, stuck, err := o.assess(ms, check)
+		if err != nil {
+			return err
+		}
+		switch {
+		case done:
+			out.Changed, err = true, o.setVoyage(&v, VoyageCompleted, "", nil)
+		case !progress && v.State != VoyageBlocked:
+			out.Stuck = stuck
+			out.Changed, err = true, o.blockVoyage(&v, stuck)
+		case progress && v.State == VoyageBlocked:
+			out.Changed, err = true, o.reopenVoyage(v.ID, "")
+		}
+		if err == nil && out.Changed {
+			out.Voyage, err = o.tx.VoyageGet(o.ctx, id)
+		}
+		return err
+	})
+	return out, err
+}
+
+// assess classifies a voyage's missions: done (all finished), progress (something can move
+// without a decision) and, for the others, why they are stuck.
+func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
+	stuck = map[string][]Reason{}
+	done = len(ms) > 0
+	paused, err := o.tx.Paused(o.ctx)
+	if err != nil {
+		return false, false, nil, err
+	}
+	live, err := o.tx.MissionsLeased(o.ctx)
+	if err != nil {
+		return false, false, nil, err
+	}
+	for i := range ms {
+		m := &ms[i]
+		finished := m.State == StateCancelled || (m.State == StateCompleted && (m.Landing.Satisfies() || m.Landing == LandingLeft))
+		done = done && finished
+		if finished {
+			continue
+		}
+		switch {
+		case m.State.Leased(), m.State == StateCompleted && m.Landing == LandingPending:
+			progress = true
+		case m.State == StateCompleted:
+			stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is " + string(m.Landing) + ": a decision or a clean checkout is needed"}}
+		case m.State == StateBlocked:
+			stuck[m.ID] = []Reason{{Code: WhyState, Message: "blocked: waiting for escalation " + m.EscalationID}}
+		case m.State == StateFailed:
+			stuck[m.ID] = []Reason{{Code: WhyState, Message: "failed: " + decisionReason(m)}}
+		case m.State.Runnable():
+			rs, err := explain(o.ctx, o.tx, m, o.now, paused, live)
+			if err != nil {
+				return false, false, nil, err
+			}
+			if r := agentReason(check, m, rs); r != nil {
+				rs = append(rs, *r)
+			}
+			if allTransient(rs) {
+				progress = true
+			} else {
+				stuck[m.ID] = rs
+			}
+		}
+	}
+	return done, progress, stuck, nil
+}
+
+func agentReason(check AgentCheck, m *Mission, rs []Reason) *Reason {
+	if check == nil || len(rs) > 0 {
+		return nil
+	}
+	return check(m)
+}
+
+func allTransient(rs []Reason) bool {
+	for _, r := range rs {
+		if !r.Transient() {
+			return false
+		}
+	}
+	return true
+}
+
+func decisionReason(m *Mission) string {
+	if m.Decision != nil {
+		return m.Decision.Reason
+	}
+	return "no decision recorded"
+}
+
+func (o *op) setVoyage(v *Voyage, to VoyageState, escID string, data map[string]any) error {
+	from := v.State
+	v.State, v.EscalationID, v.UpdatedAt = to, escID, o.now
+	if to == VoyageCompleted || to == VoyageBlocked {
+		v.SettledAt = o.now
+	}
+	if err := o.tx.VoyageUpdate(o.ctx, v, from); err != nil {
+		return err
+	}
+	if data == nil {
+		data = map[string]any{}
+	}
+	data["from"], data["to"] = from, to
+	return o.emit("voyage."+string(to), nil, v.ID, data)
+}
+
+// blockVoyage raises the voyage's escalation report and marks it blocked.
+func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
+	ids := make([]string, 0, len(stuck))
+	for id := range stuck {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	var evidence []string
+	kind, decision := "deadlock", "nothing in this voyage can run: remove or change the blocking dependencies, or cancel the missions involved"
+	for _, id := range ids {
+		var msgs []string
+		for _, r := range stuck[id] {
+			msgs = append(msgs, r.Message)
+			if r.Code == WhyState || r.Code == "landing" {
+				kind, decision = "report", "decide the open escalations of the blocked missions (resolve_escalation), retry failed missions, or cancel them"
+			}
+		}
+		evidence = append(evidence, id+": "+strings.Join(msgs, "; "))
+	}
+	esc, err := o.raise(Escalation{MissionIDs: ids, VoyageID: v.ID, Route: RouteMainAgent, Kind: kind,
+		Reason:           fmt.Sprintf("voyage %s (%s) cannot go on without a decision: %d mission(s) stuck", v.ID, v.Title, len(ids)),
+		DecisionRequired: decision, Evidence: truncateList(evidence, MaxListItems),
+		SafeNextStep: "voyage_status " + v.ID + " shows each mission's reason; cancel_voyage stops it safely"})
+	if err != nil {
+		return err
+	}
+	return o.setVoyage(v, VoyageBlocked, esc.ID, map[string]any{"escalation_id": esc.ID, "stuck": ids})
+}
+
+func truncateList(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n-1], fmt.Sprintf("… and %d more", len(s)-n+1))
+}
+
+// EscalateMissedDeadlines raises one escalation (route main_agent) for each mission whose
+// deadline passed while it was not finished, once per deadline.
+func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, error) {
+	var out []Escalation
+	err := e.update(ctx, "scheduler", func(o *op) error {
+		ms, err := o.tx.MissionsPastDeadline(o.ctx, o.now, 100)
+		if err != nil {
+			return err
+		}
+		for i := range ms {
+			m := &ms[i]
+			esc, err := o.raise(Escalation{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: RouteMainAgent,
+				Kind: "deadline", Reason: fmt.Sprintf("mission %s (%s) missed its deadline %s while %s", m.ID, m.Title, m.Deadline.Format("2006-01-02T15:04:05Z07:00"), m.State),
+				DecisionRequired: "extend the deadline (update_mission), raise its priority, or cancel it",
+				SafeNextStep:     "update_mission with a later deadline"})
+			if err != nil {
+				return err
+			}
+			g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+			m.DeadlineEscalated, m.UpdatedAt = true, o.now
+			if err := o.save(m, g); err != nil {
+				return err
+			}
+			out = append(out, esc)
+		}
+		return nil
+	})
+	return out, err
+}

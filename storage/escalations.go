@@ -1,0 +1,78 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+const escalationCols = `id, mission_ids, voyage_id, route, kind, cause_id, reason, decision_required, evidence,
+ safe_next_step, state, resolution, resolved_by, created_at, resolved_at`
+
+func escalationArgs(e *engine.Escalation) []any {
+	return []any{jsonText(orEmpty(e.MissionIDs)), nullStr(e.VoyageID), string(e.Route), e.Kind, nullStr(e.CauseID), e.Reason,
+		e.DecisionRequired, jsonText(orEmpty(e.Evidence)), e.SafeNextStep, e.State, e.Resolution, e.ResolvedBy,
+		ms(e.CreatedAt), ms(e.ResolvedAt)}
+}
+
+func (t *txn) EscalationInsert(ctx context.Context, e *engine.Escalation) error {
+	args := append([]any{e.ID}, escalationArgs(e)...)
+	_, err := t.q.exec(ctx, `INSERT INTO escalations (`+escalationCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	return translate(err, "insert escalation "+e.ID)
+}
+
+func (t *txn) EscalationUpdate(ctx context.Context, e *engine.Escalation) error {
+	args := append(escalationArgs(e), e.ID)
+	res, err := t.q.exec(ctx, `UPDATE escalations SET mission_ids=?, voyage_id=?, route=?, kind=?, cause_id=?, reason=?,
+ decision_required=?, evidence=?, safe_next_step=?, state=?, resolution=?, resolved_by=?, created_at=?,
+ resolved_at=? WHERE id = ?`, args...)
+	if err != nil {
+		return translate(err, "update escalation "+e.ID)
+	}
+	return guarded(res, "update escalation "+e.ID)
+}
+
+func scanEscalation(r rowScanner) (engine.Escalation, error) {
+	var e engine.Escalation
+	var missions, evidence, route string
+	var voyage, cause sql.NullString
+	var created, resolved sql.NullInt64
+	err := r.Scan(&e.ID, &missions, &voyage, &route, &e.Kind, &cause, &e.Reason, &e.DecisionRequired, &evidence,
+		&e.SafeNextStep, &e.State, &e.Resolution, &e.ResolvedBy, &created, &resolved)
+	e.MissionIDs, e.Evidence, e.VoyageID, e.Route = strList(missions), strList(evidence), voyage.String, engine.Route(route)
+	e.CauseID = cause.String
+	e.CreatedAt, e.ResolvedAt = fromMS(created), fromMS(resolved)
+	return e, err
+}
+
+func (t *txn) EscalationGet(ctx context.Context, id string) (engine.Escalation, error) {
+	e, err := scanEscalation(t.q.queryRow(ctx, `SELECT `+escalationCols+` FROM escalations WHERE id = ?`, id))
+	return e, translate(err, "escalation "+id)
+}
+
+func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]engine.Escalation, error) {
+	limit := f.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	rows, err := t.q.query(ctx, `SELECT `+escalationCols+` FROM escalations
+ WHERE (@state = '' OR state = @state) AND (@voyage = '' OR voyage_id = @voyage)
+  AND (@route = '' OR route = @route) AND (@cause = '' OR cause_id = @cause)
+  AND (@mission = '' OR EXISTS (SELECT 1 FROM json_each(mission_ids) WHERE value = @mission))
+ ORDER BY created_at, id LIMIT @limit`, sql.Named("state", f.State), sql.Named("voyage", f.VoyageID),
+		sql.Named("route", string(f.Route)), sql.Named("cause", f.CauseID), sql.Named("mission", f.MissionID), sql.Named("limit", limit))
+	if err != nil {
+		return nil, translate(err, "list escalations")
+	}
+	defer rows.Close()
+	var out []engine.Escalation
+	for rows.Next() {
+		e, err := scanEscalation(rows)
+		if err != nil {
+			return nil, translate(err, "list escalations")
+		}
+		out = append(out, e)
+	}
+	return out, translate(rows.Err(), "list escalations")
+}

@@ -1,0 +1,49 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// EventAppend adds e to the append-only log and sets e.Seq.
+func (t *txn) EventAppend(ctx context.Context, e *engine.Event) error {
+	var data any
+	if len(e.Data) > 0 {
+		data = string(e.Data)
+	}
+	err := t.q.queryRow(ctx, `INSERT INTO events (at, type, mission_id, voyage_id, epoch, attempt, actor, data)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING seq`, ms(e.At), e.Type, nullStr(e.MissionID), nullStr(e.VoyageID),
+		e.Epoch, e.Attempt, e.Actor, data).Scan(&e.Seq)
+	return translate(err, "append event "+e.Type)
+}
+
+func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]engine.Event, error) {
+	limit := f.Limit
+	if limit <= 0 || limit > 10000 {
+		limit = 500
+	}
+	rows, err := t.q.query(ctx, `SELECT seq, at, type, mission_id, voyage_id, epoch, attempt, actor, data
+ FROM events WHERE seq > @after AND (@mission = '' OR mission_id = @mission)
+  AND (@voyage = '' OR voyage_id = @voyage)
+  AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
+ ORDER BY seq LIMIT @limit`, sql.Named("after", f.AfterSeq), sql.Named("mission", f.MissionID),
+		sql.Named("voyage", f.VoyageID), sql.Named("types", jsonOrNull(f.Types)), sql.Named("limit", limit))
+	if err != nil {
+		return nil, translate(err, "list events")
+	}
+	defer rows.Close()
+	var out []engine.Event
+	for rows.Next() {
+		var e engine.Event
+		var at sql.NullInt64
+		var mission, voyage, data sql.NullString
+		if err := rows.Scan(&e.Seq, &at, &e.Type, &mission, &voyage, &e.Epoch, &e.Attempt, &e.Actor, &data); err != nil {
+			return nil, translate(err, "list events")
+		}
+		e.At, e.MissionID, e.VoyageID, e.Data = fromMS(at), mission.String, voyage.String, rawJSON(data)
+		out = append(out, e)
+	}
+	return out, translate(rows.Err(), "list events")
+}

@@ -1,0 +1,183 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// missionCols is the column list every mission query returns, in scanMission's order.
+const missionCols = `id, voyage_id, parent_id, idempotency_key, client_key, title, brief, repository, target_branch,
+ priority, kind, subject_id, persona, capabilities, write_area, model_policy, workspace, review,
+ acceptance, deadline, retry_budget, cost_limit_usd, state, attempt, attempts_used, epoch,
+ lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint,
+ progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
+ input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, created_at,
+ updated_at, started_at, finished_at`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+func scanMission(r rowScanner) (engine.Mission, error) {
+	var m engine.Mission
+	var voyage, parent, idem, subject, writeArea, owner, checkpoint, progress, result, failure,
+		decision, escalation, run sql.NullString
+	var caps, policy, acceptance, state, kind, landing string
+	var deadline, expires, notBefore, created, updated, started, finished sql.NullInt64
+	var preempt, serial, skipped, active, deadlineEsc int64
+	err := r.Scan(&m.ID, &voyage, &parent, &idem, &m.Key, &m.Title, &m.Brief, &m.Repository, &m.TargetBranch,
+		&m.Priority, &kind, &subject, &m.Persona, &caps, &writeArea, &policy, &m.Workspace, &m.Review,
+		&acceptance, &deadline, &m.RetryBudget, &m.CostLimitUSD, &state, &m.Attempt, &m.AttemptsUsed, &m.Lease.Epoch,
+		&owner, &expires, &m.Profile, &notBefore, &m.WaitReason, &preempt, &serial, &checkpoint,
+		&progress, &result, &failure, &m.LastSignature, &decision, &landing, &skipped, &active,
+		&m.Usage.InputTokens, &m.Usage.OutputTokens, &m.Usage.CostUSD, &escalation, &deadlineEsc, &run, &created,
+		&updated, &started, &finished)
+	if err != nil {
+		return m, err
+	}
+	m.VoyageID, m.ParentID, m.IdempotencyKey, m.SubjectID = voyage.String, parent.String, idem.String, subject.String
+	m.Kind, m.State, m.Landing = engine.MissionKind(kind), engine.MissionState(state), engine.LandingState(landing)
+	m.Capabilities, m.WriteArea, m.AcceptanceCriteria = strList(caps), nullList(writeArea), strList(acceptance)
+	if p := decodeInto[engine.ModelPolicy](sql.NullString{String: policy, Valid: true}); p != nil {
+		m.ModelPolicy = *p
+	}
+	m.Deadline, m.NotBefore = fromMS(deadline), fromMS(notBefore)
+	m.Lease.Owner, m.Lease.ExpiresAt = owner.String, fromMS(expires)
+	m.Preempt, m.Serial, m.Skipped, m.VoyageActive, m.DeadlineEscalated = preempt == 1, serial == 1, skipped == 1, active == 1, deadlineEsc == 1
+	m.Checkpoint, m.Run = rawJSON(checkpoint), rawJSON(run)
+	m.Progress = decodeInto[engine.Progress](progress)
+	m.Result = decodeInto[engine.WorkerResult](result)
+	m.LastFailure = decodeInto[engine.Failure](failure)
+	m.Decision = decodeInto[engine.Decision](decision)
+	m.EscalationID = escalation.String
+	m.CreatedAt, m.UpdatedAt, m.StartedAt, m.FinishedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(finished)
+	return m, nil
+}
+
+// mutableArgs are the values of every column but id and created_at, in mutableSet's order.
+func mutableArgs(m *engine.Mission) []any {
+	return []any{nullStr(m.VoyageID), nullStr(m.ParentID), nullStr(m.IdempotencyKey), m.Key, m.Title, m.Brief,
+		m.Repository, m.TargetBranch, m.Priority, string(m.Kind), nullStr(m.SubjectID), m.Persona,
+		jsonText(orEmpty(m.Capabilities)), jsonOrNull(m.WriteArea), jsonText(m.ModelPolicy), m.Workspace, m.Review,
+		jsonText(orEmpty(m.AcceptanceCriteria)), ms(m.Deadline), m.RetryBudget, m.CostLimitUSD, string(m.State),
+		m.Attempt, m.AttemptsUsed, m.Lease.Epoch, nullStr(m.Lease.Owner), ms(m.Lease.ExpiresAt), m.Profile,
+		ms0(m.NotBefore), m.WaitReason, boolInt(m.Preempt), boolInt(m.Serial), jsonOrNull(m.Checkpoint),
+		jsonOrNull(m.Progress), jsonOrNull(m.Result), jsonOrNull(m.LastFailure), m.LastSignature,
+		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped), boolInt(m.VoyageActive),
+		m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD, nullStr(m.EscalationID),
+		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt)}
+}
+
+const mutableSet = `voyage_id=?, parent_id=?, idempotency_key=?, client_key=?, title=?, brief=?, repository=?,
+ target_branch=?, priority=?, kind=?, subject_id=?, persona=?, capabilities=?, write_area=?,
+ model_policy=?, workspace=?, review=?, acceptance=?, deadline=?, retry_budget=?, cost_limit_usd=?,
+ state=?, attempt=?, attempts_used=?, epoch=?, lease_owner=?, lease_expires_at=?, profile=?,
+ not_before=?, wait_reason=?, preempt=?, serial=?, checkpoint=?, progress=?, result=?,
+ last_failure=?, last_signature=?, decision=?, landing=?, skipped=?, voyage_active=?,
+ input_tokens=?, output_tokens=?, cost_usd=?, escalation_id=?, deadline_escalated=?, run=?,
+ updated_at=?, started_at=?, finished_at=?`
+
+func orEmpty(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+var (
+	sqlMissionInsert = `INSERT INTO missions (voyage_id, parent_id, idempotency_key, client_key, title, brief, repository,
+ target_branch, priority, kind, subject_id, persona, capabilities, write_area, model_policy, workspace,
+ review, acceptance, deadline, retry_budget, cost_limit_usd, state, attempt, attempts_used, epoch,
+ lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint, progress,
+ result, last_failure, last_signature, decision, landing, skipped, voyage_active, input_tokens,
+ output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at, finished_at,
+ id, created_at) VALUES (` + strings.Repeat("?, ", 51) + `?)`
+	sqlMissionUpdate = `UPDATE missions SET ` + mutableSet + ` WHERE id = ? AND state = ? AND epoch = ?`
+	sqlMissionGet    = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
+	sqlMissionByKey  = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
+	sqlMissionRenew  = `UPDATE missions SET lease_expires_at = ?
+ WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING ` + missionCols
+	sqlMissionDelete  = `DELETE FROM missions WHERE id = ?`
+	sqlVoyageActivate = `UPDATE missions SET voyage_active = 1 WHERE voyage_id = ? AND voyage_active = 0`
+)
+
+func (t *txn) MissionInsert(ctx context.Context, m *engine.Mission) error {
+	args := append(mutableArgs(m), m.ID, ms(m.CreatedAt))
+	_, err := t.q.exec(ctx, sqlMissionInsert, args...)
+	return translate(err, "insert mission "+m.ID)
+}
+
+func (t *txn) MissionUpdate(ctx context.Context, m *engine.Mission, g engine.Guard) error {
+	args := append(mutableArgs(m), m.ID, string(g.State), g.Epoch)
+	res, err := t.q.exec(ctx, sqlMissionUpdate, args...)
+	if err != nil {
+		return translate(err, "update mission "+m.ID)
+	}
+	return guarded(res, "update mission "+m.ID)
+}
+
+func guarded(res sql.Result, what string) error {
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w", what, engine.ErrGuard)
+	}
+	return nil
+}
+
+func (t *txn) MissionGet(ctx context.Context, id string) (engine.Mission, error) {
+	m, err := scanMission(t.q.queryRow(ctx, sqlMissionGet, id))
+	return m, translate(err, "mission "+id)
+}
+
+func (t *txn) MissionByIdempotencyKey(ctx context.Context, key string) (engine.Mission, error) {
+	m, err := scanMission(t.q.queryRow(ctx, sqlMissionByKey, key))
+	return m, translate(err, "mission with idempotency key "+key)
+}
+
+func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt, _ time.Time) (engine.Mission, error) {
+	m, err := scanMission(t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), f.MissionID, f.Epoch))
+	if err == sql.ErrNoRows {
+		return m, fmt.Errorf("renew lease of %s: %w", f.MissionID, engine.ErrGuard)
+	}
+	return m, translate(err, "renew lease of "+f.MissionID)
+}
+
+func (t *txn) MissionDelete(ctx context.Context, id string) error {
+	res, err := t.q.exec(ctx, sqlMissionDelete, id)
+	if err != nil {
+		return translate(err, "delete mission "+id)
+	}
+	n, _ := res.RowsAffected()
+	if n == 0 {
+		return fmt.Errorf("delete mission %s: %w", id, engine.ErrNotFound)
+	}
+	return nil
+}
+
+func (t *txn) MissionsSetVoyageActive(ctx context.Context, voyageID string) error {
+	_, err := t.q.exec(ctx, sqlVoyageActivate, voyageID)
+	return translate(err, "activate voyage "+voyageID)
+}
+
+func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([]engine.Mission, error) {
+	rows, err := t.q.query(ctx, q, args...)
+	if err != nil {
+		return nil, translate(err, what)
+	}
+	defer rows.Close()
+	var out []engine.Mission
+	for rows.Next() {
+		m, err := scanMission(rows)
+		if err != nil {
+			return nil, translate(err, what)
+		}
+		out = append(out, m)
+	}
+	return out, translate(rows.Err(), what)
+}

@@ -1,0 +1,183 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Options configure Open. Zero values take the defaults.
+type Options struct {
+	// FullSync sets synchronous=FULL (fsync on every commit); the default is NORMAL.
+	FullSync bool
+	// BusyTimeout is how long a connection waits for another process's lock (default 10s).
+	BusyTimeout time.Duration
+	// Readers is the size of the read pool (default 4).
+	Readers int
+	// MaxBatch caps how many Updates share one transaction (default 64; 1 disables group commit).
+	MaxBatch int
+	Logger   *slog.Logger
+}
+
+// Store is an open SQLite database implementing engine.Store. It is safe for concurrent use.
+type Store struct {
+	path    string
+	writeDB *sql.DB
+	readDB  *sql.DB
+	w       *writer
+	readers *stmtCache
+	// version is a dedicated connection for PRAGMA data_version (per-connection value).
+	versionMu sync.Mutex
+	version   *sql.Conn
+	log       *slog.Logger
+	closeOnce sync.Once
+	closeErr  error
+}
+
+var _ engine.Store = (*Store)(nil)
+
+// Open opens (creating if needed) the database file at path, applies migrations and starts
+// the writer. The file and its directory are private to the user (0700 dir, 0600 file).
+func Open(ctx context.Context, path string, opt Options) (*Store, error) {
+	opt = opt.withDefaults()
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("storage: %w", err)
+	}
+	if strings.ContainsAny(abs, "?#") {
+		return nil, fmt.Errorf("storage: database path %q contains ? or #; choose a data dir without them", abs)
+	}
+	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
+		return nil, fmt.Errorf("storage: create data dir: %w", err)
+	}
+	s := &Store{path: abs, log: opt.Logger}
+	if err := s.openPools(ctx, opt); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(abs, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
+		_ = s.closePools()
+		return nil, fmt.Errorf("storage: restrict %s: %w", abs, err)
+	}
+	return s, nil
+}
+
+func (o Options) withDefaults() Options {
+	if o.BusyTimeout == 0 {
+		o.BusyTimeout = 10 * time.Second
+	}
+	if o.Readers == 0 {
+		o.Readers = 4
+	}
+	if o.MaxBatch == 0 {
+		o.MaxBatch = 64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+func dsn(path string, opt Options, write bool) string {
+	sync := "NORMAL"
+	if opt.FullSync {
+		sync = "FULL"
+	}
+	// Each pragma once: modernc applies busy_timeout first, then the rest sorted by name.
+	q := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)",
+		opt.BusyTimeout.Milliseconds(), sync)
+	if !write {
+		q += "&_pragma=query_only(1)"
+	}
+	return "file:" + path + "?" + q
+}
+
+func (s *Store) openPools(ctx context.Context, opt Options) error {
+	var err error
+	if s.writeDB, err = sql.Open("sqlite", dsn(s.path, opt, true)); err != nil {
+		return fmt.Errorf("storage: open %s: %w", s.path, err)
+	}
+	s.writeDB.SetMaxOpenConns(2) // the writer's connection and the data_version watcher
+	s.writeDB.SetConnMaxLifetime(0)
+	s.writeDB.SetConnMaxIdleTime(0)
+	conn, err := s.writeDB.Conn(ctx)
+	if err != nil {
+		_ = s.writeDB.Close()
+		return fmt.Errorf("storage: open %s: %w", s.path, err)
+	}
+	if err := migrate(ctx, conn, s.log); err != nil {
+		_ = conn.Close()
+		_ = s.writeDB.Close()
+		return err
+	}
+	if s.version, err = s.writeDB.Conn(ctx); err != nil {
+		_ = conn.Close()
+		_ = s.writeDB.Close()
+		return fmt.Errorf("storage: open %s: %w", s.path, err)
+	}
+	if s.readDB, err = sql.Open("sqlite", dsn(s.path, opt, false)); err != nil {
+		_ = s.closePools()
+		return fmt.Errorf("storage: open %s: %w", s.path, err)
+	}
+	s.readDB.SetMaxOpenConns(opt.Readers)
+	s.readDB.SetMaxIdleConns(opt.Readers)
+	s.readDB.SetConnMaxLifetime(0)
+	s.readDB.SetConnMaxIdleTime(0)
+	s.readers = newStmtCache(s.readDB)
+	s.w = startWriter(conn, opt)
+	return nil
+}
+
+// Path returns the database file's absolute path.
+func (s *Store) Path() string { return s.path }
+
+// Close stops the writer (pending Updates finish first) and closes every connection.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		if s.w != nil {
+			s.w.stop()
+		}
+		s.closeErr = s.closePools()
+	})
+	return s.closeErr
+}
+
+func (s *Store) closePools() error {
+	var errs []error
+	if s.readers != nil {
+		errs = append(errs, s.readers.close())
+	}
+	if s.version != nil {
+		errs = append(errs, s.version.Close())
+	}
+	if s.readDB != nil {
+		errs = append(errs, s.readDB.Close())
+	}
+	if s.writeDB != nil {
+		errs = append(errs, s.writeDB.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// DataVersion returns SQLite's data_version for this process's watcher connection: it
+// changes when another connection (any process) commits. Cheap (no I/O beyond a shared-memory
+// read in WAL mode).
+func (s *Store) DataVersion(ctx context.Context) (int64, error) {
+	s.versionMu.Lock()
+	defer s.versionMu.Unlock()
+	var v int64
+	if err := s.version.QueryRowContext(ctx, "PRAGMA data_version").Scan(&v); err != nil {
+		return 0, fmt.Errorf("storage: data_version: %w", err)
+	}
+	return v, nil
+}

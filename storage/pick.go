@@ -1,0 +1,158 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// runnableCond is design brief §3's "runnable" as SQL over mission alias m: pending or
+// interrupted without a wait reason, not_before passed, every hard dependency completed and
+// landed, every serialization predecessor terminal, no conflict partner (edge or shared
+// repository with an exclusive mission) leased or running, scheduler not paused. The agent's
+// filters (@repo, @kinds, @personas, @caps) narrow it. engine.Explain states the same rules in
+// Go, and a test checks that the two agree.
+const runnableCond = `m.state IN ('pending','interrupted')
+  AND m.not_before <= @now AND m.wait_reason = ''
+  AND (@repo = '' OR m.repository = @repo)
+  AND (@kinds IS NULL OR m.kind IN (SELECT value FROM json_each(@kinds)))
+  AND (@personas IS NULL OR m.persona = '' OR m.persona IN (SELECT value FROM json_each(@personas)))
+  AND (m.capabilities = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.capabilities) AS c
+        WHERE c.value NOT IN (SELECT value FROM json_each(@caps))))
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.depends_on
+        WHERE d.mission_id = m.id AND (
+          (d.type = 'hard' AND NOT (u.state = 'completed' AND u.landing IN ('landed','not_required')))
+          OR (d.type = 'serialization' AND u.state NOT IN ('completed','failed','cancelled'))
+          OR (d.type = 'conflict' AND u.state IN ('leased','running'))))
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.mission_id
+        WHERE d.depends_on = m.id AND d.type = 'conflict' AND u.state IN ('leased','running'))
+  AND NOT EXISTS (SELECT 1 FROM missions AS o WHERE o.repository = m.repository
+        AND o.state IN ('leased','running')
+        AND (o.write_area IS NULL OR o.serial = 1 OR m.write_area IS NULL OR m.serial = 1))
+  AND (SELECT paused FROM scheduler WHERE id = 1) = 0`
+
+// pickOrder is design brief §3's pick order; it matches index missions_pick.
+const pickOrder = `m.priority, m.voyage_active DESC, (m.state = 'interrupted') DESC, m.created_at, m.id`
+
+const acquireSet = `UPDATE missions SET
+  state = CASE WHEN @start THEN 'running' ELSE 'leased' END,
+  epoch = epoch + 1, attempt = attempt + 1, lease_owner = @owner, lease_expires_at = @exp,
+  profile = @profile, preempt = 0, updated_at = @nowms,
+  started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
+
+var (
+	sqlAcquireNext = acquireSet + `
+WHERE id = (SELECT m.id FROM missions AS m WHERE ` + runnableCond + ` ORDER BY ` + pickOrder + ` LIMIT 1)
+RETURNING ` + missionCols
+	sqlAcquireByID = acquireSet + `
+WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
+RETURNING ` + missionCols
+)
+
+func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine.Mission, error) {
+	query := sqlAcquireNext
+	if q.MissionID != "" {
+		query = sqlAcquireByID
+	}
+	now := q.Now.UnixMilli()
+	args := []any{
+		sql.Named("now", now), sql.Named("nowms", now), sql.Named("start", boolInt(q.Start)),
+		sql.Named("owner", q.Owner), sql.Named("exp", q.Now.Add(q.LeaseTTL).UnixMilli()),
+		sql.Named("profile", q.Profile), sql.Named("id", q.MissionID), sql.Named("repo", q.Repository),
+		sql.Named("kinds", jsonOrNull(kindStrings(q.Kinds))), sql.Named("personas", jsonOrNull(q.Personas)),
+		sql.Named("caps", jsonText(orEmpty(q.Capabilities))),
+	}
+	m, err := scanMission(t.q.queryRow(ctx, query, args...))
+	if err == sql.ErrNoRows {
+		return m, engine.ErrNoWork
+	}
+	return m, translate(err, "acquire")
+}
+
+func kindStrings(k []engine.MissionKind) []string {
+	if k == nil {
+		return nil
+	}
+	out := make([]string, len(k))
+	for i, v := range k {
+		out[i] = string(v)
+	}
+	return out
+}
+
+var (
+	sqlRunnableOrder = `SELECT ` + missionCols + ` FROM missions AS m
+ WHERE m.state IN ('pending','interrupted') ORDER BY ` + pickOrder + ` LIMIT ?`
+	sqlLeased  = `SELECT ` + missionCols + ` FROM missions WHERE state IN ('leased','running') ORDER BY id`
+	sqlExpired = `SELECT ` + missionCols + ` FROM missions
+ WHERE state IN ('leased','running') AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`
+	sqlPastDeadline = `SELECT ` + missionCols + ` FROM missions
+ WHERE deadline IS NOT NULL AND deadline_escalated = 0 AND deadline < ?
+   AND state NOT IN ('completed','failed','cancelled') ORDER BY deadline LIMIT ?`
+)
+
+func (t *txn) MissionsRunnableOrder(ctx context.Context, limit int) ([]engine.Mission, error) {
+	return t.queryMissions(ctx, "runnable missions", sqlRunnableOrder, limit)
+}
+
+func (t *txn) MissionsLeased(ctx context.Context) ([]engine.Mission, error) {
+	return t.queryMissions(ctx, "leased missions", sqlLeased)
+}
+
+func (t *txn) MissionsExpired(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
+	return t.queryMissions(ctx, "expired leases", sqlExpired, now.UnixMilli(), limit)
+}
+
+func (t *txn) MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
+	return t.queryMissions(ctx, "missions past deadline", sqlPastDeadline, now.UnixMilli(), limit)
+}
+
+// MissionList pages through missions by id (creation order) with optional filters.
+func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]engine.Mission, error) {
+	limit := f.Limit
+	if limit <= 0 || limit > 1000 {
+		limit = 100
+	}
+	q := `SELECT ` + missionCols + ` FROM missions WHERE id > @cursor
+  AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
+  AND (@voyage = '' OR voyage_id = @voyage) AND (@repo = '' OR repository = @repo)
+  AND (@persona = '' OR persona = @persona) AND (@kind = '' OR kind = @kind)
+  AND (@parent = '' OR parent_id = @parent) AND (@subject = '' OR subject_id = @subject)
+  ORDER BY id LIMIT @limit`
+	var states []string
+	for _, s := range f.States {
+		states = append(states, string(s))
+	}
+	return t.queryMissions(ctx, "list missions", q, sql.Named("cursor", f.Cursor),
+		sql.Named("states", jsonOrNull(states)), sql.Named("voyage", f.VoyageID), sql.Named("repo", f.Repository),
+		sql.Named("persona", f.Persona), sql.Named("kind", string(f.Kind)), sql.Named("parent", f.ParentID),
+		sql.Named("subject", f.SubjectID), sql.Named("limit", limit))
+}
+
+func (t *txn) MissionCounts(ctx context.Context) (map[engine.MissionState]int, error) {
+	rows, err := t.q.query(ctx, `SELECT state, n FROM mission_counts`)
+	if err != nil {
+		return nil, translate(err, "mission counts")
+	}
+	defer rows.Close()
+	out := map[engine.MissionState]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, translate(err, "mission counts")
+		}
+		out[engine.MissionState(s)] = n
+	}
+	return out, translate(rows.Err(), "mission counts")
+}
+
+func (t *txn) VoyageMissions(ctx context.Context, voyageID string) ([]engine.Mission, error) {
+	return t.queryMissions(ctx, "missions of voyage "+voyageID,
+		`SELECT `+missionCols+` FROM missions WHERE voyage_id = ? ORDER BY created_at, id`, voyageID)
+}
+
+var _ = fmt.Sprintf

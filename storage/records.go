@@ -1,0 +1,199 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Attempts, landings, agents, waves, the pause flag and the leader lease.
+
+func (t *txn) AttemptInsert(ctx context.Context, a *engine.Attempt) error {
+	_, err := t.q.exec(ctx, `INSERT INTO attempts (mission_id, attempt, epoch, agent, profile, persona, outcome,
+ failure, signature, weight, input_tokens, output_tokens, cost_usd, summary, started_at, ended_at)
+ VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.MissionID, a.Attempt, a.Epoch, a.Agent, a.Profile,
+		a.Persona, a.Outcome, jsonOrNull(a.Failure), a.Signature, a.Weight, a.Usage.InputTokens,
+		a.Usage.OutputTokens, a.Usage.CostUSD, a.Summary, ms(a.StartedAt), ms(a.EndedAt))
+	return translate(err, "record attempt of "+a.MissionID)
+}
+
+func (t *txn) AttemptList(ctx context.Context, missionID string) ([]engine.Attempt, error) {
+	rows, err := t.q.query(ctx, `SELECT mission_id, attempt, epoch, agent, profile, persona, outcome, failure,
+ signature, weight, input_tokens, output_tokens, cost_usd, summary, started_at, ended_at
+ FROM attempts WHERE mission_id = ? ORDER BY attempt, epoch`, missionID)
+	if err != nil {
+		return nil, translate(err, "attempts of "+missionID)
+	}
+	defer rows.Close()
+	var out []engine.Attempt
+	for rows.Next() {
+		var a engine.Attempt
+		var failure sql.NullString
+		var started, ended sql.NullInt64
+		if err := rows.Scan(&a.MissionID, &a.Attempt, &a.Epoch, &a.Agent, &a.Profile, &a.Persona, &a.Outcome,
+			&failure, &a.Signature, &a.Weight, &a.Usage.InputTokens, &a.Usage.OutputTokens, &a.Usage.CostUSD,
+			&a.Summary, &started, &ended); err != nil {
+			return nil, translate(err, "attempts of "+missionID)
+		}
+		a.Failure, a.StartedAt, a.EndedAt = decodeInto[engine.Failure](failure), fromMS(started), fromMS(ended)
+		out = append(out, a)
+	}
+	return out, translate(rows.Err(), "attempts of "+missionID)
+}
+
+func (t *txn) AttemptOutcomes(ctx context.Context) ([]engine.OutcomeCount, error) {
+	rows, err := t.q.query(ctx, `SELECT profile, persona, count(*), sum(outcome = 'completed')
+ FROM attempts WHERE profile <> '' GROUP BY profile, persona ORDER BY profile, persona`)
+	if err != nil {
+		return nil, translate(err, "attempt outcomes")
+	}
+	defer rows.Close()
+	var out []engine.OutcomeCount
+	for rows.Next() {
+		var c engine.OutcomeCount
+		if err := rows.Scan(&c.Profile, &c.Persona, &c.Total, &c.Completed); err != nil {
+			return nil, translate(err, "attempt outcomes")
+		}
+		out = append(out, c)
+	}
+	return out, translate(rows.Err(), "attempt outcomes")
+}
+
+func (t *txn) LandingUpsert(ctx context.Context, l *engine.Landing) error {
+	_, err := t.q.exec(ctx, `INSERT INTO landings (mission_id, attempt, status, target_branch, commit_id,
+ old_target, new_target, changed, outside, conflicts, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ ON CONFLICT (mission_id, attempt) DO UPDATE SET status = excluded.status, target_branch = excluded.target_branch,
+  commit_id = excluded.commit_id, old_target = excluded.old_target, new_target = excluded.new_target,
+  changed = excluded.changed, outside = excluded.outside, conflicts = excluded.conflicts,
+  detail = excluded.detail, at = excluded.at`, l.MissionID, l.Attempt, l.Status, l.TargetBranch, l.Commit,
+		l.OldTarget, l.NewTarget, jsonText(orEmpty(l.ChangedFiles)), jsonText(orEmpty(l.OutsideWriteArea)),
+		jsonText(orEmpty(l.ConflictPaths)), l.Detail, ms(l.At))
+	return translate(err, "record landing of "+l.MissionID)
+}
+
+func (t *txn) LandingList(ctx context.Context, missionID string) ([]engine.Landing, error) {
+	rows, err := t.q.query(ctx, `SELECT mission_id, attempt, status, target_branch, commit_id, old_target,
+ new_target, changed, outside, conflicts, detail, at FROM landings WHERE mission_id = ? ORDER BY attempt`, missionID)
+	if err != nil {
+		return nil, translate(err, "landings of "+missionID)
+	}
+	defer rows.Close()
+	var out []engine.Landing
+	for rows.Next() {
+		var l engine.Landing
+		var changed, outside, conflicts string
+		var at sql.NullInt64
+		if err := rows.Scan(&l.MissionID, &l.Attempt, &l.Status, &l.TargetBranch, &l.Commit, &l.OldTarget,
+			&l.NewTarget, &changed, &outside, &conflicts, &l.Detail, &at); err != nil {
+			return nil, translate(err, "landings of "+missionID)
+		}
+		l.ChangedFiles, l.OutsideWriteArea, l.ConflictPaths, l.At = strList(changed), strList(outside), strList(conflicts), fromMS(at)
+		out = append(out, l)
+	}
+	return out, translate(rows.Err(), "landings of "+missionID)
+}
+
+func (t *txn) AgentUpsert(ctx context.Context, a *engine.Agent) error {
+	_, err := t.q.exec(ctx, `INSERT INTO agents (id, kind, profile, capabilities, personas, last_seen, running)
+ VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, profile = excluded.profile,
+  capabilities = excluded.capabilities, personas = excluded.personas, last_seen = excluded.last_seen,
+  running = excluded.running`, a.ID, a.Kind, a.Profile, jsonText(orEmpty(a.Capabilities)),
+		jsonText(orEmpty(a.Personas)), ms(a.LastSeen), a.Running)
+	return translate(err, "record agent "+a.ID)
+}
+
+func (t *txn) AgentList(ctx context.Context) ([]engine.Agent, error) {
+	rows, err := t.q.query(ctx, `SELECT id, kind, profile, capabilities, personas, last_seen,
+ (SELECT count(*) FROM missions WHERE state IN ('leased','running') AND (lease_owner = agents.id OR profile = agents.id))
+ FROM agents ORDER BY id`)
+	if err != nil {
+		return nil, translate(err, "list agents")
+	}
+	defer rows.Close()
+	var out []engine.Agent
+	for rows.Next() {
+		var a engine.Agent
+		var caps, personas string
+		var seen sql.NullInt64
+		if err := rows.Scan(&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen, &a.Running); err != nil {
+			return nil, translate(err, "list agents")
+		}
+		a.Capabilities, a.Personas, a.LastSeen = strList(caps), strList(personas), fromMS(seen)
+		out = append(out, a)
+	}
+	return out, translate(rows.Err(), "list agents")
+}
+
+func (t *txn) WaveInsert(ctx context.Context, w *engine.Wave) error {
+	err := t.q.queryRow(ctx, `INSERT INTO waves (at, runnable, dispatched, held) VALUES (?, ?, ?, ?) RETURNING id`,
+		ms(w.At), w.Runnable, jsonText(orEmptyEntries(w.Dispatched)), jsonText(orEmptyEntries(w.Held))).Scan(&w.ID)
+	return translate(err, "record wave")
+}
+
+func orEmptyEntries(e []engine.WaveEntry) []engine.WaveEntry {
+	if e == nil {
+		return []engine.WaveEntry{}
+	}
+	return e
+}
+
+func (t *txn) WaveLatest(ctx context.Context) (engine.Wave, error) {
+	var w engine.Wave
+	var at sql.NullInt64
+	var dispatched, held string
+	err := t.q.queryRow(ctx, `SELECT id, at, runnable, dispatched, held FROM waves ORDER BY id DESC LIMIT 1`).
+		Scan(&w.ID, &at, &w.Runnable, &dispatched, &held)
+	if err != nil {
+		return w, translate(err, "latest wave")
+	}
+	w.At = fromMS(at)
+	_ = json.Unmarshal([]byte(dispatched), &w.Dispatched) // written by WaveInsert
+	_ = json.Unmarshal([]byte(held), &w.Held)
+	return w, nil
+}
+
+func (t *txn) Paused(ctx context.Context) (bool, error) {
+	var p int64
+	err := t.q.queryRow(ctx, `SELECT paused FROM scheduler WHERE id = 1`).Scan(&p)
+	return p == 1, translate(err, "read pause flag")
+}
+
+func (t *txn) SetPaused(ctx context.Context, paused bool) error {
+	_, err := t.q.exec(ctx, `UPDATE scheduler SET paused = ? WHERE id = 1`, boolInt(paused))
+	return translate(err, "set pause flag")
+}
+
+const leaderCols = `owner, epoch, expires_at, phase`
+
+func scanLeader(r rowScanner) (engine.Leader, error) {
+	var l engine.Leader
+	var exp sql.NullInt64
+	err := r.Scan(&l.Owner, &l.Epoch, &exp, &l.Phase)
+	l.ExpiresAt = fromMS(exp)
+	return l, err
+}
+
+func (t *txn) LeaderGet(ctx context.Context) (engine.Leader, error) {
+	l, err := scanLeader(t.q.queryRow(ctx, `SELECT `+leaderCols+` FROM leader WHERE id = 1`))
+	return l, translate(err, "read leader")
+}
+
+// LeaderTry renews owner's lease (same epoch) or takes a free or expired one (epoch+1).
+func (t *txn) LeaderTry(ctx context.Context, owner string, now time.Time, ttl time.Duration, phase string) (engine.Leader, error) {
+	_, err := t.q.exec(ctx, `UPDATE leader SET
+  epoch = CASE WHEN owner = ?1 AND expires_at >= ?2 THEN epoch ELSE epoch + 1 END,
+  owner = ?1, expires_at = ?3, phase = ?4
+ WHERE id = 1 AND (owner = ?1 OR owner = '' OR expires_at < ?2)`, owner, now.UnixMilli(), now.Add(ttl).UnixMilli(), phase)
+	if err != nil {
+		return engine.Leader{}, translate(err, "take leadership")
+	}
+	return t.LeaderGet(ctx)
+}
+
+func (t *txn) LeaderResign(ctx context.Context, owner string, epoch int64) error {
+	_, err := t.q.exec(ctx, `UPDATE leader SET owner = '', expires_at = 0, phase = '' WHERE id = 1 AND owner = ? AND epoch = ?`, owner, epoch)
+	return translate(err, "resign leadership")
+}

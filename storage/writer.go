@@ -1,0 +1,248 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// ErrClosed is returned by Update and View after Close.
+var ErrClosed = errors.New("storage: closed")
+
+type writeReq struct {
+	ctx  context.Context
+	fn   func(engine.Tx) error
+	done chan error
+}
+
+// writer owns the write connection and runs Updates in batches (group commit).
+type writer struct {
+	q        *connQ
+	reqs     chan *writeReq
+	quit     chan struct{}
+	finished chan struct{}
+	maxBatch int
+	busyWait time.Duration
+	log      *slog.Logger
+}
+
+func startWriter(conn *sql.Conn, opt Options) *writer {
+	w := &writer{
+		q:        &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
+		reqs:     make(chan *writeReq, 1024),
+		quit:     make(chan struct{}),
+		finished: make(chan struct{}),
+		maxBatch: opt.MaxBatch,
+		busyWait: 4 * opt.BusyTimeout,
+		log:      opt.Logger,
+	}
+	go w.loop()
+	return w
+}
+
+// Update runs fn in a write transaction (see the package doc). fn must not call Update or
+// View of the same store (it would wait for itself) and must use only the Tx it is given.
+// When fn returns an error, everything it wrote is rolled back and the error returned.
+func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
+	select {
+	case s.w.reqs <- r:
+	case <-s.w.quit:
+		return ErrClosed
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	return <-r.done // always answered: run, or failed with ErrClosed on stop
+}
+
+func (w *writer) stop() {
+	close(w.quit)
+	<-w.finished
+}
+
+func (w *writer) loop() {
+	defer close(w.finished)
+	defer func() { _ = w.q.close(); _ = w.q.conn.Close() }()
+	batch := make([]*writeReq, 0, w.maxBatch)
+	for {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch[:0], r)
+			batch = w.fill(batch)
+			w.run(batch)
+		case <-w.quit:
+			w.drain()
+			return
+		}
+	}
+}
+
+// fill adds requests that are already waiting, up to maxBatch.
+func (w *writer) fill(batch []*writeReq) []*writeReq {
+	for len(batch) < w.maxBatch {
+		select {
+		case r := <-w.reqs:
+			batch = append(batch, r)
+		default:
+			return batch
+		}
+	}
+	return batch
+}
+
+// drain runs what was queued before stop, then answers ErrClosed to nobody else (senders
+// select on quit).
+func (w *writer) drain() {
+	for {
+		select {
+		case r := <-w.reqs:
+			w.run([]*writeReq{r})
+		default:
+			return
+		}
+	}
+}
+
+// run executes one batch in one transaction.
+func (w *writer) run(batch []*writeReq) {
+	results := make([]error, len(batch))
+	bg := context.Background()
+	if err := w.begin(); err != nil {
+		for _, r := range batch {
+			r.done <- err
+		}
+		return
+	}
+	single := len(batch) == 1
+	for i, r := range batch {
+		results[i] = w.runOne(r, single)
+		if errors.Is(results[i], errTxAborted) {
+			w.abort(batch, results, results[i])
+			return
+		}
+		if single && results[i] != nil {
+			_, _ = w.q.conn.ExecContext(bg, "ROLLBACK")
+			r.done <- results[i]
+			return
+		}
+	}
+	if _, err := w.q.conn.ExecContext(bg, "COMMIT"); err != nil {
+		_, _ = w.q.conn.ExecContext(bg, "ROLLBACK")
+		err = fmt.Errorf("storage: commit: %w", err)
+		for i := range results {
+			if results[i] == nil {
+				results[i] = err
+			}
+		}
+	}
+	for i, r := range batch {
+		r.done <- results[i]
+	}
+}
+
+var errTxAborted = errors.New("storage: transaction aborted")
+
+// runOne runs one request's function, inside a savepoint when the batch has several. The
+// function's statements run with a context that is not cancelled (see connQ).
+func (w *writer) runOne(r *writeReq, single bool) error {
+	if err := r.ctx.Err(); err != nil {
+		return err
+	}
+	bg := context.Background()
+	if !single {
+		if _, err := w.q.conn.ExecContext(bg, "SAVEPOINT op"); err != nil {
+			return fmt.Errorf("%w: savepoint: %v", errTxAborted, err)
+		}
+	}
+	err := call(r.fn, &txn{q: w.q})
+	if single {
+		return err
+	}
+	if err != nil {
+		if _, rerr := w.q.conn.ExecContext(bg, "ROLLBACK TO op"); rerr != nil {
+			return fmt.Errorf("%w: rollback to savepoint after %v: %v", errTxAborted, err, rerr)
+		}
+	}
+	if _, rerr := w.q.conn.ExecContext(bg, "RELEASE op"); rerr != nil {
+		return fmt.Errorf("%w: release savepoint: %v", errTxAborted, rerr)
+	}
+	return err
+}
+
+// abort rolls the whole batch back after SQLite ended the transaction on its own.
+func (w *writer) abort(batch []*writeReq, results []error, cause error) {
+	_, _ = w.q.conn.ExecContext(context.Background(), "ROLLBACK")
+	for i, r := range batch {
+		if results[i] == nil || errors.Is(results[i], errTxAborted) {
+			results[i] = cause
+		}
+		r.done <- results[i]
+	}
+}
+
+// call runs fn, turning a panic into an error so one bad function cannot kill the writer.
+func call(fn func(engine.Tx) error, tx *txn) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("storage: update function panicked: %v", p)
+		}
+	}()
+	return fn(tx)
+}
+
+// begin starts BEGIN IMMEDIATE. busy_timeout already waited for another process's lock; a
+// BUSY that still comes back is retried with capped backoff so it never reaches a caller,
+// until busyWait has passed.
+func (w *writer) begin() error {
+	op := func() (struct{}, error) {
+		_, err := w.q.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+		if err != nil && !isBusy(err) {
+			return struct{}{}, backoff.Permanent(err)
+		}
+		return struct{}{}, err
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 5 * time.Millisecond
+	b.MaxInterval = 500 * time.Millisecond
+	_, err := backoff.Retry(context.Background(), op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(w.busyWait))
+	if err != nil {
+		return fmt.Errorf("storage: begin write transaction: %w", err)
+	}
+	return nil
+}
+
+func isBusy(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		code := se.Code() & 0xff
+		return code == sqlite3.SQLITE_BUSY || code == sqlite3.SQLITE_LOCKED
+	}
+	return false
+}
+
+// View runs fn on one read transaction (a consistent snapshot).
+func (s *Store) View(ctx context.Context, fn func(engine.Reader) error) error {
+	select {
+	case <-s.w.quit:
+		return ErrClosed
+	default:
+	}
+	tx, err := s.readDB.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("storage: begin read: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	return fn(&txn{q: readTx{tx: tx, cache: s.readers}})
+}
