@@ -103,6 +103,9 @@ func (e *Engine) Start(ctx context.Context, f Fence) (Mission, error) {
 		if m, err = o.fenced(f); err != nil {
 			return err
 		}
+		if m.State != StateLeased {
+			return &TransitionError{MissionID: m.ID, Op: "start", State: m.State}
+		}
 		m.StartedAt = o.now
 		m.Lease.ExpiresAt = o.now.Add(o.e.opt.LeaseTTL)
 		return o.move(&m, StateRunning, "start", "attempt.started", nil)

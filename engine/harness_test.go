@@ -1,0 +1,114 @@
+package engine_test
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(helperEnv) != "" {
+		os.Exit(runHelper())
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// bundle is one test's engine on a fresh SQLite file with a fake clock.
+type bundle struct {
+	t     *testing.T
+	ctx   context.Context
+	st    *storage.Store
+	e     *engine.Engine
+	clock *engine.FakeClock
+	path  string
+}
+
+var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
+
+func setup(t *testing.T, opts ...func(*engine.Options)) *bundle {
+	t.Helper()
+	path := t.TempDir() + "/scheduler.db"
+	st, err := storage.Open(context.Background(), path, storage.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	clock := engine.NewFakeClock(t0)
+	opt := engine.Options{Clock: clock, DefaultRepository: "/repo", Backoff: engine.Backoff{Initial: time.Second, Max: time.Minute, Jitter: 0.01}}
+	for _, o := range opts {
+		o(&opt)
+	}
+	return &bundle{t: t, ctx: context.Background(), st: st, e: engine.New(st, opt), clock: clock, path: path}
+}
+
+func (b *bundle) create(spec engine.MissionSpec) engine.Mission {
+	b.t.Helper()
+	if spec.Title == "" {
+		spec.Title = "mission"
+	}
+	c, err := b.e.CreateMission(b.ctx, spec, "test")
+	require.NoError(b.t, err)
+	return c.Mission
+}
+
+func (b *bundle) acquire(id string, start bool) engine.Mission {
+	b.t.Helper()
+	m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "agent", MissionID: id, Start: start})
+	require.NoError(b.t, err)
+	return m
+}
+
+func (b *bundle) get(id string) engine.Mission {
+	b.t.Helper()
+	d, err := b.e.GetMission(b.ctx, id)
+	require.NoError(b.t, err)
+	return d.Mission
+}
+
+func (b *bundle) verifyReplay() {
+	b.t.Helper()
+	diffs, err := b.e.VerifyReplay(b.ctx)
+	require.NoError(b.t, err)
+	require.Empty(b.t, diffs)
+}
+
+func budget(n int) *int { return &n }
+
+// inState makes a mission in state s and returns it as it stands.
+func (b *bundle) inState(s engine.MissionState) engine.Mission {
+	b.t.Helper()
+	ctx := b.ctx
+	m := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{"x/**"}})
+	switch s {
+	case engine.StatePending:
+	case engine.StateLeased:
+		m = b.acquire(m.ID, false)
+	case engine.StateRunning:
+		m = b.acquire(m.ID, true)
+	case engine.StateInterrupted:
+		m = b.acquire(m.ID, true)
+		require.NoError(b.t, b.e.Yield(ctx, m.Fence(), []byte(`{"step":1}`), "test", ""))
+	case engine.StateCompleted:
+		m = b.acquire(m.ID, true)
+		_, err := b.e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+		require.NoError(b.t, err)
+	case engine.StateFailed:
+		m = b.acquire(m.ID, true)
+		_, err := b.e.Fail(ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test", Summary: "boom"}})
+		require.NoError(b.t, err)
+	case engine.StateBlocked:
+		_, err := b.e.Block(ctx, engine.BlockRequest{MissionID: m.ID, Reason: "why", DecisionRequired: "what"}, "test")
+		require.NoError(b.t, err)
+	case engine.StateCancelled:
+		_, err := b.e.Cancel(ctx, m.ID, "test", false, "test")
+		require.NoError(b.t, err)
+	}
+	m = b.get(m.ID)
+	require.Equal(b.t, s, m.State)
+	return m
+}
