@@ -251,6 +251,14 @@ func (o *op) reopenVoyage(voyageID, escID string) error {
 	if v.State != VoyageBlocked || (escID != "" && v.EscalationID != "" && v.EscalationID != escID) {
 		return nil
 	}
+	if v.EscalationID != "" && v.EscalationID != escID {
+		// The voyage's blocker report is superseded: something can go on again.
+		if report, err := o.tx.EscalationGet(o.ctx, v.EscalationID); err == nil && report.State == EscalationOpen {
+			if err := o.closeEscalation(&report, ResolveAcknowledge, "the voyage can go on again"); err != nil {
+				return err
+			}
+		}
+	}
 	v.State, v.EscalationID, v.SettledAt, v.UpdatedAt = VoyageActive, "", time.Time{}, o.now
 	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageBlocked); err != nil {
 		return err
