@@ -115,6 +115,7 @@ func (in *claudeToolInput) UnmarshalJSON(b []byte) error {
 
 type claudeDecoder struct {
 	result   *agent.WorkerResult
+	aborted  *claudeEvent // a result event that only reports an interruption
 	trouble  apiTrouble
 	apiError *claudeEvent      // the last assistant API error message
 	pending  map[string]string // tool_use id → file it writes
@@ -241,14 +242,18 @@ func (d *claudeDecoder) user(ev *claudeEvent) ([]agent.Message, error) {
 // finish maps the result event: success is decided by is_error, never by subtype (an API
 // failure reports subtype "success" with is_error true).
 func (d *claudeDecoder) finish(ev *claudeEvent) ([]agent.Message, error) {
-	if d.result != nil {
+	if d.result != nil || d.aborted != nil {
 		return nil, fmt.Errorf("claude-code: a second result event was ignored: the first one stands")
 	}
-	r := agent.WorkerResult{Usage: &agent.Usage{CostUSD: ev.TotalCostUSD}}
-	if u := ev.Usage; u != nil {
-		r.Usage.InputTokens = u.InputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
-		r.Usage.OutputTokens = u.OutputTokens
+	if ev.IsError && strings.HasPrefix(ev.TerminalReason, "aborted") {
+		// SIGINT mid-request may still print a result (subtype error_during_execution,
+		// terminal_reason aborted_streaming). It is no report of the agent's: End decides,
+		// knowing whether the scheduler stopped it.
+		e := *ev
+		d.aborted = &e
+		return []agent.Message{logMsg("warn", "claude-code was interrupted ("+ev.TerminalReason+")")}, nil
 	}
+	r := agent.WorkerResult{Usage: claudeUsageOf(ev)}
 	var out []agent.Message
 	if len(ev.PermissionDenials) > 0 {
 		names := make([]string, 0, len(ev.PermissionDenials))
@@ -325,12 +330,28 @@ func (d *claudeDecoder) classify(ev *claudeEvent) *agent.Failure {
 
 // End returns the result event's outcome, or, without one, a failure (or cancellation when
 // the scheduler stopped it) whatever the exit code: SIGINT makes Claude Code exit 0 with no
-// result (agent-clis.md §2, "Error cases").
+// result, or with an "aborted" one (agent-clis.md §2, "Error cases").
 func (d *claudeDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
 	if d.result != nil {
 		return *d.result
 	}
+	if d.aborted != nil {
+		r := endWithoutResult("claude-code (interrupted: "+d.aborted.TerminalReason+")", exit, d.trouble)
+		r.Usage = claudeUsageOf(d.aborted)
+		return r
+	}
 	return endWithoutResult("claude-code", exit, d.trouble)
+}
+
+// claudeUsageOf reads a result event's usage: input counts every input token the model read
+// (uncached, cache writes and cache reads), output the output tokens, cost total_cost_usd.
+func claudeUsageOf(ev *claudeEvent) *agent.Usage {
+	u := &agent.Usage{CostUSD: ev.TotalCostUSD}
+	if x := ev.Usage; x != nil {
+		u.InputTokens = x.InputTokens + x.CacheCreationInputTokens + x.CacheReadInputTokens
+		u.OutputTokens = x.OutputTokens
+	}
+	return u
 }
 
 // claudeAuthFailure reports whether an API error means the credentials were rejected.

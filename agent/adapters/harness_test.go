@@ -69,6 +69,7 @@ func writeBrief(t *testing.T, wt, text string) string {
 // run is one finished agent process, decoded.
 type run struct {
 	inv     agent.Invocation
+	lines   [][]byte // stdout lines, as fed to the decoder
 	msgs    []agent.Message
 	errs    []error
 	result  agent.WorkerResult
@@ -116,6 +117,7 @@ func launch(t *testing.T, a agent.Adapter, inv agent.Invocation, onLine func(raw
 		line, err := rd.ReadBytes('\n')
 		line = bytes.TrimRight(line, "\r\n")
 		if len(bytes.TrimSpace(line)) > 0 {
+			out.lines = append(out.lines, append([]byte(nil), line...))
 			msgs, derr := dec.Line(line)
 			out.msgs = append(out.msgs, msgs...)
 			if derr != nil {

@@ -1,9 +1,13 @@
 package adapters_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -132,4 +136,156 @@ func TestCodexReal_WritesFileAndCompletesWithUsage(t *testing.T) {
 	require.Equal(t, "gpt-5.5", reqs[0].Model())
 	require.Equal(t, "Bearer "+apiKey, reqs[0].HeaderValue("Authorization"))
 	require.True(t, reqs[1].LastIsToolResult())
+}
+
+// The API failures: with max_retries 0 each is one model request and ends in about a second.
+func TestClaudeCodeReal_APIFailuresClassified(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		kind   string
+	}{
+		{"401 is auth", 401, agent.KindAuth},
+		{"500 is model", 500, agent.KindModel},
+		{"529 is model", 529, agent.KindModel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := claudeSetup(t)
+			c.srv.Script(modelserver.Always(modelserver.Fail(tc.status)))
+			r := c.launch(t, nil)
+
+			require.Empty(t, r.errs, "stderr: %s", r.stderr)
+			require.Equal(t, agent.StatusFailed, r.result.Status, "stderr: %s", r.stderr)
+			require.NotNil(t, r.result.Failure)
+			require.Equal(t, tc.kind, r.result.Failure.Kind, r.result.Summary)
+			require.Contains(t, r.result.Summary, fmt.Sprintf("HTTP %d", tc.status))
+			require.Equal(t, agent.EnvironmentKind(tc.kind), agent.EnvironmentKind(r.result.Failure.Kind))
+			require.Len(t, c.srv.ModelRequests(modelserver.Anthropic), 1, "max_retries 0 means one request")
+			require.Equal(t, 1, r.exit.Code)
+			require.NoFileExists(t, filepath.Join(c.wt, "hello.txt"))
+		})
+	}
+}
+
+func TestCodexReal_APIFailuresClassified(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status int
+		kind   string
+	}{
+		{"401 is auth", 401, agent.KindAuth},
+		{"500 is model", 500, agent.KindModel},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := codexSetup(t)
+			c.srv.Script(modelserver.Always(modelserver.Fail(tc.status)))
+			r := c.launch(t, nil)
+
+			require.Empty(t, r.errs, "stderr: %s", r.stderr)
+			require.Equal(t, agent.StatusFailed, r.result.Status, "stderr: %s", r.stderr)
+			require.NotNil(t, r.result.Failure)
+			require.Equal(t, tc.kind, r.result.Failure.Kind, r.result.Summary)
+			require.Len(t, c.srv.ModelRequests(modelserver.OpenAI), 1, "max_retries 0 means one request")
+			require.Equal(t, 1, r.exit.Code)
+		})
+	}
+}
+
+// A profile's max_retries reaches the CLI: with one retry allowed, a 500 followed by good
+// answers completes, and the retry shows in the log.
+func TestClaudeCodeReal_RetriesWithinItsBudget(t *testing.T) {
+	c := claudeSetup(t)
+	one := 1
+	c.profile.MaxRetries = &one
+	c.srv.Script(failFirst(modelserver.WriteFile("hello.txt", "hi\n", perTurn)))
+	r := c.launch(t, nil)
+
+	require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+	require.Len(t, c.srv.ModelRequests(modelserver.Anthropic), 3)
+	require.True(t, hasLog(r.msgs, "warn", "model API error (HTTP 500, server_error); retry 1 of 1"), "%+v", r.msgs)
+	require.FileExists(t, filepath.Join(c.wt, "hello.txt"))
+}
+
+func TestCodexReal_RetriesWithinItsBudget(t *testing.T) {
+	c := codexSetup(t)
+	one := 1
+	c.profile.MaxRetries = &one
+	c.srv.Script(failFirst(modelserver.WriteFile("hello.txt", "hi\n", perTurn)))
+	r := c.launch(t, nil)
+
+	require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+	// Codex retries a failed request silently (no "error" event in --json): the third
+	// request proves the retry happened.
+	require.Len(t, c.srv.ModelRequests(modelserver.OpenAI), 3)
+	require.FileExists(t, filepath.Join(c.wt, "hello.txt"))
+}
+
+// failFirst answers the first model request with HTTP 500, then as next does.
+func failFirst(next modelserver.Script) modelserver.Script {
+	var mu sync.Mutex
+	failed := false
+	return func(r *modelserver.Request) modelserver.Turn {
+		mu.Lock()
+		first := !failed
+		failed = true
+		mu.Unlock()
+		if first {
+			return modelserver.Fail(500)
+		}
+		return next(r)
+	}
+}
+
+// Stopping the CLI mid-request with SIGINT: no result line, or (depending on timing) a result
+// with terminal_reason "aborted_streaming", and Claude Code exits 0 — so the attempt is
+// cancelled when the scheduler stopped it and failed otherwise.
+func TestClaudeCodeReal_StoppedMidRequestHasNoResult(t *testing.T) {
+	c := claudeSetup(t)
+	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
+	r := c.launch(t, stopWhenRequested(c.srv))
+
+	require.Equal(t, 0, r.exit.Code, "Claude Code exits 0 on SIGINT (agent-clis.md §2)")
+	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
+	require.Contains(t, r.result.Summary, "exit status 0")
+	require.Less(t, r.elapsed, 30*time.Second)
+
+	dec := c.adapter.NewDecoder() // the same stream, but nobody asked it to stop
+	for _, line := range r.lines {
+		_, _ = dec.Line(line)
+	}
+	res := dec.End(agent.ExitStatus{Known: true, Code: 0})
+	require.Equal(t, agent.StatusFailed, res.Status)
+	require.Equal(t, agent.KindCrash, res.Failure.Kind)
+	require.Contains(t, res.Summary, "exit status 0")
+}
+
+func TestCodexReal_StoppedMidRequestHasNoResult(t *testing.T) {
+	c := codexSetup(t)
+	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
+	r := c.launch(t, stopWhenRequested(c.srv))
+
+	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
+	require.NotEqual(t, []string{}, r.lines)
+	require.Less(t, r.elapsed, 30*time.Second)
+}
+
+// stopWhenRequested asks launch to stop the agent (reason "cancelled") once its first model
+// request is in flight.
+func stopWhenRequested(srv *modelserver.Server) func([]byte) string {
+	return func([]byte) string {
+		deadline := time.Now().Add(20 * time.Second)
+		for len(srv.Requests()) == 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		return "cancelled"
+	}
+}
+
+func hasLog(msgs []agent.Message, level, text string) bool {
+	for _, m := range msgs {
+		if m.Type == agent.TypeLog && m.Level == level && strings.Contains(m.Message, text) {
+			return true
+		}
+	}
+	return false
 }
