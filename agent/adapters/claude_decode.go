@@ -187,8 +187,10 @@ func (d *claudeDecoder) assistant(ev *claudeEvent) ([]agent.Message, error) {
 		return nil, fmt.Errorf("claude-code: assistant message: %w", err)
 	}
 	if ev.IsAPIErrorMessage || ev.Error != "" {
-		text := strings.TrimSpace(msg.text())
-		diag := fmt.Sprintf("%s (%s)", text, claudeAPIStatus(ev.APIErrorStatus, ev.APIErrorType))
+		diag := strings.TrimSpace(msg.text())
+		if api := claudeAPIStatus(ev.APIErrorStatus, ev.APIErrorType); api != "" {
+			diag += " (" + api + ")"
+		}
 		if claudeAuthFailure(ev.APIErrorStatus, ev.Error) {
 			d.trouble.auth = diag
 		} else {

@@ -114,7 +114,7 @@ func (d *codexDecoder) itemStarted(it *codexItem) []agent.Message {
 	case "command_execution":
 		return []agent.Message{progressMsg("$ " + it.Command)}
 	case "file_change":
-		return []agent.Message{progressMsg("editing " + codexChanges(it))}
+		return []agent.Message{progressMsg("editing files: " + codexChanges(it))}
 	case "mcp_tool_call":
 		return []agent.Message{progressMsg("MCP " + it.Server + "." + it.Tool)}
 	case "web_search":
