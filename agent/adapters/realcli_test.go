@@ -289,3 +289,49 @@ func hasLog(msgs []agent.Message, level, text string) bool {
 	}
 	return false
 }
+
+// allowed_tools reaches the CLI: under acceptEdits a Bash command outside Claude Code's own
+// auto-approved set (read-only commands and edits inside the working directory pass without
+// it; `sh -c` does not) runs only when Bash is listed.
+func TestClaudeCodeReal_AllowedToolsDecideBash(t *testing.T) {
+	bash := modelserver.ToolThen(
+		modelserver.Turn{Calls: []modelserver.Call{{Name: "Bash", Input: map[string]any{"command": "sh -c 'echo from-sh'", "description": "echo"}}}, Usage: perTurn},
+		modelserver.Text("done", perTurn))
+	for _, allowed := range []bool{true, false} {
+		t.Run(fmt.Sprintf("allowed=%v", allowed), func(t *testing.T) {
+			c := claudeSetup(t)
+			if allowed {
+				c.profile.AllowedTools = []string{"Bash"}
+			}
+			c.srv.Script(bash)
+			r := c.launch(t, nil)
+
+			require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+			reqs := c.srv.ModelRequests(modelserver.Anthropic)
+			require.Len(t, reqs, 2)
+			results := reqs[1].ToolResults()
+			require.Len(t, results, 1)
+			if allowed {
+				require.Equal(t, "from-sh", strings.TrimSpace(results[0]))
+				require.True(t, hasLog(r.msgs, "info", "tool result (ok): from-sh"), "%+v", r.msgs)
+			} else {
+				require.Equal(t, "This command requires approval", results[0])
+				require.True(t, hasLog(r.msgs, "warn", "tool result (error)"), "%+v", r.msgs)
+			}
+		})
+	}
+}
+
+// Codex's shell tool runs inside the workspace-write sandbox and may write the worktree.
+func TestCodexReal_ShellToolWritesInWorkspace(t *testing.T) {
+	c := codexSetup(t)
+	c.srv.Script(modelserver.WriteFileShell("shell.txt", "from exec_command", perTurn))
+	r := c.launch(t, nil)
+
+	require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+	body, err := os.ReadFile(filepath.Join(c.wt, "shell.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "from exec_command", string(body))
+	require.True(t, hasLog(r.msgs, "info", "→ completed (exit 0)"), "%+v", r.msgs)
+	require.Equal(t, &agent.Usage{InputTokens: 200, OutputTokens: 40}, r.result.Usage)
+}
