@@ -3,7 +3,6 @@ package adapters
 import (
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -243,23 +242,68 @@ func (d *codexDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
 	return endWithoutResult("codex", exit, d.trouble)
 }
 
+// Words that classify a Codex error message, matched in its lower-cased text.
 var (
-	codexAuthPattern  = regexp.MustCompile(`(?i)\b40[13]\b|unauthorized|forbidden|invalid[ _]api[ _]key|incorrect api key|missing environment variable|not logged in|authentication`)
-	codexQuotaPattern = regexp.MustCompile(`(?i)insufficient_quota|exceeded your current quota|usage limit|billing|credit balance`)
-	codexModelPattern = regexp.MustCompile(`(?i)\b(5\d\d|429)\b|high demand|overloaded|internal server error|bad gateway|service unavailable|too many requests|rate limit|stream disconnected|connection|timed out|timeout|reconnecting|error sending request|unexpected status`)
+	codexAuthWords  = []string{"unauthorized", "forbidden", "invalid api key", "invalid_api_key", "incorrect api key", "missing environment variable", "not logged in", "authentication"}
+	codexQuotaWords = []string{"insufficient_quota", "exceeded your current quota", "usage limit", "billing", "credit balance"}
+	codexModelWords = []string{"high demand", "overloaded", "internal server error", "bad gateway", "service unavailable", "too many requests", "rate limit", "stream disconnected", "connection", "timed out", "timeout", "reconnecting", "error sending request", "unexpected status"}
 )
 
 // codexFailureKind classifies a Codex error message. Codex gives no structured status: a 401
 // reads "unexpected status 401 Unauthorized: …", a 500 "We’re currently experiencing high
-// demand, …" (agent-clis.md §4).
+// demand, …" (agent-clis.md §4). Status codes count only as whole words (not inside a
+// request id or a port).
 func codexFailureKind(msg string) string {
+	m := strings.ToLower(msg)
+	codes := httpStatuses(m)
 	switch {
-	case codexAuthPattern.MatchString(msg):
+	case codes[401] || codes[403] || containsAny(m, codexAuthWords):
 		return agent.KindAuth
-	case codexQuotaPattern.MatchString(msg):
+	case containsAny(m, codexQuotaWords):
 		return agent.KindQuota
-	case codexModelPattern.MatchString(msg):
+	case codes[429] || codes[5] || containsAny(m, codexModelWords):
 		return agent.KindModel
 	}
 	return agent.KindError
+}
+
+func containsAny(s string, words []string) bool {
+	for _, w := range words {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// httpStatuses returns the three-digit whole words of s that look like HTTP statuses; any
+// 5xx is also recorded under key 5.
+func httpStatuses(s string) map[int]bool {
+	var out map[int]bool
+	for i := 0; i+3 <= len(s); i++ {
+		if !isDigit(s[i]) || (i > 0 && isWordByte(s[i-1])) {
+			continue
+		}
+		if !isDigit(s[i+1]) || !isDigit(s[i+2]) || (i+3 < len(s) && isWordByte(s[i+3])) {
+			continue
+		}
+		code := int(s[i]-'0')*100 + int(s[i+1]-'0')*10 + int(s[i+2]-'0')
+		if code < 400 || code > 599 {
+			continue
+		}
+		if out == nil {
+			out = map[int]bool{}
+		}
+		out[code] = true
+		if code >= 500 {
+			out[5] = true
+		}
+	}
+	return out
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isWordByte(c byte) bool {
+	return isDigit(c) || c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z')
 }

@@ -173,6 +173,7 @@ func TestCodexDecoder_FailureKindsFromMessages(t *testing.T) {
 		{"We’re currently experiencing high demand, which may cause temporary errors.", agent.KindModel},
 		{"stream disconnected before completion: error sending request", agent.KindModel},
 		{"Codex ran out of room in the model's context window.", agent.KindError},
+		{"tool failed; url: http://127.0.0.1:18500/v1/responses, request id: req_mock_401a, trace 503x", agent.KindError},
 		{"", agent.KindError},
 	} {
 		dec := adapters.Codex{}.NewDecoder()
