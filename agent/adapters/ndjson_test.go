@@ -179,3 +179,27 @@ func TestNDJSONDecoder_HugeLine(t *testing.T) {
 	require.Empty(t, errs)
 	require.Len(t, msgs[0].Message, 5<<20)
 }
+
+func TestDecoders_StreamedResultIsACopy(t *testing.T) {
+	for _, tc := range []struct {
+		a    agent.Adapter
+		line string
+	}{
+		{adapters.NDJSON{}, `{"type":"worker.result","status":"failed","artifacts":["a"],"failure":{"kind":"test"},"usage":{"input_tokens":1}}`},
+		{adapters.NewClaudeCode(), `{"type":"result","is_error":true,"api_error_status":500,"result":"x","usage":{"input_tokens":1}}`},
+		{adapters.Codex{}, `{"type":"turn.failed","error":{"message":"unexpected status 500"}}`},
+	} {
+		dec := tc.a.NewDecoder()
+		msgs, errs := lines(t, dec, tc.line)
+		require.Empty(t, errs)
+		want := dec.End(agent.ExitStatus{Known: true})
+		got := msgs[len(msgs)-1].WorkerResult
+		got.Failure.Kind = "mutated"
+		got.Summary = "mutated"
+		if got.Usage != nil {
+			got.Usage.InputTokens = 99
+		}
+		require.Equal(t, want, dec.End(agent.ExitStatus{Known: true}))
+		require.NotEqual(t, "mutated", want.Failure.Kind)
+	}
+}

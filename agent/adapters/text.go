@@ -79,7 +79,25 @@ func progressMsg(text string) agent.Message {
 }
 
 // resultMsg wraps a final result as the worker.result message a decoder emits when the
-// stream reports its end, so the runner learns it before the process exits.
+// stream reports its end, so the runner learns it before the process exits. The message owns
+// a deep copy: whatever its receiver does to it, End still returns the decoder's own.
 func resultMsg(r agent.WorkerResult) agent.Message {
-	return agent.Message{Type: agent.TypeResult, WorkerResult: &r}
+	c := cloneResult(r)
+	return agent.Message{Type: agent.TypeResult, WorkerResult: &c}
+}
+
+// cloneResult copies r and everything it points to.
+func cloneResult(r agent.WorkerResult) agent.WorkerResult {
+	if r.Failure != nil {
+		f := *r.Failure
+		r.Failure = &f
+	}
+	if r.Usage != nil {
+		u := *r.Usage
+		r.Usage = &u
+	}
+	r.Artifacts = append([]string(nil), r.Artifacts...)
+	r.Evidence = append([]string(nil), r.Evidence...)
+	r.Findings = append([]agent.Finding(nil), r.Findings...)
+	return r
 }
