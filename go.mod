@@ -3,6 +3,7 @@ module github.com/mcp-scheduler/mcp-scheduler
 go 1.26.0
 
 require (
+	github.com/BurntSushi/toml v1.6.0
 	github.com/bmatcuk/doublestar/v4 v4.10.4
 	github.com/cenkalti/backoff/v5 v5.0.3
 	github.com/oklog/ulid/v2 v2.1.2
