@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"testing"
 	"time"
@@ -28,6 +29,7 @@ type bundle struct {
 	e     *engine.Engine
 	clock *engine.FakeClock
 	path  string
+	n     int
 }
 
 var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
@@ -83,7 +85,8 @@ func budget(n int) *int { return &n }
 func (b *bundle) inState(s engine.MissionState) engine.Mission {
 	b.t.Helper()
 	ctx := b.ctx
-	m := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{"x/**"}})
+	b.n++
+	m := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{fmt.Sprintf("area%d/**", b.n)}})
 	switch s {
 	case engine.StatePending:
 	case engine.StateLeased:

@@ -1,0 +1,238 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+func TestCreate_IdempotencyKeyReturnsExisting(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	first, err := b.e.CreateMission(b.ctx, engine.MissionSpec{Title: "once", IdempotencyKey: "req-42"}, "t")
+	require.NoError(t, err)
+	require.True(t, first.Created)
+	again, err := b.e.CreateMission(b.ctx, engine.MissionSpec{Title: "once", IdempotencyKey: "req-42"}, "t")
+	require.NoError(t, err)
+	require.False(t, again.Created)
+	require.Equal(t, first.Mission.ID, again.Mission.ID)
+
+	spec := engine.VoyageSpec{Title: "v", IdempotencyKey: "voy-1", Missions: []engine.MissionSpec{{Key: "a", Title: "a"}}}
+	d1, err := b.e.Dispatch(b.ctx, spec, "t")
+	require.NoError(t, err)
+	d2, err := b.e.Dispatch(b.ctx, spec, "t")
+	require.NoError(t, err)
+	require.False(t, d2.Created)
+	require.Equal(t, d1.Voyage.ID, d2.Voyage.ID)
+	require.Equal(t, d1.IDs, d2.IDs)
+	all, err := b.e.ListMissions(b.ctx, engine.MissionFilter{})
+	require.NoError(t, err)
+	require.Len(t, all, 2)
+}
+
+// Bad input gets an error that names the field and says what to send; nothing is stored.
+func TestCreate_ValidationNamesTheField(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	long := make([]byte, engine.MaxTitleLen+1)
+	for i := range long {
+		long[i] = 'x'
+	}
+	cases := map[string]engine.MissionSpec{
+		"title":              {Title: "  "},
+		"priority":           {Title: "t", Priority: 5000},
+		"persona":            {Title: "t", Persona: "Not A Persona"},
+		"write_area[0]":      {Title: "t", WriteArea: []string{"../outside/**"}},
+		"retry_budget":       {Title: "t", RetryBudget: budget(-1)},
+		"review":             {Title: "t", Review: "maybe"},
+		"workspace":          {Title: "t", Workspace: "/tmp/x"},
+		"deadline":           {Title: "t", Deadline: t0.Add(-time.Hour)},
+		"depends_on[0]":      {Title: "t", DependsOn: []string{"--output=/tmp/pwn"}},
+		"capabilities[0]":    {Title: "t", Capabilities: []string{"a b"}},
+		"model_policy.model": {Title: "t", ModelPolicy: engine.ModelPolicy{Mode: engine.ModeSchedulerForced}},
+		"idempotency_key":    {Title: "t", IdempotencyKey: "../../x"},
+	}
+	cases["title "] = engine.MissionSpec{Title: string(long)}
+	for field, spec := range cases {
+		_, err := b.e.CreateMission(b.ctx, spec, "t")
+		var fe *engine.FieldError
+		require.ErrorAs(t, err, &fe, field)
+		require.Equal(t, trim(field), fe.Field)
+		require.True(t, engine.CallerError(err))
+	}
+	all, err := b.e.ListMissions(b.ctx, engine.MissionFilter{})
+	require.NoError(t, err)
+	require.Empty(t, all)
+}
+
+func trim(s string) string {
+	for len(s) > 0 && s[len(s)-1] == ' ' {
+		s = s[:len(s)-1]
+	}
+	return s
+}
+
+func TestWriteArea_OverlapRules(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		a, b string
+		want bool
+	}{
+		{"internal/auth/**", "internal/auth/token.go", true},
+		{"internal/auth/**", "internal/db/**", false},
+		{"internal/auth", "internal/auth/token.go", true}, // a literal directory covers its files
+		{"docs/readme.md", "docs/*.txt", false},           // provably disjoint
+		{"docs/readme.md", "docs/*.md", true},
+		{"docs/*.md", "docs/*.txt", true}, // same literal prefix: unsure, so they overlap
+		{"**/*.go", "cmd/main.go", true},
+		{"cmd/**", "pkg/**", false},
+		{"a/b", "a/bc", false},
+		{"src/{a,b}/**", "src/c/x.go", true}, // alternation: unsure
+		{"pkg/x.go", "pkg/x.go", true},
+	}
+	for _, c := range cases {
+		require.Equal(t, c.want, engine.PatternsOverlap(c.a, c.b), "%s ~ %s", c.a, c.b)
+		require.Equal(t, c.want, engine.PatternsOverlap(c.b, c.a), "%s ~ %s", c.b, c.a)
+	}
+}
+
+// Overlapping write areas get a persisted conflict edge (source scheduler) that disappears
+// when either mission ends.
+func TestWriteArea_ConflictEdgesLiveWhileBothAreOpen(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	x := b.create(engine.MissionSpec{Title: "x", WriteArea: []string{"api/**"}})
+	y := b.create(engine.MissionSpec{Title: "y", WriteArea: []string{"api/v1/handler.go"}})
+	d, err := b.e.GetMission(b.ctx, y.ID)
+	require.NoError(t, err)
+	require.Len(t, d.DependsOn, 1)
+	require.Equal(t, engine.EdgeConflict, d.DependsOn[0].Type)
+	require.Equal(t, engine.SourceScheduler, d.DependsOn[0].Source)
+	require.Equal(t, x.ID, d.DependsOn[0].DependsOn)
+	_, err = b.e.Cancel(b.ctx, x.ID, "not needed", false, "t")
+	require.NoError(t, err)
+	d, err = b.e.GetMission(b.ctx, y.ID)
+	require.NoError(t, err)
+	require.Empty(t, d.DependsOn)
+	// Reopening x brings the conflict back.
+	_, err = b.e.Retry(b.ctx, x.ID, "t")
+	require.NoError(t, err)
+	d, err = b.e.GetMission(b.ctx, x.ID)
+	require.NoError(t, err)
+	require.Len(t, d.DependsOn, 1)
+}
+
+func TestUpdate_FieldsByState(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	p := 7
+	title := "renamed"
+	m := b.inState(engine.StateRunning)
+	_, err := b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{Priority: &p}, "t")
+	require.NoError(t, err)
+	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{Title: &title}, "t")
+	var fe *engine.FieldError
+	require.ErrorAs(t, err, &fe)
+	require.Equal(t, "title", fe.Field)
+	pending := b.inState(engine.StatePending)
+	up, err := b.e.UpdateMission(b.ctx, pending.ID, engine.MissionPatch{Title: &title, Priority: &p}, "t")
+	require.NoError(t, err)
+	require.Equal(t, "renamed", up.Title)
+	require.Equal(t, 7, up.Priority)
+	done := b.inState(engine.StateCompleted)
+	_, err = b.e.UpdateMission(b.ctx, done.ID, engine.MissionPatch{Priority: &p}, "t")
+	require.ErrorIs(t, err, engine.ErrInvalid)
+	b.verifyReplay()
+}
+
+func TestDeadline_MissedRaisesOneEscalation(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{Title: "due", Deadline: t0.Add(time.Hour)})
+	escs, err := b.e.EscalateMissedDeadlines(b.ctx)
+	require.NoError(t, err)
+	require.Empty(t, escs)
+	b.clock.Advance(2 * time.Hour)
+	escs, err = b.e.EscalateMissedDeadlines(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, escs, 1)
+	require.Equal(t, "deadline", escs[0].Kind)
+	require.Equal(t, []string{m.ID}, escs[0].MissionIDs)
+	escs, err = b.e.EscalateMissedDeadlines(b.ctx)
+	require.NoError(t, err)
+	require.Empty(t, escs, "once per deadline")
+}
+
+func TestSettle_CompletedAndDeadlock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "two", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}}, {Key: "b", Title: "b", WriteArea: []string{"b/**"}, DependsOn: []string{"a"}}}}, "t")
+	require.NoError(t, err)
+	for _, k := range []string{"a", "b"} {
+		m := b.acquire(d.IDs[k], true)
+		_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+		require.NoError(t, err)
+		s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+		require.NoError(t, err)
+		require.Equal(t, engine.VoyageActive, s.Voyage.State, "landing pending is progress")
+		_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+		require.NoError(t, err)
+	}
+	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
+
+	// A mission no agent can take: the voyage blocks with a report instead of idling.
+	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "stuck", Missions: []engine.MissionSpec{
+		{Key: "x", Title: "needs a persona nobody has", Persona: "astronaut", WriteArea: []string{"x/**"}}}}, "t")
+	require.NoError(t, err)
+	noAgent := func(m *engine.Mission) *engine.Reason {
+		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent profile offers persona " + m.Persona}
+	}
+	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, noAgent)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Contains(t, s.Stuck[d2.IDs["x"]][0].Message, "astronaut")
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: engine.EscalationOpen})
+	require.NoError(t, err)
+	require.Len(t, escs, 1)
+	require.Equal(t, "deadlock", escs[0].Kind)
+	require.NotEmpty(t, escs[0].SafeNextStep)
+}
+
+func TestCancel_RunningLosesLeaseAndVoyageCancel(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}}, {Key: "b", Title: "b", WriteArea: []string{"b/**"}}}}, "t")
+	require.NoError(t, err)
+	run := b.acquire(d.IDs["a"], true)
+	v, err := b.e.CancelVoyage(b.ctx, d.Voyage.ID, "changed plans", "t")
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageCancelled, v.State)
+	_, err = b.e.Heartbeat(b.ctx, run.Fence())
+	require.ErrorIs(t, err, engine.ErrLeaseLost)
+	for _, id := range d.IDs {
+		require.Equal(t, engine.StateCancelled, b.get(id).State)
+	}
+	b.verifyReplay()
+}
+
+func TestPurge_LeavesTombstoneAndReplayAgrees(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	live := b.inState(engine.StateRunning)
+	require.ErrorIs(t, b.e.Purge(b.ctx, live.ID, "t"), engine.ErrIllegalTransition)
+	done := b.inState(engine.StateCompleted)
+	require.NoError(t, b.e.Purge(b.ctx, done.ID, "t"))
+	_, err := b.e.GetMission(b.ctx, done.ID)
+	require.ErrorIs(t, err, engine.ErrNotFound)
+	evs, err := b.e.Events(b.ctx, engine.EventFilter{MissionID: done.ID})
+	require.NoError(t, err)
+	require.Equal(t, "mission.purged", evs[len(evs)-1].Type)
+	b.verifyReplay()
+}
