@@ -102,6 +102,12 @@ type FailRequest struct {
 	// ParallelInRepo says other work ran in the same repository during the attempt (the
 	// scheduler knows); a repeated failure then becomes retry_serial.
 	ParallelInRepo bool
+	// Final fails the mission whatever its budget (a failure retrying cannot fix, such as an
+	// agent program that cannot start).
+	Final bool
+	// Lost says the agent vanished (no result, process gone): like an expired lease, a
+	// checkpoint makes the mission interrupted instead of pending.
+	Lost bool
 }
 
 // Fail records a failed attempt and applies the retry policy (design brief §2): retry after
@@ -121,6 +127,9 @@ func (e *Engine) Fail(ctx context.Context, f Fence, req FailRequest) (Mission, e
 		if err := o.addUsage(&m, req.Usage); err != nil {
 			return err
 		}
+		if req.Lost {
+			return o.applyFailure(&m, req, "expire", "agent.lost")
+		}
 		return o.applyFailure(&m, req, "fail", "mission.failed")
 	})
 	e.forgetRenewal(f)
@@ -134,6 +143,10 @@ func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string)
 	out := decideFailure(failureInput{Failure: req.Failure, Signature: sig, PrevSignature: m.LastSignature,
 		AttemptsUsed: m.AttemptsUsed, Budget: m.RetryBudget, CostUSD: m.Usage.CostUSD,
 		CostLimitUSD: m.CostLimitUSD, ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
+	if req.Final && out.Decision != DecisionBlock {
+		out = failureOutcome{Decision: DecisionFail, To: StateFailed, Weight: max(out.Weight, 1),
+			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure)}
+	}
 	if err := o.endAttempt(m, "failed", &req.Failure, req.Usage, req.Summary); err != nil {
 		return err
 	}

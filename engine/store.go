@@ -53,6 +53,7 @@ type MissionFilter struct {
 	Kind       MissionKind
 	ParentID   string
 	SubjectID  string
+	Landing    LandingState
 	Cursor     string
 	Limit      int
 }

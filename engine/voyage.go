@@ -211,3 +211,32 @@ func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, err
 	})
 	return out, err
 }
+
+// SetRequirementsChanged marks (or clears) a voyage's requirements as changed: while marked,
+// its missions that have not started yet are not dispatched (the scheduler holds them), so a
+// changed plan can be settled first. Both changes are events.
+func (e *Engine) SetRequirementsChanged(ctx context.Context, voyageID string, changed bool, note, actor string) (Voyage, error) {
+	var v Voyage
+	if err := checkID("voyage_id", PrefixVoyage, voyageID); err != nil {
+		return v, err
+	}
+	err := e.update(ctx, actor, func(o *op) error {
+		var err error
+		if v, err = o.tx.VoyageGet(o.ctx, voyageID); err != nil {
+			return &NotFoundError{Kind: "voyage", ID: voyageID}
+		}
+		if v.RequirementsChanged == changed {
+			return nil
+		}
+		v.RequirementsChanged, v.UpdatedAt = changed, o.now
+		if err := o.tx.VoyageUpdate(o.ctx, &v, v.State); err != nil {
+			return err
+		}
+		typ := "voyage.requirements_resolved"
+		if changed {
+			typ = "voyage.requirements_changed"
+		}
+		return o.emit(typ, nil, v.ID, map[string]any{"note": truncate(note, 2000)})
+	})
+	return v, err
+}

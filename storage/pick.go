@@ -121,6 +121,7 @@ func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]engine
   AND (@voyage = '' OR voyage_id = @voyage) AND (@repo = '' OR repository = @repo)
   AND (@persona = '' OR persona = @persona) AND (@kind = '' OR kind = @kind)
   AND (@parent = '' OR parent_id = @parent) AND (@subject = '' OR subject_id = @subject)
+  AND (@landing = '' OR landing = @landing)
   ORDER BY id LIMIT @limit`
 	var states []string
 	for _, s := range f.States {
@@ -129,7 +130,7 @@ func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]engine
 	return t.queryMissions(ctx, "list missions", q, sql.Named("cursor", f.Cursor),
 		sql.Named("states", jsonOrNull(states)), sql.Named("voyage", f.VoyageID), sql.Named("repo", f.Repository),
 		sql.Named("persona", f.Persona), sql.Named("kind", string(f.Kind)), sql.Named("parent", f.ParentID),
-		sql.Named("subject", f.SubjectID), sql.Named("limit", limit))
+		sql.Named("subject", f.SubjectID), sql.Named("landing", string(f.Landing)), sql.Named("limit", limit))
 }
 
 func (t *txn) MissionCounts(ctx context.Context) (map[engine.MissionState]int, error) {
