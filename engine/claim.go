@@ -19,8 +19,9 @@ type Workspace struct {
 }
 
 // WorkspacePreparer creates (or, for a resumed attempt, re-opens) the workspace of m's
-// current attempt. The scheduler wires one built on worktree.Manager.
-type WorkspacePreparer func(ctx context.Context, m *Mission) (Workspace, error)
+// current attempt and returns it with the run record to store on the mission (Mission.Run,
+// opaque to the engine). The scheduler wires one built on worktree.Manager.
+type WorkspacePreparer func(ctx context.Context, m *Mission) (Workspace, json.RawMessage, error)
 
 // ClaimRequest is a pull-mode agent asking for work (claim_mission).
 type ClaimRequest struct {
@@ -79,15 +80,16 @@ func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePrepar
 	if prepare == nil {
 		return out, nil
 	}
-	ws, err := prepare(ctx, &m)
+	ws, run, err := prepare(ctx, &m)
 	if err != nil {
 		_, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
 			Failure: Failure{Kind: KindWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
 		return out, errors.Join(fmt.Errorf("prepare workspace for %s: %w", m.ID, err), ferr)
 	}
-	run, err := json.Marshal(map[string]any{"workspace": ws, "agent": m.Lease.Owner, "pull": true})
-	if err != nil {
-		return out, err
+	if len(run) == 0 {
+		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": m.Lease.Owner, "workspace": ws}); err != nil {
+			return out, err
+		}
 	}
 	if err := e.SetRun(ctx, m.Fence(), run); err != nil {
 		return out, err
