@@ -152,3 +152,31 @@ func explainIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reas
 	}
 	return explain(ctx, r, m, now, paused, live)
 }
+
+// ExplainMany says, for each mission, why it is not running (no entry: it could be acquired
+// now), reading everything from one snapshot. The scheduler's planner uses it for a wave.
+func (e *Engine) ExplainMany(ctx context.Context, ms []Mission) (map[string][]Reason, error) {
+	out := map[string][]Reason{}
+	err := e.view(ctx, func(r Reader) error {
+		paused, err := r.Paused(ctx)
+		if err != nil {
+			return err
+		}
+		live, err := r.MissionsLeased(ctx)
+		if err != nil {
+			return err
+		}
+		now := e.Now()
+		for i := range ms {
+			rs, err := explain(ctx, r, &ms[i], now, paused, live)
+			if err != nil {
+				return err
+			}
+			if len(rs) > 0 {
+				out[ms[i].ID] = rs
+			}
+		}
+		return nil
+	})
+	return out, err
+}
