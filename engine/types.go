@@ -57,6 +57,9 @@ const (
 	LandingWaiting     LandingState = "waiting"      // waiting_for_clean_checkout
 	LandingConflicted  LandingState = "conflicted"   // a repair mission or a decision is needed
 	LandingLeft        LandingState = "left"         // policy none: the branch is left for a person
+	LandingReview      LandingState = "review"       // waiting for its reviewer's verdict
+	LandingRepair      LandingState = "repair"       // a repair mission carries this work (findings, failed checks, conflict)
+	LandingApproved    LandingState = "approved"     // approved (approve_landing), waiting for the landing queue
 )
 
 // Satisfies reports whether a mission in this landing state satisfies a hard dependency.

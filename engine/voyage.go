@@ -81,7 +81,7 @@ func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck 
 			continue
 		}
 		switch {
-		case m.State.Leased(), m.State == StateCompleted && m.Landing == LandingPending:
+		case m.State.Leased(), m.State == StateCompleted && landingMoves(m.Landing):
 			progress = true
 		case m.State == StateCompleted:
 			stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is " + string(m.Landing) + ": a decision or a clean checkout is needed"}}
@@ -105,6 +105,12 @@ func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck 
 		}
 	}
 	return done, progress, stuck, nil
+}
+
+// landingMoves reports whether a completed mission's landing goes on without a decision: it
+// waits for the landing queue, its reviewer or its repair mission.
+func landingMoves(l LandingState) bool {
+	return l == LandingPending || l == LandingApproved || l == LandingReview || l == LandingRepair
 }
 
 func agentReason(check AgentCheck, m *Mission, rs []Reason) *Reason {
