@@ -51,9 +51,9 @@ func (e *Engine) ApproveLanding(ctx context.Context, id, note, actor string) (Mi
 		if m, err = o.get(id); err != nil {
 			return err
 		}
-		if m.State != StateCompleted || (m.Landing != LandingApproval && m.Landing != LandingWaiting && m.Landing != LandingConflicted) {
+		if m.State != StateCompleted || (m.Landing != LandingApproval && m.Landing != LandingWaiting) {
 			return invalid("mission_id", fmt.Sprintf("mission %s is %s with landing %s, not waiting for approval", id, m.State, m.Landing),
-				"approve completed missions whose landing is approval, waiting or conflicted (get_mission shows it)")
+				"approve completed missions whose landing is approval or waiting (get_mission shows it)")
 		}
 		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
 		m.Landing, m.UpdatedAt = LandingApproved, o.now
