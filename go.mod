@@ -12,6 +12,8 @@ require (
 	modernc.org/sqlite v1.62.0
 )
 
+require github.com/shirou/gopsutil/v4 v4.26.10 // indirect
+
 require (
 	dario.cat/mergo v1.0.0 // indirect
 	github.com/Microsoft/go-winio v0.6.2 // indirect

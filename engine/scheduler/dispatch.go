@@ -1,0 +1,209 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/prompts"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// assignment is a planned dispatch: a mission, the profile chosen for it and why.
+type assignment struct {
+	mission engine.Mission
+	profile agent.Profile
+	model   string
+	score   engine.Score
+	scores  []engine.Score
+}
+
+// dispatch launches one planned assignment: lease (one guarded statement), workspace, brief,
+// process, start, run record. Each failure is mapped as issue 6 says: permission denied →
+// blocked; workspace failure → retried when recoverable, else failed; brief failure → failed;
+// process start failure → failed.
+func (s *Scheduler) dispatch(ctx context.Context, a assignment) error {
+	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID})
+	if errors.Is(err, engine.ErrNoWork) || errors.Is(err, engine.ErrPaused) {
+		return nil // taken or changed since planning
+	}
+	if err != nil {
+		return err
+	}
+	fence := m.Fence()
+	ws, err := s.prepare(ctx, &m)
+	if err != nil {
+		return s.dispatchFailed(ctx, fence, "workspace", err)
+	}
+	brief, err := s.renderBrief(&m, ws, false)
+	if err != nil {
+		return s.dispatchFailed(ctx, fence, "brief", err)
+	}
+	dir, err := s.run.AttemptDir(m.ID, m.Attempt)
+	if err != nil {
+		return s.dispatchFailed(ctx, fence, "brief", err)
+	}
+	ad, err := adapters.For(a.profile.Runtime)
+	if err != nil {
+		return s.dispatchFailed(ctx, fence, "start", err)
+	}
+	start := agent.Start{Type: agent.TypeStart, Protocol: agent.Version, MissionID: m.ID, Attempt: m.Attempt,
+		Epoch: m.Lease.Epoch, Title: m.Title, Brief: brief, AcceptanceCriteria: m.AcceptanceCriteria,
+		WriteArea: m.WriteArea, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
+		Persona: m.Persona, Model: a.model, Checkpoint: m.Checkpoint}
+	proc, err := s.run.Launch(ctx, runner.Spec{Adapter: ad, Profile: a.profile, AttemptDir: dir,
+		Request: agent.LaunchRequest{Start: start, BriefFile: filepath.Join(ws.Path, ".mcp-scheduler", "brief.md")},
+		Vars:    missionVars(&m, ws)})
+	if err != nil {
+		return s.dispatchFailed(ctx, fence, "start", err)
+	}
+	rec := RunRecord{Mode: ModeManaged, Attempt: m.Attempt, Profile: a.profile.Name, Runtime: string(a.profile.Runtime), Model: a.model, Worktree: ws,
+		AttemptDir: dir, PID: proc.PID(), AgentStart: proc.Record().AgentStart, Score: &a.score, Scores: a.scores,
+		LaunchedAt: s.cfg.Now()}
+	run := &attemptRun{fence: fence, mission: m, rec: rec, proc: proc, profile: a.profile}
+	if _, err := s.eng.Start(ctx, fence); err != nil {
+		_ = proc.Stop(runner.ReasonLeaseLost)
+		proc.Wait()
+		return ignoreLost(err)
+	}
+	if err := s.eng.SetRun(ctx, fence, rec.raw()); err != nil {
+		_ = proc.Stop(runner.ReasonLeaseLost)
+		proc.Wait()
+		return ignoreLost(err)
+	}
+	s.adopt(ctx, run)
+	return nil
+}
+
+// ignoreLost turns "the mission is no longer ours" into nothing to report.
+func ignoreLost(err error) error {
+	if errors.Is(err, engine.ErrLeaseLost) {
+		return nil
+	}
+	return err
+}
+
+// prepare creates the workspace of m's current attempt (or resumes its predecessor's).
+func (s *Scheduler) prepare(ctx context.Context, m *engine.Mission) (worktree.Workspace, error) {
+	repo, err := s.wt.Open(m.Repository)
+	if err != nil {
+		return worktree.Workspace{}, err
+	}
+	req := worktree.PrepareRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt,
+		Strategy: worktree.Strategy(m.Workspace), TargetBranch: s.targetBranch(m)}
+	prev := runOf(m)
+	if m.Checkpoint != nil && prev.Worktree.Path != "" && !prev.Worktree.ReadOnly {
+		req.Resume = &prev.Worktree // a resumed attempt continues in its predecessor's workspace
+	}
+	if err := s.subjectStart(ctx, m, &req); err != nil {
+		return worktree.Workspace{}, err
+	}
+	return s.wt.Prepare(ctx, req)
+}
+
+// subjectStart points review, verify and repair missions at the work they are about.
+func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *worktree.PrepareRequest) error {
+	if m.SubjectID == "" || req.Resume != nil {
+		return nil
+	}
+	d, err := s.eng.GetMission(ctx, m.SubjectID)
+	if err != nil {
+		return fmt.Errorf("subject %s of %s: %w", m.SubjectID, m.ID, err)
+	}
+	subj := runOf(&d.Mission).Worktree
+	if subj.Branch == "" {
+		return nil
+	}
+	switch m.Kind {
+	case engine.KindReview, engine.KindVerify:
+		req.Strategy, req.SnapshotCommit = worktree.StrategySnapshot, subj.Branch
+	case engine.KindRepair:
+		req.StartPoint, req.MergeTarget = subj.Branch, true
+	}
+	return nil
+}
+
+func (s *Scheduler) targetBranch(m *engine.Mission) string {
+	if m.TargetBranch != "" {
+		return m.TargetBranch
+	}
+	return s.cfg.policy(m.Repository).TargetBranch
+}
+
+// renderBrief writes the brief the agent receives (prompts.AgentBrief).
+func (s *Scheduler) renderBrief(m *engine.Mission, ws worktree.Workspace, pull bool) (string, error) {
+	b := prompts.Brief{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Title: m.Title, Brief: m.Brief,
+		AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea, Persona: m.Persona, Kind: string(m.Kind),
+		SubjectID: m.SubjectID, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
+		ReadOnly: ws.ReadOnly, Conflicts: ws.Conflicts, PullMode: pull,
+		HeartbeatSeconds: int(s.eng.LeaseTTL().Seconds() / 3)}
+	if len(m.Checkpoint) > 0 {
+		b.Checkpoint = string(m.Checkpoint)
+	}
+	return prompts.AgentBrief(b)
+}
+
+// missionVars are the variables every agent of a mission gets, besides its profile's.
+func missionVars(m *engine.Mission, ws worktree.Workspace) map[string]string {
+	return map[string]string{
+		"MCP_SCHEDULER_MISSION_ID": m.ID,
+		"MCP_SCHEDULER_ATTEMPT":    strconv.Itoa(m.Attempt),
+		"MCP_SCHEDULER_EPOCH":      strconv.FormatInt(m.Lease.Epoch, 10),
+		"MCP_SCHEDULER_WORKSPACE":  ws.Path,
+		"MCP_SCHEDULER_BRANCH":     ws.Branch,
+	}
+}
+
+// dispatchFailed records why a dispatch could not go on.
+func (s *Scheduler) dispatchFailed(ctx context.Context, f engine.Fence, stage string, cause error) error {
+	s.log.Warn("dispatch failed", "mission_id", f.MissionID, "stage", stage, "err", cause)
+	failure := engine.Failure{Kind: "dispatch", Tool: stage, Diagnostic: cause.Error(), Summary: stage + " failed: " + firstLine(cause.Error())}
+	req := engine.FailRequest{Failure: failure, Summary: failure.Summary}
+	switch {
+	case errors.Is(cause, os.ErrPermission):
+		epoch := f.Epoch
+		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: f.MissionID, Epoch: &epoch, Route: engine.RoutePerson,
+			Kind: "environment", Reason: "permission denied while preparing the attempt: " + firstLine(cause.Error()),
+			DecisionRequired: "grant the permission (or change the configuration), then resolve this escalation with retry",
+			Evidence:         []string{cause.Error()}}, "scheduler")
+		return ignoreLost(err)
+	case stage == "workspace" && recoverable(cause):
+		req.Failure.Kind = engine.KindWorkspace
+	case stage == "workspace", stage == "brief", stage == "start":
+		req.Final = true
+		if stage == "start" {
+			req.Failure.Kind = agent.KindCrash
+		}
+	}
+	_, err := s.eng.Fail(ctx, f, req)
+	return ignoreLost(err)
+}
+
+// recoverable reports whether a workspace failure may pass by itself (a lock held too long,
+// a git process that timed out) rather than needing a change.
+func recoverable(err error) bool {
+	if errors.Is(err, worktree.ErrLockBusy) || errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	var ge *worktree.GitError
+	return errors.As(err, &ge) && ge.ExitCode == -1
+}
+
+func firstLine(s string) string {
+	for i, c := range s {
+		if c == '\n' {
+			return s[:i]
+		}
+	}
+	if len(s) > 300 {
+		return s[:300] + "…"
+	}
+	return s
+}

@@ -1,0 +1,25 @@
+// Package scheduler is the loop that turns the engine, the workspaces and the agent runner
+// into a scheduler that runs voyages to their end by itself (design brief §5).
+//
+// One tick (RunOnce):
+//
+//  1. leadership: exactly one process per data dir runs the loop, holding a leader lease with
+//     an epoch in the database; the others serve MCP requests and take over when it expires;
+//  2. recovery (on becoming leader): agents launched by an earlier leader are re-attached when
+//     still running, their results collected when they ended unwatched, and reported lost
+//     when they are gone;
+//  3. leases: the leases of agents known to be alive are renewed; expired ones are reaped;
+//     stalled agents are stopped; missed deadlines raise escalations;
+//  4. planning: a wave over the runnable missions in pick order, each held-back mission with
+//     its reason (dependency, conflict, backoff, no agent profile, concurrency limit, low
+//     resources, requirements changed, cost budget), recorded when it changed;
+//  5. dispatch: the assignment score picks a profile; the workspace is created, the brief
+//     written, the agent launched through the runner and supervised until it ends;
+//  6. landing: completed missions are reviewed when their policy says so, checked, and landed
+//     one at a time per target branch; conflicts, failed checks and review findings become
+//     repair missions (or block, by policy);
+//  7. settling: voyages complete, block with a report, or go on.
+//
+// The loop ticks on a timer (default 1 s) and at once when the engine publishes a change
+// that can unblock work (an in-process signal, no polling).
+package scheduler

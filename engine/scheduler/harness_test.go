@@ -1,0 +1,150 @@
+package scheduler_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// TestMain lets the test binary play our binary's hidden subcommands (the agent shim and the
+// reference agent), so tests run real child processes without a prebuilt binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case runner.ShimSubcommand:
+			os.Exit(runner.ShimMain(os.Args[2:]))
+		case refagent.Subcommand:
+			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
+	}
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
+	for _, kv := range testenv.GitEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// harness is one scheduler over a real repository, a real SQLite file, real worktrees and
+// real reference-agent processes.
+type harness struct {
+	t    *testing.T
+	ctx  context.Context
+	repo string
+	data string
+	st   *storage.Store
+	eng  *engine.Engine
+	wt   *worktree.Manager
+	run  *runner.Runner
+	s    *scheduler.Scheduler
+}
+
+type option func(*engine.Options, *scheduler.Config)
+
+func refProfile(name string, personas ...string) agent.Profile {
+	return agent.Profile{Name: name, Runtime: agent.RuntimeNDJSON, Command: []string{"{mcp_scheduler}", refagent.Subcommand},
+		Env: []string{"PATH", "HOME", "GORACE", "GIT_CONFIG_NOSYSTEM"}, Personas: personas, MaxConcurrency: 4}
+}
+
+func newHarness(t *testing.T, opts ...option) *harness {
+	t.Helper()
+	h := &harness{t: t, ctx: context.Background(), repo: makeRepo(t), data: t.TempDir()}
+	var err error
+	h.st, err = storage.Open(h.ctx, filepath.Join(h.data, "scheduler.db"), storage.Options{})
+	require.NoError(t, err)
+	eopt := engine.Options{DefaultRepository: h.repo, LeaseTTL: 20 * time.Second,
+		Backoff: engine.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.1}}
+	scfg := scheduler.Config{DataDir: h.data, Tick: 50 * time.Millisecond, MaxConcurrency: 4,
+		Profiles: []agent.Profile{refProfile("ref", "implementer", "reviewer", "debugger")}}
+	for _, o := range opts {
+		o(&eopt, &scfg)
+	}
+	h.eng = engine.New(h.st, eopt)
+	h.wt, err = worktree.NewManager(worktree.Config{DataDir: h.data})
+	require.NoError(t, err)
+	self, err := os.Executable()
+	require.NoError(t, err)
+	h.run, err = runner.New(runner.Config{Self: self, DataDir: h.data})
+	require.NoError(t, err)
+	h.s, err = scheduler.New(h.eng, h.wt, h.run, scfg)
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, h.s.Stop(context.Background()))
+		require.NoError(t, h.run.Close())
+		require.NoError(t, h.wt.Close())
+		require.NoError(t, h.st.Close())
+	})
+	return h
+}
+
+// until ticks the scheduler until cond holds, failing after a generous deadline.
+func (h *harness) until(what string, cond func() bool) {
+	h.t.Helper()
+	deadline := time.Now().Add(90 * time.Second)
+	for {
+		_, err := h.s.RunOnce(h.ctx)
+		require.NoError(h.t, err)
+		if cond() {
+			return
+		}
+		if time.Now().After(deadline) {
+			h.t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func (h *harness) voyageState(id string) engine.VoyageState {
+	d, err := h.eng.VoyageStatus(h.ctx, id)
+	require.NoError(h.t, err)
+	return d.Voyage.State
+}
+
+func (h *harness) mission(id string) engine.Mission {
+	d, err := h.eng.GetMission(h.ctx, id)
+	require.NoError(h.t, err)
+	return d.Mission
+}
+
+// file reads path at the tip of the repository's main branch.
+func (h *harness) file(path string) (string, bool) {
+	out, err := exec.Command("git", "-C", h.repo, "show", "main:"+path).CombinedOutput()
+	return string(out), err == nil
+}
+
+func git(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), testenv.GitEnv()...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// makeRepo creates a repository with one commit on main, not checked out anywhere else.
+func makeRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	git(t, dir, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("# sample\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "shared.txt"), []byte("line one\n"), 0o644))
+	git(t, dir, "add", "-A")
+	git(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}

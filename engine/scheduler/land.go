@@ -1,0 +1,171 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// waitingRetry is how often a landing that waits for a clean checkout is tried again.
+const waitingRetry = 10 * time.Second
+
+// landQueue takes completed missions whose landing can go on, one at a time (the workspace
+// manager serialises per target branch across processes too): review first when required,
+// then the repository's landing policy, then the landing with the repository's checks.
+func (s *Scheduler) landQueue(ctx context.Context, rep *TickReport) error {
+	var queue []engine.Mission
+	for _, l := range []engine.LandingState{engine.LandingPending, engine.LandingApproved, engine.LandingReview, engine.LandingWaiting} {
+		ms, err := s.eng.ListMissions(ctx, engine.MissionFilter{States: []engine.MissionState{engine.StateCompleted}, Landing: l, Limit: 100})
+		if err != nil {
+			return err
+		}
+		queue = append(queue, ms...)
+	}
+	var errs []error
+	for i := range queue {
+		if err := s.landOne(ctx, &queue[i], rep); err != nil {
+			errs = append(errs, fmt.Errorf("land %s: %w", queue[i].ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission, rep *TickReport) error {
+	if m.Landing == engine.LandingWaiting && !s.dueRetry(m.ID) {
+		return nil
+	}
+	if m.Review == engine.ReviewRequired && m.Kind != engine.KindReview && m.Landing != engine.LandingApproved {
+		s.setPhase(PhaseReviewing)
+		approved, err := s.reviewGate(ctx, m)
+		if err != nil || !approved {
+			return err
+		}
+	}
+	pol := s.cfg.policy(m.Repository)
+	switch {
+	case pol.Landing == LandingNone:
+		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingLeft, "landing policy none: the branch is left for a person")
+		return err
+	case pol.Landing == LandingApproval && m.Landing != engine.LandingApproved:
+		s.once(ctx, "approval:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
+			Route: engine.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
+			DecisionRequired: "approve the landing (approve_landing) after looking at get_mission_diff", SafeNextStep: "get_mission_diff " + m.ID})
+		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, "landing policy approval")
+		return err
+	}
+	rec := runOf(m)
+	if rec.Worktree.Branch == "" || rec.Worktree.ReadOnly {
+		_, err := s.eng.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
+			Detail: "the attempt had no writable workspace"}, engine.LandingNotRequired)
+		return err
+	}
+	s.setPhase(PhaseMerging)
+	return s.land(ctx, m, rec, pol, rep)
+}
+
+// land runs one landing and records its outcome.
+func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, pol RepoPolicy, rep *TickReport) error {
+	repo, err := s.wt.Open(m.Repository)
+	if err != nil {
+		return err
+	}
+	l, err := s.wt.Land(ctx, worktree.LandRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt, Workspace: rec.Worktree,
+		TargetBranch: s.targetBranch(m), WriteArea: m.WriteArea, Message: fmt.Sprintf("%s\n\nMission %s: %s", m.Title, m.ID, firstLine(m.Brief)),
+		Check: s.checks(pol)})
+	if errors.Is(err, worktree.ErrUnresolvedConflicts) {
+		l, err = worktree.Landing{Status: worktree.LandConflicted, Detail: err.Error()}, nil
+	}
+	if err != nil {
+		return err
+	}
+	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: s.targetBranch(m),
+		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
+		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput)}
+	switch l.Status {
+	case worktree.LandLanded, worktree.LandAlreadyLanded, worktree.LandNothingToLand:
+		state := engine.LandingLanded
+		if l.Status == worktree.LandNothingToLand {
+			state = engine.LandingNotRequired
+		}
+		if _, err := s.eng.RecordLanding(ctx, record, state); err != nil {
+			return err
+		}
+		rep.Landed = append(rep.Landed, m.ID)
+		return s.carried(ctx, m)
+	case worktree.LandWaiting:
+		s.once(ctx, "checkout:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RoutePerson,
+			Kind: "checkout", Reason: fmt.Sprintf("mission %s cannot land: the target is checked out in %s and local changes touch the same files", m.ID, l.Checkout),
+			DecisionRequired: "commit, stash or discard the local changes in that checkout; the landing is retried by itself",
+			Evidence:         append([]string{"checkout: " + l.Checkout}, l.BlockingFiles...), SafeNextStep: "git -C " + l.Checkout + " status"})
+		_, err := s.eng.RecordLanding(ctx, record, engine.LandingWaiting)
+		return err
+	case worktree.LandConflicted, worktree.LandChecksFailed:
+		return s.landingProblem(ctx, m, record, pol, l)
+	}
+	return fmt.Errorf("unexpected landing status %q", l.Status)
+}
+
+// landingProblem handles a conflict or failed checks: a repair mission (policy repair, and
+// always for failed checks) or a block with an escalation (policy block).
+func (s *Scheduler) landingProblem(ctx context.Context, m *engine.Mission, record engine.Landing, pol RepoPolicy, l worktree.Landing) error {
+	why, details := "conflict", "The landing on "+record.TargetBranch+" conflicts in:\n- "+strings.Join(l.ConflictPaths, "\n- ")
+	if l.Status == worktree.LandChecksFailed {
+		why, details = "checks", "The repository's checks failed on the merged tree:\n\n"+tail(l.CheckOutput, 8000)
+	}
+	if why == "conflict" && pol.OnConflict == OnConflictBlock {
+		if _, err := s.eng.RecordLanding(ctx, record, engine.LandingConflicted); err != nil {
+			return err
+		}
+		s.once(ctx, "conflict:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RouteMainAgent,
+			Kind: "conflict", Reason: fmt.Sprintf("mission %s (%s) conflicts with %s", m.ID, m.Title, record.TargetBranch),
+			DecisionRequired: "resolve the conflict on the mission's branch by hand, or retry the mission on the new target",
+			Evidence:         l.ConflictPaths, SafeNextStep: "get_mission_diff " + m.ID})
+		return nil
+	}
+	s.setPhase(PhaseRepairing)
+	if _, err := s.repair(ctx, m, why, details); err != nil {
+		return err
+	}
+	_, err := s.eng.RecordLanding(ctx, record, engine.LandingRepair)
+	return err
+}
+
+// carried marks the work a landed repair mission carried as landed too (its branch started
+// from the subject's branch, so the subject's work is in it), up the chain of repairs.
+func (s *Scheduler) carried(ctx context.Context, m *engine.Mission) error {
+	for m.Kind == engine.KindRepair && m.SubjectID != "" {
+		d, err := s.eng.GetMission(ctx, m.SubjectID)
+		if err != nil {
+			return err
+		}
+		subj := d.Mission
+		if subj.State != engine.StateCompleted || subj.Landing.Satisfies() {
+			return nil
+		}
+		if _, err := s.eng.SetLanding(ctx, subj.ID, engine.LandingLanded, "carried by repair mission "+m.ID); err != nil {
+			return err
+		}
+		m = &subj
+	}
+	return nil
+}
+
+// dueRetry throttles retries of landings that wait for a clean checkout.
+func (s *Scheduler) dueRetry(id string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.retryAt == nil {
+		s.retryAt = map[string]time.Time{}
+	}
+	now := s.cfg.Now()
+	if now.Before(s.retryAt[id]) {
+		return false
+	}
+	s.retryAt[id] = now.Add(waitingRetry)
+	return true
+}

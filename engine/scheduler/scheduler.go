@@ -1,0 +1,172 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// Phases the scheduler reports in status (design brief issue 6).
+const (
+	PhaseIdle       = "idle"
+	PhaseLoading    = "loading graph"
+	PhasePlanning   = "planning wave"
+	PhaseDispatch   = "dispatching"
+	PhaseMonitoring = "monitoring"
+	PhaseCollecting = "collecting results"
+	PhaseMerging    = "merging"
+	PhaseReviewing  = "reviewing"
+	PhaseRepairing  = "repairing"
+	PhaseContinuing = "continuing"
+	PhaseFollower   = "following"
+)
+
+// Scheduler runs the loop over one data dir. Create it with New, then Start it (or call
+// RunOnce from tests). It is safe for concurrent use.
+type Scheduler struct {
+	eng *engine.Engine
+	wt  *worktree.Manager
+	run *runner.Runner
+	cfg Config
+	log *slog.Logger
+
+	mu          sync.Mutex
+	procs       map[string]*attemptRun // mission id → the attempt this process supervises
+	leaderEpoch int64                  // 0 while not the leader
+	recovered   bool
+	lastWave    string
+	notified    map[string]bool      // once-only escalations raised by this process (by key)
+	retryAt     map[string]time.Time // next retry of landings waiting for a clean checkout
+
+	phase  atomic.Value // string
+	wake   chan struct{}
+	cancel context.CancelFunc
+	done   chan struct{}
+	wg     sync.WaitGroup // supervisor goroutines
+}
+
+// New returns a scheduler over an engine, a workspace manager and an agent runner.
+func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Config) (*Scheduler, error) {
+	cfg = cfg.withDefaults()
+	for _, p := range cfg.Profiles {
+		if err := p.Validate(); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+	}
+	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger.With("component", "scheduler"),
+		procs: map[string]*attemptRun{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
+	s.phase.Store(PhaseIdle)
+	return s, nil
+}
+
+// Phase returns what the scheduler is doing now.
+func (s *Scheduler) Phase() string { return s.phase.Load().(string) }
+
+func (s *Scheduler) setPhase(p string) { s.phase.Store(p) }
+
+// Leader reports whether this process currently runs the loop.
+func (s *Scheduler) Leader() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.leaderEpoch != 0
+}
+
+// Wake asks for a tick as soon as possible.
+func (s *Scheduler) Wake() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// Start runs the loop in the background until Stop: a tick every Config.Tick and at once on
+// any committed change that can unblock work.
+func (s *Scheduler) Start(ctx context.Context) {
+	ctx, s.cancel = context.WithCancel(ctx)
+	s.done = make(chan struct{})
+	sub := s.eng.Hub().Subscribe()
+	go func() {
+		defer close(s.done)
+		defer sub.Close()
+		s.loop(ctx, sub)
+	}()
+}
+
+func (s *Scheduler) loop(ctx context.Context, sub *engine.Subscription) {
+	tick := time.NewTicker(s.tickEvery())
+	defer tick.Stop()
+	for {
+		if _, err := s.RunOnce(ctx); err != nil && ctx.Err() == nil {
+			s.log.Error("tick failed", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		case <-s.wake:
+		case <-sub.Ready():
+			if changes, overflow := sub.Take(); !overflow && !unblocking(changes) {
+				continue
+			}
+		}
+	}
+}
+
+// tickEvery is the timer period: the tick, but often enough to renew the leader lease.
+func (s *Scheduler) tickEvery() time.Duration {
+	return min(s.cfg.Tick, s.cfg.LeaderLease/5)
+}
+
+// unblocking reports whether any change could let work move: anything but the scheduler's
+// own bookkeeping.
+func unblocking(changes []engine.Change) bool {
+	for _, c := range changes {
+		switch c.Type {
+		case "wave.planned", "attempt.launched", "mission.progress", "mission.checkpointed":
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// Stop ends the loop, gives up leadership and, unless StopAgentsOnShutdown, detaches from
+// the managed agents (they keep working; the next leader collects them).
+func (s *Scheduler) Stop(ctx context.Context) error {
+	if s.cancel != nil {
+		s.cancel()
+		<-s.done
+	}
+	s.mu.Lock()
+	procs := make([]*attemptRun, 0, len(s.procs))
+	for _, p := range s.procs {
+		procs = append(procs, p)
+	}
+	epoch := s.leaderEpoch
+	s.leaderEpoch = 0
+	s.mu.Unlock()
+	for _, p := range procs {
+		if s.cfg.StopAgentsOnShutdown {
+			_ = p.proc.Stop(runner.ReasonCancelled)
+		} else {
+			p.proc.Detach()
+		}
+	}
+	s.wg.Wait()
+	var err error
+	if epoch != 0 {
+		err = s.eng.Store().Update(ctx, func(tx engine.Tx) error { return tx.LeaderResign(ctx, s.cfg.Owner, epoch) })
+	}
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}

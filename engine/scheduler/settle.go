@@ -1,0 +1,30 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// settle decides every open voyage: completed, blocked with a report, or going on.
+func (s *Scheduler) settle(ctx context.Context, rep *TickReport) error {
+	vs, err := s.eng.Voyages(ctx, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, 200)
+	if err != nil || len(vs) == 0 {
+		return err
+	}
+	check := s.agentCheck(ctx)
+	var errs []error
+	for _, v := range vs {
+		st, err := s.eng.SettleVoyage(ctx, v.ID, check)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if st.Changed {
+			rep.Settled = append(rep.Settled, v.ID)
+			s.log.Info("voyage settled", "voyage_id", v.ID, "state", st.Voyage.State)
+		}
+	}
+	return errors.Join(errs...)
+}

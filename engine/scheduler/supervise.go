@@ -1,0 +1,187 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// attemptRun is one managed attempt this process supervises.
+type attemptRun struct {
+	fence   engine.Fence
+	mission engine.Mission
+	rec     RunRecord
+	proc    *runner.Process
+	profile agent.Profile
+
+	mu        sync.Mutex
+	lastBeat  time.Time // last lease renewal sent to the engine
+	yielded   bool      // the agent sent task.yield and the engine recorded it
+	stopping  string    // why this scheduler stopped it ("" while not)
+	parallel  atomic.Bool
+	startedAt time.Time
+}
+
+// adopt registers a launched or re-attached attempt and supervises it until it ends.
+func (s *Scheduler) adopt(ctx context.Context, a *attemptRun) {
+	a.startedAt = s.cfg.Now()
+	s.mu.Lock()
+	s.procs[a.fence.MissionID] = a
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.supervise(context.WithoutCancel(ctx), a)
+	}()
+}
+
+// supervise turns the agent's events into engine calls until it ends, then collects its
+// outcome. Any event is proof of life and renews the lease (at most once a second); a lost
+// lease stops the agent before anyone else can get the mission's next attempt.
+func (s *Scheduler) supervise(ctx context.Context, a *attemptRun) {
+	defer func() {
+		s.mu.Lock()
+		if s.procs[a.fence.MissionID] == a {
+			delete(s.procs, a.fence.MissionID)
+		}
+		s.mu.Unlock()
+		s.Wake()
+	}()
+	for ev := range a.proc.Events() {
+		if err := s.onEvent(ctx, a, ev); errors.Is(err, engine.ErrLeaseLost) {
+			s.stopAsync(a, runner.ReasonLeaseLost)
+		} else if err != nil && !engine.CallerError(err) {
+			s.log.Warn("agent event not recorded", "mission_id", a.fence.MissionID, "err", err)
+		}
+	}
+	out := a.proc.Wait()
+	if out.Detached {
+		return // the agent goes on unwatched; the next leader collects it
+	}
+	if err := s.collect(ctx, a, out); err != nil && !errors.Is(err, engine.ErrLeaseLost) {
+		s.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
+	}
+}
+
+func (s *Scheduler) onEvent(ctx context.Context, a *attemptRun, ev runner.Event) error {
+	if ev.FromAgent() {
+		if err := s.beat(ctx, a); err != nil {
+			return err
+		}
+	}
+	if ev.Kind != runner.EventMessage {
+		return nil
+	}
+	msg := ev.Message
+	switch msg.Type {
+	case agent.TypeProgress:
+		return s.eng.Progress(ctx, a.fence, msg.Percent, msg.Message)
+	case agent.TypeCheckpoint:
+		return s.eng.Checkpoint(ctx, a.fence, msg.Checkpoint, msg.Message)
+	case agent.TypeYield:
+		wait := ""
+		if msg.Reason == engine.WaitChildren {
+			wait = engine.WaitChildren
+		}
+		if err := s.eng.Yield(ctx, a.fence, msg.Checkpoint, msg.Reason, wait); err != nil {
+			return err
+		}
+		a.mu.Lock()
+		a.yielded = true
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+// beat renews the lease at most once a second per attempt.
+func (s *Scheduler) beat(ctx context.Context, a *attemptRun) error {
+	now := s.cfg.Now()
+	a.mu.Lock()
+	due := now.Sub(a.lastBeat) >= time.Second
+	if due {
+		a.lastBeat = now
+	}
+	a.mu.Unlock()
+	if !due {
+		return nil
+	}
+	_, err := s.eng.Heartbeat(ctx, a.fence)
+	return err
+}
+
+// stopAsync stops the agent without blocking the event reader (Stop waits for the process
+// group to be gone while the runner may wait for us to read).
+func (s *Scheduler) stopAsync(a *attemptRun, reason string) {
+	a.mu.Lock()
+	first := a.stopping == ""
+	if first {
+		a.stopping = reason
+	}
+	a.mu.Unlock()
+	if !first {
+		return
+	}
+	go func() {
+		if err := a.proc.Stop(reason); err != nil {
+			s.log.Error("agent did not stop", "mission_id", a.fence.MissionID, "reason", reason, "err", err)
+		}
+	}()
+}
+
+// collect records how an attempt ended: completed, failed (with the retry policy), blocked, or
+// nothing when the mission was no longer ours.
+func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outcome) error {
+	s.setPhase(PhaseCollecting)
+	a.mu.Lock()
+	yielded, stopping := a.yielded, a.stopping
+	a.mu.Unlock()
+	if yielded || stopping == runner.ReasonLeaseLost || stopping == runner.ReasonCancelled {
+		return nil // the engine already knows (yield), or the result must not be used
+	}
+	res := out.Result
+	switch res.Status {
+	case agent.StatusCompleted:
+		_, err := s.eng.Complete(ctx, a.fence, res)
+		return err
+	case agent.StatusBlocked:
+		epoch := a.fence.Epoch
+		reason := orDefault(res.Summary, "the agent needs a decision")
+		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
+			Reason: reason, DecisionRequired: orDefault(res.Decision, reason), Evidence: res.Evidence,
+			SafeNextStep: "resolve_escalation with retry once decided"}, a.profile.Name)
+		return err
+	}
+	failure := agent.Failure{Kind: agent.KindCrash, Summary: "the agent ended without a result"}
+	if res.Failure != nil {
+		failure = *res.Failure
+	}
+	if res.Status == agent.StatusCancelled && stopping == "" {
+		failure.Kind, failure.Summary = agent.KindError, orDefault(res.Summary, "the agent cancelled its own attempt")
+	}
+	if out.StderrTail != "" && failure.Diagnostic == "" {
+		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure
+	}
+	_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: failure, Usage: res.Usage, Summary: res.Summary,
+		ParallelInRepo: a.parallel.Load(), Lost: !out.Exit.Known})
+	return err
+}
+
+func tail(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}

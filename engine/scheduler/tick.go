@@ -1,0 +1,82 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+)
+
+// TickReport says what one tick did.
+type TickReport struct {
+	Leader     bool
+	Recovered  int
+	Reaped     []string
+	Dispatched []string
+	Held       int
+	Landed     []string
+	Settled    []string
+}
+
+// RunOnce runs one tick (see the package doc). Tests call it directly with a fake clock.
+// Errors of one step do not stop the others; they are joined.
+func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
+	var rep TickReport
+	lead, err := s.lead(ctx)
+	if err != nil || !lead {
+		return rep, err
+	}
+	rep.Leader = true
+	var errs []error
+	s.mu.Lock()
+	recovered := s.recovered
+	s.mu.Unlock()
+	if !recovered {
+		s.setPhase(PhaseLoading)
+		n, err := s.recover(ctx)
+		rep.Recovered = n
+		errs = append(errs, err)
+	}
+	s.setPhase(PhaseMonitoring)
+	errs = append(errs, s.monitor(ctx, &rep))
+	s.setPhase(PhaseMerging)
+	errs = append(errs, s.landQueue(ctx, &rep))
+	s.setPhase(PhasePlanning)
+	errs = append(errs, s.planAndDispatch(ctx, &rep))
+	s.setPhase(PhaseContinuing)
+	errs = append(errs, s.settle(ctx, &rep))
+	s.mu.Lock()
+	busy := len(s.procs) > 0
+	s.mu.Unlock()
+	if busy {
+		s.setPhase(PhaseMonitoring)
+	} else {
+		s.setPhase(PhaseIdle)
+	}
+	return rep, errors.Join(errs...)
+}
+
+// lead takes or renews the leader lease. Losing it detaches every supervised agent (the new
+// leader re-attaches them) and forgets recovery.
+func (s *Scheduler) lead(ctx context.Context) (bool, error) {
+	l, err := s.eng.Leadership(ctx, s.cfg.Owner, s.cfg.LeaderLease, s.Phase())
+	if err != nil {
+		return false, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if l.Owner != s.cfg.Owner {
+		if s.leaderEpoch != 0 {
+			s.log.Warn("leadership lost", "leader", l.Owner, "epoch", l.Epoch)
+			for _, p := range s.procs {
+				p.proc.Detach()
+			}
+		}
+		s.leaderEpoch, s.recovered = 0, false
+		s.phase.Store(PhaseFollower)
+		return false, nil
+	}
+	if s.leaderEpoch != l.Epoch {
+		s.log.Info("leading the scheduler loop", "owner", s.cfg.Owner, "epoch", l.Epoch)
+		s.leaderEpoch, s.recovered = l.Epoch, false
+	}
+	return true, nil
+}
