@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
@@ -38,7 +39,9 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) error {
 		return err
 	}
 	fence := m.Fence()
+	t0 := time.Now()
 	ws, err := s.prepare(ctx, &m)
+	prepared := time.Since(t0)
 	if err != nil {
 		return s.dispatchFailed(ctx, fence, "workspace", err)
 	}
@@ -66,7 +69,7 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) error {
 	}
 	rec := RunRecord{Mode: ModeManaged, Attempt: m.Attempt, Profile: a.profile.Name, Runtime: string(a.profile.Runtime), Model: a.model, Worktree: ws,
 		AttemptDir: dir, PID: proc.PID(), AgentStart: proc.Record().AgentStart, Score: &a.score, Scores: a.scores,
-		LaunchedAt: s.cfg.Now()}
+		PrepareMS: prepared.Milliseconds(), LaunchedAt: s.cfg.Now()}
 	run := &attemptRun{fence: fence, mission: m, rec: rec, proc: proc, profile: a.profile}
 	if _, err := s.eng.Start(ctx, fence); err != nil {
 		_ = proc.Stop(runner.ReasonLeaseLost)

@@ -31,6 +31,8 @@ func TestMain(m *testing.M) {
 			os.Exit(runner.ShimMain(os.Args[2:]))
 		case refagent.Subcommand:
 			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case "create-mission": // BenchmarkWakeUpCrossProcess: <db> <repo> <write area>
+			os.Exit(createMissionProcess(os.Args[2], os.Args[3], os.Args[4]))
 		}
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
@@ -44,7 +46,7 @@ func TestMain(m *testing.M) {
 // harness is one scheduler over a real repository, a real SQLite file, real worktrees and
 // real reference-agent processes.
 type harness struct {
-	t    *testing.T
+	t    testing.TB
 	ctx  context.Context
 	repo string
 	data string
@@ -62,7 +64,7 @@ func refProfile(name string, personas ...string) agent.Profile {
 		Env: []string{"PATH", "HOME", "GORACE", "GIT_CONFIG_NOSYSTEM"}, Personas: personas, MaxConcurrency: 4}
 }
 
-func newHarness(t *testing.T, opts ...option) *harness {
+func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), repo: makeRepo(t), data: t.TempDir()}
 	var err error
@@ -128,7 +130,7 @@ func (h *harness) file(path string) (string, bool) {
 	return string(out), err == nil
 }
 
-func git(t *testing.T, dir string, args ...string) string {
+func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(os.Environ(), testenv.GitEnv()...)
@@ -138,7 +140,7 @@ func git(t *testing.T, dir string, args ...string) string {
 }
 
 // makeRepo creates a repository with one commit on main, not checked out anywhere else.
-func makeRepo(t *testing.T) string {
+func makeRepo(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	git(t, dir, "init", "-q", "-b", "main")
@@ -147,4 +149,21 @@ func makeRepo(t *testing.T) string {
 	git(t, dir, "add", "-A")
 	git(t, dir, "commit", "-q", "-m", "initial")
 	return dir
+}
+
+// createMissionProcess creates one mission in another process and prints when it returned.
+func createMissionProcess(db, repo, area string) int {
+	ctx := context.Background()
+	st, err := storage.Open(ctx, db, storage.Options{})
+	if err != nil {
+		return 1
+	}
+	defer st.Close()
+	e := engine.New(st, engine.Options{DefaultRepository: repo})
+	if _, err := e.CreateMission(ctx, engine.MissionSpec{Title: "cross", WriteArea: []string{area}}, "bench"); err != nil {
+		return 1
+	}
+	b, _ := time.Now().MarshalText()
+	_, _ = os.Stdout.Write(b)
+	return 0
 }

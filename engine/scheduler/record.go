@@ -30,6 +30,7 @@ type RunRecord struct {
 	AgentStart string             `json:"agent_start,omitempty"`
 	Score      *engine.Score      `json:"score,omitempty"`
 	Scores     []engine.Score     `json:"scores,omitempty"`
+	PrepareMS  int64              `json:"prepare_ms,omitempty"` // how long the workspace took to make
 	LaunchedAt time.Time          `json:"launched_at"`
 }
 
