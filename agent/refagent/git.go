@@ -1,0 +1,81 @@
+package refagent
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+)
+
+// gitTimeout bounds one git command.
+const gitTimeout = 2 * time.Minute
+
+// commit commits the files written since the last commit with message msg (read by git from
+// stdin: no shell, no quoting). Nothing written, or nothing changed, commits nothing.
+func (a *refAgent) commit(msg string) error {
+	if msg == "" {
+		msg = a.start.MissionID + ": reference agent changes"
+	}
+	if len(a.written) == 0 {
+		a.out.log("info", "nothing to commit")
+		return nil
+	}
+	if _, err := a.git(nil, append([]string{"add", "--"}, a.written...)...); err != nil {
+		return err
+	}
+	staged, err := a.git(nil, "diff", "--cached", "--name-only")
+	if err != nil {
+		return err
+	}
+	a.written = nil
+	if strings.TrimSpace(staged) == "" {
+		a.out.log("info", "nothing to commit (files unchanged)")
+		return nil
+	}
+	if _, err := a.git(strings.NewReader(msg), "-c", "commit.gpgsign=false", "commit", "--no-verify", "-q", "-F", "-"); err != nil {
+		return err
+	}
+	head, err := a.git(nil, "rev-parse", "HEAD")
+	if err != nil {
+		return err
+	}
+	head = strings.TrimSpace(head)
+	a.commits = append(a.commits, "commit "+head)
+	a.out.log("info", "committed "+head)
+	return nil
+}
+
+// git runs `git -C <workspace> args...` and returns its stdout.
+func (a *refAgent) git(stdin *strings.Reader, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", a.ws}, args...)...)
+	cmd.Env = gitEnv()
+	if stdin != nil {
+		cmd.Stdin = stdin
+	}
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("git %s: %v: %s", args[0], err, strings.TrimSpace(errb.String()))
+	}
+	return out.String(), nil
+}
+
+// gitEnv is our environment plus what makes git predictable, and an identity when none is
+// given (the agent's allow-listed environment often has no HOME, so no git config).
+func gitEnv() []string {
+	env := append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	for k, v := range map[string]string{
+		"GIT_AUTHOR_NAME": "mcp-scheduler reference agent", "GIT_AUTHOR_EMAIL": "reference-agent@mcp-scheduler.invalid",
+		"GIT_COMMITTER_NAME": "mcp-scheduler reference agent", "GIT_COMMITTER_EMAIL": "reference-agent@mcp-scheduler.invalid",
+	} {
+		if _, ok := os.LookupEnv(k); !ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}

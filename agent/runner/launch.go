@@ -1,0 +1,227 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+)
+
+// ErrAttemptExists is returned by Launch for an attempt directory that already holds a run.
+var ErrAttemptExists = errors.New("attempt directory already holds a run")
+
+// ErrStart is matched by Launch errors that come from starting the agent program (not found,
+// not executable, ...): the attempt fails, usually for an environment reason.
+var ErrStart = errors.New("agent did not start")
+
+// Launch starts one attempt: it builds the environment (when Request.Env is nil), asks the
+// adapter for the invocation, writes the brief (Request.BriefFile, from Request.Start.Brief)
+// and the invocation's files, starts the shim, and returns once the agent runs and pid.json
+// is written. For runtimes with ProtocolStdin it then writes agent.start to the agent's stdin.
+// Errors wrap ErrAttemptExists, ErrStart or the cause.
+func (r *Runner) Launch(ctx context.Context, s Spec) (*Process, error) {
+	s.Profile = s.Profile.WithDefaults()
+	if s.Adapter == nil || s.AttemptDir == "" {
+		return nil, errors.New("launch: Spec needs an Adapter and an AttemptDir")
+	}
+	if err := r.prepareDir(s.AttemptDir); err != nil {
+		return nil, err
+	}
+	req, secrets, err := r.request(s)
+	if err != nil {
+		return nil, err
+	}
+	inv, err := s.Adapter.Invocation(s.Profile, req)
+	if err != nil {
+		return nil, fmt.Errorf("launch %s: invocation: %w", req.Start.MissionID, err)
+	}
+	if len(inv.Argv) == 0 {
+		return nil, fmt.Errorf("launch %s: the adapter returned an empty argv", req.Start.MissionID)
+	}
+	if inv.Dir == "" {
+		inv.Dir = req.Start.Workspace
+	}
+	if err := writeFiles(req, inv); err != nil {
+		return nil, fmt.Errorf("launch %s: %w", req.Start.MissionID, err)
+	}
+	secrets = append(secrets, agent.SecretValues(s.Profile, inv.Env)...)
+	s.Request = req
+
+	p, err := r.startShim(ctx, s, inv, secrets)
+	if err != nil {
+		return nil, fmt.Errorf("launch %s: %w", req.Start.MissionID, err)
+	}
+	return p, nil
+}
+
+// prepareDir creates the attempt directory and refuses one already used.
+func (r *Runner) prepareDir(dir string) error {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("attempt directory: %w", err)
+	}
+	for _, name := range []string{FilePID, FileExit} {
+		if _, err := os.Stat(filepath.Join(dir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%w: %s", ErrAttemptExists, dir)
+		}
+	}
+	return nil
+}
+
+// request fills the defaults of the launch request and returns the secrets of its
+// environment.
+func (r *Runner) request(s Spec) (agent.LaunchRequest, []string, error) {
+	req := s.Request
+	var secrets []string
+	if req.Env == nil {
+		req.Env, secrets = agent.BuildEnv(s.Profile, r.cfg.Environ(), s.Vars)
+	}
+	if req.Self == "" {
+		req.Self = r.cfg.Self
+	}
+	if req.StateDir == "" {
+		if s.Profile.Name == "" || !missionIDPattern.MatchString(s.Profile.Name) {
+			return req, nil, fmt.Errorf("launch: profile name %q cannot name a state directory", s.Profile.Name)
+		}
+		req.StateDir = filepath.Join(r.cfg.DataDir, "profiles", s.Profile.Name)
+	}
+	if err := os.MkdirAll(req.StateDir, 0o700); err != nil {
+		return req, nil, fmt.Errorf("launch: state directory: %w", err)
+	}
+	req.Start.Type = agent.TypeStart
+	if req.Start.Protocol == "" {
+		req.Start.Protocol = agent.Version
+	}
+	return req, secrets, nil
+}
+
+// writeFiles writes the brief and the invocation's files: 0600, parents 0700.
+func writeFiles(req agent.LaunchRequest, inv agent.Invocation) error {
+	files := map[string][]byte{}
+	if req.BriefFile != "" {
+		files[req.BriefFile] = []byte(req.Start.Brief)
+	}
+	for p, b := range inv.Files {
+		files[p] = b // the adapter's version of a file wins
+	}
+	paths := make([]string, 0, len(files))
+	for p := range files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, p := range paths {
+		if !filepath.IsAbs(p) {
+			return fmt.Errorf("file %q: path must be absolute", p)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			return fmt.Errorf("file %s: %w", p, err)
+		}
+		if err := os.WriteFile(p, files[p], 0o600); err != nil {
+			return fmt.Errorf("file %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// startShim starts the shim, sends agent.start and waits for the shim's report.
+func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, secrets []string) (*Process, error) {
+	statusR, statusW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("status pipe: %w", err)
+	}
+	defer statusR.Close()
+	shimLog, err := os.OpenFile(filepath.Join(s.AttemptDir, FileShimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		statusW.Close()
+		return nil, fmt.Errorf("shim log: %w", err)
+	}
+	defer shimLog.Close()
+
+	args := append([]string{r.cfg.Self, ShimSubcommand, "--dir", s.AttemptDir, "--grace", s.Profile.Grace.D().String(), "--"}, inv.Argv...)
+	cmd := &exec.Cmd{
+		Path:        r.cfg.Self,
+		Args:        args,
+		Env:         agent.EnvList(inv.Env),
+		Dir:         inv.Dir,
+		Stdout:      shimLog,
+		Stderr:      shimLog,
+		ExtraFiles:  []*os.File{statusW},
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	var stdin *stdinWriter
+	if inv.ProtocolStdin {
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			statusW.Close()
+			return nil, fmt.Errorf("stdin pipe: %w", err)
+		}
+		cmd.Stdin = pr
+		defer pr.Close()
+		stdin = newStdinWriter(pw)
+	}
+	err = cmd.Start()
+	statusW.Close()
+	if err != nil {
+		if stdin != nil {
+			stdin.close()
+		}
+		return nil, fmt.Errorf("%w: start shim %s: %v", ErrStart, r.cfg.Self, err)
+	}
+	shimDone := make(chan struct{})
+	go func() { // always reap the shim: no zombie, whatever happens to the Process
+		_ = cmd.Wait()
+		close(shimDone)
+	}()
+	if stdin != nil {
+		// Before the shim reports: the agent reads it as soon as it runs.
+		stdin.send(s.Request.Start)
+	}
+
+	rec, err := r.awaitShim(ctx, statusR)
+	if err != nil {
+		if stdin != nil {
+			stdin.close()
+		}
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		if rec.PGID > 0 {
+			_ = signalGroup(rec.PGID, syscall.SIGKILL)
+		}
+		<-shimDone
+		return nil, err
+	}
+	p := r.newProcess(s, rec, secrets)
+	p.stdin = stdin
+	p.launched = true
+	go p.watchLaunched(shimDone)
+	p.startFollowing()
+	return p, nil
+}
+
+// awaitShim waits for the shim's report on the status pipe.
+func (r *Runner) awaitShim(ctx context.Context, statusR *os.File) (PIDRecord, error) {
+	deadline := time.Now().Add(r.cfg.StartTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	_ = statusR.SetReadDeadline(deadline)
+	stopCtx := context.AfterFunc(ctx, func() { _ = statusR.SetReadDeadline(time.Now()) })
+	defer stopCtx()
+	rec, err := readShimStatus(statusR)
+	if err != nil {
+		if ctx.Err() != nil {
+			return rec, fmt.Errorf("waiting for the agent to start: %w", ctx.Err())
+		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			return rec, fmt.Errorf("%w: the shim did not report within %v", ErrStart, r.cfg.StartTimeout)
+		}
+		return rec, fmt.Errorf("%w: %v", ErrStart, err)
+	}
+	return rec, nil
+}

@@ -1,0 +1,318 @@
+package runner
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
+)
+
+// TestMain lets the test binary play our own binary's hidden subcommands, so the tests run
+// the real shim and the real reference agent as child processes without a prebuilt binary.
+func TestMain(m *testing.M) {
+	if len(os.Args) > 1 {
+		switch os.Args[1] {
+		case ShimSubcommand:
+			os.Exit(ShimMain(os.Args[2:]))
+		case refagent.Subcommand:
+			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		}
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// deadline is the generous bound on anything a test waits for.
+const deadline = 60 * time.Second
+
+// testAdapter is a minimal ndjson adapter: our protocol as is. End derives a result from
+// the exit when the agent reported none, as the contract asks of every adapter.
+type testAdapter struct{}
+
+func (testAdapter) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.Invocation, error) {
+	argv := make([]string, len(p.Command))
+	for i, a := range p.Command {
+		argv[i] = strings.NewReplacer("{mcp_scheduler}", req.Self, "{workspace}", req.Start.Workspace,
+			"{mission_id}", req.Start.MissionID, "{brief_file}", req.BriefFile).Replace(a)
+	}
+	return agent.Invocation{Argv: argv, Env: req.Env, Dir: req.Start.Workspace, ProtocolStdin: p.Runtime == agent.RuntimeNDJSON}, nil
+}
+
+func (testAdapter) NewDecoder() agent.Decoder { return &testDecoder{} }
+
+type testDecoder struct {
+	result *agent.WorkerResult
+	yield  bool
+}
+
+func (d *testDecoder) Line(line []byte) ([]agent.Message, error) {
+	var m agent.Message
+	if err := json.Unmarshal(line, &m); err != nil {
+		return nil, err
+	}
+	if m.Type == "" {
+		return nil, fmt.Errorf("no type")
+	}
+	switch m.Type {
+	case agent.TypeResult:
+		if m.WorkerResult == nil {
+			m.WorkerResult = &agent.WorkerResult{}
+		}
+		r := *m.WorkerResult
+		d.result = &r
+	case agent.TypeYield:
+		d.yield = true
+	}
+	return []agent.Message{m}, nil
+}
+
+func (d *testDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
+	if d.result != nil {
+		return *d.result
+	}
+	kind := agent.KindCrash
+	switch exit.Reason {
+	case ReasonHardTimeout:
+		kind = agent.KindTimeout
+	case ReasonCancelled:
+		return agent.WorkerResult{Status: agent.StatusCancelled, Summary: "cancelled"}
+	}
+	return agent.WorkerResult{Status: agent.StatusFailed, Summary: "no result",
+		Failure: &agent.Failure{Kind: kind, Summary: fmt.Sprintf("exit %d %s", exit.Code, exit.Signal)}}
+}
+
+// syncBuffer is a goroutine-safe bytes.Buffer.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func self(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return exe
+}
+
+// newRunner returns a Runner over a temporary data dir; its log is shown when the test fails.
+func newRunner(t testing.TB, dataDir string) *Runner {
+	t.Helper()
+	if dataDir == "" {
+		dataDir = t.TempDir()
+	}
+	logs := &syncBuffer{}
+	r, err := New(Config{Self: self(t), DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		require.NoError(t, r.Close())
+		if t.Failed() {
+			t.Logf("runner log:\n%s", logs.String())
+		}
+	})
+	return r
+}
+
+// gitRepo makes a repository with one commit; .mcp-scheduler/ is excluded as the worktree
+// package does for real workspaces.
+func gitRepo(t testing.TB, dir string) string {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	git(t, dir, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README.md"), []byte("repo\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, ".git", "info", "exclude"), []byte(".mcp-scheduler/\n"), 0o644))
+	git(t, dir, "add", "README.md")
+	git(t, dir, "commit", "-q", "-m", "initial")
+	return dir
+}
+
+func git(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// refProfile runs the reference agent over our protocol.
+func refProfile() agent.Profile {
+	return agent.Profile{
+		Name:    "ref",
+		Runtime: agent.RuntimeNDJSON,
+		Command: []string{"{mcp_scheduler}", refagent.Subcommand},
+		Env:     []string{"PATH"},
+		Grace:   agent.Duration(300 * time.Millisecond),
+	}
+}
+
+// refSpec is a spec for mission id running the brief in workspace ws.
+func refSpec(t testing.TB, r *Runner, id, ws, brief string) Spec {
+	t.Helper()
+	dir, err := r.AttemptDir(id, 1)
+	require.NoError(t, err)
+	return Spec{
+		Adapter:    testAdapter{},
+		Profile:    refProfile(),
+		AttemptDir: dir,
+		Request: agent.LaunchRequest{
+			Start:     agent.Start{MissionID: id, Attempt: 1, Epoch: 1, Title: "test " + id, Brief: brief, Workspace: ws},
+			BriefFile: filepath.Join(ws, ".mcp-scheduler", "brief.md"),
+		},
+	}
+}
+
+func launch(t testing.TB, r *Runner, s Spec) *Process {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	p, err := r.Launch(ctx, s)
+	require.NoError(t, err)
+	return p
+}
+
+// collect reads every event and returns them with the outcome.
+func collect(t testing.TB, p *Process) ([]Event, Outcome) {
+	t.Helper()
+	var evs []Event
+	timeout := time.After(deadline)
+	for {
+		select {
+		case ev, ok := <-p.Events():
+			if !ok {
+				return evs, p.Wait()
+			}
+			evs = append(evs, ev)
+		case <-timeout:
+			_ = p.Stop("test timeout")
+			t.Fatalf("attempt did not end within %v; events so far: %v", deadline, summarize(evs))
+		}
+	}
+}
+
+// waitEvent reads events until one matches, returning those read.
+func waitEvent(t testing.TB, p *Process, match func(Event) bool) []Event {
+	t.Helper()
+	var evs []Event
+	timeout := time.After(deadline)
+	for {
+		select {
+		case ev, ok := <-p.Events():
+			require.True(t, ok, "events ended before the awaited one: %v", summarize(evs))
+			evs = append(evs, ev)
+			if match(ev) {
+				return evs
+			}
+		case <-timeout:
+			t.Fatalf("awaited event did not come within %v: %v", deadline, summarize(evs))
+		}
+	}
+}
+
+func summarize(evs []Event) []string {
+	var out []string
+	for _, ev := range evs {
+		s := string(ev.Kind) + ":" + ev.Message.Type
+		if ev.Message.Message != "" {
+			s += " " + clip(ev.Message.Message, 80)
+		}
+		if ev.Err != nil {
+			s += " err=" + clip(ev.Err.Error(), 80)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+func messages(evs []Event, typ string) []agent.Message {
+	var out []agent.Message
+	for _, ev := range evs {
+		if ev.Kind == EventMessage && ev.Message.Type == typ {
+			out = append(out, ev.Message)
+		}
+	}
+	return out
+}
+
+func logsContaining(evs []Event, s string) []string {
+	var out []string
+	for _, m := range messages(evs, agent.TypeLog) {
+		if strings.Contains(m.Message, s) {
+			out = append(out, m.Message)
+		}
+	}
+	return out
+}
+
+// grandchildPIDs reads the pids the reference agent announced.
+func grandchildPIDs(t testing.TB, evs []Event) []int {
+	t.Helper()
+	var pids []int
+	for _, m := range logsContaining(evs, "grandchild pid=") {
+		pid, err := strconv.Atoi(strings.TrimPrefix(m, "grandchild pid="))
+		require.NoError(t, err)
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+// requireGone asserts that the processes and the agent's group no longer exist.
+func requireGone(t testing.TB, pgid int, pids ...int) {
+	t.Helper()
+	require.True(t, groupGone(pgid), "process group %d still exists", pgid)
+	for _, pid := range pids {
+		_, _, err := procStart(pid)
+		require.Error(t, err, "process %d still exists", pid)
+	}
+}
+
+// requireNoZombieChildren asserts that no child of the test process is a zombie (Linux).
+func requireNoZombieChildren(t testing.TB) {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		return
+	}
+	me := strconv.Itoa(os.Getpid())
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, f := range stats {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		fields := strings.Fields(string(b[i+1:]))
+		if len(fields) > 2 && fields[1] == me {
+			require.NotEqual(t, "Z", fields[0], "zombie child: %s", b)
+		}
+	}
+}

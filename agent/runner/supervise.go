@@ -1,0 +1,145 @@
+package runner
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+)
+
+// ErrStillRunning is returned by Stop when the agent's process group survived SIGKILL for
+// killWait (a process stuck in the kernel).
+var ErrStillRunning = errors.New("agent process group still exists after SIGKILL")
+
+// supervise runs the profile's timers: the soft timeout pings the agent once and records an
+// event; the hard timeout and the stall threshold (no output for that long) stop it.
+// Durations count from when the agent started (pid.json), so they survive a re-attach.
+func (p *Process) supervise() {
+	defer close(p.superDone)
+	prof := p.spec.Profile
+	started := p.rec.StartedAt
+	timer := func(d time.Duration) <-chan time.Time {
+		if d <= 0 {
+			return nil
+		}
+		return time.After(max(time.Until(started.Add(d)), 0))
+	}
+	soft, hard := timer(prof.SoftTimeout.D()), timer(prof.HardTimeout.D())
+	stallEvery := prof.StallThreshold.D()
+	var stall <-chan time.Time
+	if stallEvery > 0 {
+		stall = time.After(stallEvery)
+	}
+	for {
+		select {
+		case <-p.exited:
+			return
+		case <-p.detached:
+			return
+		case <-soft:
+			soft = nil
+			p.ping()
+			ev := Event{Kind: EventSoftTimeout, Time: p.r.cfg.Now()}
+			p.log.Info("soft timeout: agent pinged", "soft_timeout", prof.SoftTimeout.D())
+			select {
+			case p.events <- ev:
+			case <-p.exited:
+				return
+			case <-p.detached:
+				return
+			}
+		case <-hard:
+			hard = nil
+			p.log.Warn("hard timeout: stopping agent", "hard_timeout", prof.HardTimeout.D())
+			p.stopInBackground(ReasonHardTimeout)
+		case <-stall:
+			idle := p.r.cfg.Now().Sub(p.LastOutput())
+			if idle >= stallEvery {
+				stall = nil
+				p.log.Warn("agent stalled: stopping it", "idle", idle.Round(time.Millisecond))
+				p.stopInBackground(ReasonStalled)
+				continue
+			}
+			stall = time.After(stallEvery - idle)
+		}
+	}
+}
+
+// stopInBackground stops the agent without blocking supervision; errors are logged
+// (nobody else is there to receive them).
+func (p *Process) stopInBackground(reason string) {
+	go func() {
+		if err := p.Stop(reason); err != nil {
+			p.log.Error("stopping agent", "reason", reason, "err", err)
+		}
+	}()
+}
+
+// ping sends agent.ping to an ndjson agent.
+func (p *Process) ping() {
+	if p.stdin != nil {
+		p.stdin.send(agent.Ping{Type: agent.TypePing, Seq: 1})
+	}
+}
+
+// Stop ends the agent (design brief §7): agent.cancel on its stdin (runtime ndjson, while
+// this Runner launched it), SIGTERM to its process group, the profile's grace period,
+// SIGKILL to the group. It returns only when no process of the group is left, so the
+// mission can safely be handed to someone else; the Outcome follows through Wait, with
+// Exit.Reason set to reason (the first reason given wins). Stopping an agent that already
+// ended does nothing. Errors: ErrStillRunning.
+func (p *Process) Stop(reason string) error {
+	p.stopMu.Lock()
+	defer p.stopMu.Unlock()
+	if p.ended() {
+		return nil
+	}
+	p.reason.CompareAndSwap(nil, &reason)
+	pgid := p.rec.PGID
+	if p.stdin != nil {
+		p.stdin.send(agent.Cancel{Type: agent.TypeCancel, Reason: reason})
+	}
+	if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
+		return fmt.Errorf("stop agent group %d: %w", pgid, err)
+	}
+	if p.waitGroupGone(pgid, p.spec.Profile.Grace.D()) {
+		return nil
+	}
+	p.log.Warn("agent still running after the grace period: SIGKILL", "grace", p.spec.Profile.Grace.D())
+	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
+		return fmt.Errorf("kill agent group %d: %w", pgid, err)
+	}
+	if p.waitGroupGone(pgid, killWait) {
+		return nil
+	}
+	return fmt.Errorf("stop agent group %d: %w", pgid, ErrStillRunning)
+}
+
+// ended reports whether the agent's group is known to be gone (the shim recorded the end),
+// or, for an attached Process whose shim and agent are both gone, cannot be ours any more.
+func (p *Process) ended() bool {
+	select {
+	case <-p.exited:
+		return true
+	default:
+	}
+	// Attached, with the shim and the agent both gone: the group id may already belong to
+	// someone else, so it is never signalled.
+	return !p.launched && !alive(p.rec.ShimPID, p.rec.ShimStart) && !alive(p.rec.AgentPID, p.rec.AgentStart)
+}
+
+// waitGroupGone polls until group pgid has no process left, or d passed.
+func (p *Process) waitGroupGone(pgid int, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for {
+		if groupGone(pgid) {
+			return true
+		}
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
