@@ -172,7 +172,9 @@ func refProfile() agent.Profile {
 		Runtime: agent.RuntimeNDJSON,
 		Command: []string{"{mcp_scheduler}", refagent.Subcommand},
 		Env:     []string{"PATH"},
-		Grace:   agent.Duration(300 * time.Millisecond),
+		// Race-enabled children otherwise sleep 1 s at exit.
+		SetEnv: map[string]string{"GORACE": "atexit_sleep_ms=0"},
+		Grace:  agent.Duration(300 * time.Millisecond),
 	}
 }
 
