@@ -126,7 +126,7 @@ func (p *Process) readLines(lr *agent.LineReader, dec agent.Decoder, out *Outcom
 		default:
 			ev.Size = int64(len(line))
 		}
-		p.lastOutput.Store(now.UnixNano())
+		p.sawOutput(now)
 		replay := ev.Offset <= p.spec.FromOffset
 		if ev.Kind == EventLineTooLong {
 			if !replay && !p.deliver(ev) {
@@ -213,7 +213,7 @@ func (p *Process) followStderr() {
 		for {
 			n, err := f.Read(buf)
 			if n > 0 {
-				p.lastOutput.Store(p.r.cfg.Now().UnixNano())
+				p.sawOutput(p.r.cfg.Now())
 				s.write(buf[:n])
 			}
 			if err != nil || n == 0 {

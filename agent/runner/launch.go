@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
 	"syscall"
@@ -130,77 +129,45 @@ func writeFiles(req agent.LaunchRequest, inv agent.Invocation) error {
 	return nil
 }
 
-// startShim starts the shim, sends agent.start and waits for the shim's report.
+// startShim hands the attempt to a shim, sends agent.start and waits for the shim's report.
 func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, secrets []string) (*Process, error) {
-	statusR, statusW, err := os.Pipe()
+	sp, err := r.takeShim()
 	if err != nil {
-		return nil, fmt.Errorf("status pipe: %w", err)
-	}
-	defer statusR.Close()
-	shimLog, err := os.OpenFile(filepath.Join(s.AttemptDir, FileShimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-	if err != nil {
-		statusW.Close()
-		return nil, fmt.Errorf("shim log: %w", err)
-	}
-	defer shimLog.Close()
-
-	args := append([]string{r.cfg.Self, ShimSubcommand, "--dir", s.AttemptDir, "--grace", s.Profile.Grace.D().String(), "--"}, inv.Argv...)
-	cmd := &exec.Cmd{
-		Path:        r.cfg.Self,
-		Args:        args,
-		Env:         agent.EnvList(inv.Env),
-		Dir:         inv.Dir,
-		Stdout:      shimLog,
-		Stderr:      shimLog,
-		ExtraFiles:  []*os.File{statusW},
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		return nil, err
 	}
 	var stdin *stdinWriter
 	if inv.ProtocolStdin {
-		pr, pw, err := os.Pipe()
-		if err != nil {
-			statusW.Close()
-			return nil, fmt.Errorf("stdin pipe: %w", err)
-		}
-		cmd.Stdin = pr
-		defer pr.Close()
-		stdin = newStdinWriter(pw)
-	}
-	err = cmd.Start()
-	statusW.Close()
-	if err != nil {
-		if stdin != nil {
-			stdin.close()
-		}
-		return nil, fmt.Errorf("%w: start shim %s: %v", ErrStart, r.cfg.Self, err)
-	}
-	shimDone := make(chan struct{})
-	go func() { // always reap the shim: no zombie, whatever happens to the Process
-		_ = cmd.Wait()
-		close(shimDone)
-	}()
-	if stdin != nil {
-		// Before the shim reports: the agent reads it as soon as it runs.
+		stdin = newStdinWriter(sp.stdin)
+		// Queued before the agent exists: it reads agent.start as soon as it runs.
 		stdin.send(s.Request.Start)
+	} else {
+		sp.stdin.Close()
 	}
-
-	rec, err := r.awaitShim(ctx, statusR)
+	req := launchRequest{Dir: s.AttemptDir, Grace: s.Profile.Grace.D(), Argv: inv.Argv, Env: agent.EnvList(inv.Env),
+		Cwd: inv.Dir, Stdin: inv.ProtocolStdin}
+	err = sp.request(req)
+	var rec PIDRecord
+	if err == nil {
+		rec, err = r.awaitShim(ctx, sp.status)
+	}
+	sp.status.Close()
 	if err != nil {
 		if stdin != nil {
 			stdin.close()
 		}
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		_ = syscall.Kill(-sp.cmd.Process.Pid, syscall.SIGKILL)
 		if rec.PGID > 0 {
 			_ = signalGroup(rec.PGID, syscall.SIGKILL)
 		}
-		<-shimDone
+		<-sp.done
 		return nil, err
 	}
 	p := r.newProcess(s, rec, secrets)
 	p.stdin = stdin
 	p.launched = true
-	go p.watchLaunched(shimDone)
+	go p.watchLaunched(sp.done)
 	p.startFollowing()
+	r.refillAfterStart(p)
 	return p, nil
 }
 

@@ -34,6 +34,9 @@ func TestMain(m *testing.M) {
 			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		}
 	}
+	// Race-enabled shims (started with the server's Go runtime variables) otherwise sleep
+	// 1 s at exit.
+	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }
 

@@ -35,7 +35,9 @@ type Process struct {
 	superDone  chan struct{}
 	tail       *tailBuffer
 
-	lastOutput atomic.Int64 // unix nanoseconds of the last output (stdout or stderr)
+	lastOutput  atomic.Int64  // unix nanoseconds of the last output (stdout or stderr)
+	firstOutput chan struct{} // closed at the first output
+	firstOnce   sync.Once
 
 	stopMu sync.Mutex
 	reason atomic.Pointer[string]
@@ -47,15 +49,16 @@ func (r *Runner) newProcess(s Spec, rec PIDRecord, secrets []string) *Process {
 		spec: s,
 		log: r.log.With("mission_id", s.Request.Start.MissionID, "attempt", s.Request.Start.Attempt,
 			"epoch", s.Request.Start.Epoch, "agent_pid", rec.AgentPID),
-		rec:        rec,
-		redact:     agent.NewRedactor(secrets),
-		events:     make(chan Event, 64),
-		exited:     make(chan struct{}),
-		detached:   make(chan struct{}),
-		done:       make(chan struct{}),
-		stderrDone: make(chan struct{}),
-		superDone:  make(chan struct{}),
-		tail:       newTailBuffer(r.cfg.StderrTail),
+		rec:         rec,
+		redact:      agent.NewRedactor(secrets),
+		events:      make(chan Event, 64),
+		exited:      make(chan struct{}),
+		detached:    make(chan struct{}),
+		done:        make(chan struct{}),
+		stderrDone:  make(chan struct{}),
+		superDone:   make(chan struct{}),
+		tail:        newTailBuffer(r.cfg.StderrTail),
+		firstOutput: make(chan struct{}),
 	}
 	p.lastOutput.Store(r.cfg.Now().UnixNano())
 	return p
@@ -80,6 +83,12 @@ func (p *Process) Done() <-chan struct{} { return p.done }
 func (p *Process) Wait() Outcome {
 	<-p.done
 	return p.outcome
+}
+
+// sawOutput records output of the agent at now.
+func (p *Process) sawOutput(now time.Time) {
+	p.lastOutput.Store(now.UnixNano())
+	p.firstOnce.Do(func() { close(p.firstOutput) })
 }
 
 // LastOutput returns when the agent last wrote to stdout or stderr (or when it started).

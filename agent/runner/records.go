@@ -49,9 +49,9 @@ type ExitRecord struct {
 	Error    string    `json:"error,omitempty"`
 }
 
-// writeJSONAtomic writes v to dir/name through a temporary file, fsync and rename, so a
-// reader sees either nothing or the whole record, even after a power loss.
-func writeJSONAtomic(dir, name string, v any) error {
+// writeJSONAtomic writes v to dir/name through a temporary file and a rename, so a reader
+// sees either nothing or the whole record; with durable, fsync makes it survive a power loss.
+func writeJSONAtomic(dir, name string, v any, durable bool) error {
 	b, err := json.Marshal(v)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", name, err)
@@ -65,15 +65,20 @@ func writeJSONAtomic(dir, name string, v any) error {
 		tmp.Close()
 		return fmt.Errorf("write %s: %w", name, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("sync %s: %w", name, err)
+	if durable {
+		if err := tmp.Sync(); err != nil {
+			tmp.Close()
+			return fmt.Errorf("sync %s: %w", name, err)
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", name, err)
 	}
 	if err := os.Rename(tmp.Name(), filepath.Join(dir, name)); err != nil {
 		return fmt.Errorf("rename %s: %w", name, err)
+	}
+	if !durable {
+		return nil
 	}
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync() // best effort: not every file system syncs directories

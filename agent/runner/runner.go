@@ -23,6 +23,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -65,6 +66,9 @@ type Config struct {
 	// StartTimeout bounds how long the shim may take to report the agent started
 	// (default 30 s).
 	StartTimeout time.Duration
+	// NoWarmShim turns off keeping one shim started ahead of time. A warm shim takes its
+	// process start off the path from Launch to the agent's first event (docs/benchmarks.md).
+	NoWarmShim bool
 }
 
 // Runner launches and re-attaches managed agents. It is safe for concurrent use.
@@ -72,6 +76,12 @@ type Runner struct {
 	cfg   Config
 	log   *slog.Logger
 	watch *dirWatcher
+
+	spare     chan *shimProc // at most one warm shim
+	mu        sync.Mutex
+	closed    bool
+	refilling bool
+	wg        sync.WaitGroup
 }
 
 // ErrConfig is matched by errors about a Runner's configuration.
@@ -110,12 +120,17 @@ func New(cfg Config) (*Runner, error) {
 		cfg.StartTimeout = DefaultStartTimeout
 	}
 	log := cfg.Logger.With("component", "runner")
-	return &Runner{cfg: cfg, log: log, watch: newDirWatcher(log)}, nil
+	r := &Runner{cfg: cfg, log: log, watch: newDirWatcher(log), spare: make(chan *shimProc, 1)}
+	r.refill()
+	return r, nil
 }
 
-// Close releases the Runner's file watcher. Processes still followed fall back to polling;
-// close the Runner after its processes ended or were detached.
-func (r *Runner) Close() error { return r.watch.close() }
+// Close ends the warm shim and releases the file watcher. Processes still followed fall back
+// to polling; close the Runner after its processes ended or were detached.
+func (r *Runner) Close() error {
+	r.drainSpare()
+	return r.watch.close()
+}
 
 var missionIDPattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 

@@ -1,10 +1,10 @@
 package runner
 
 import (
+	"strings"
 	"bufio"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,44 +16,79 @@ import (
 )
 
 // ShimSubcommand is the hidden subcommand of our binary that runs ShimMain:
-// `mcp-scheduler agent-shim --dir <attempt dir> --grace 1s -- <argv...>`.
+// `mcp-scheduler agent-shim`.
 const ShimSubcommand = "agent-shim"
 
-// statusFD is the file descriptor on which the shim reports to the runner that launched it:
-// one JSON object, a PIDRecord or {"error": "..."}, then EOF.
-const statusFD = 3
+// File descriptors between a runner and its shim: the runner writes one launch request
+// (a JSON line) on controlFD; the shim answers on statusFD with one JSON line, a PIDRecord
+// or {"error": "..."}.
+const (
+	controlFD = 3
+	statusFD  = 4
+)
 
 // shimGiveUp is how long after SIGKILL the shim keeps waiting for the agent's group to
 // vanish (a process in uninterruptible sleep) before it records the exit anyway.
 const shimGiveUp = 10 * time.Second
 
+// launchRequest is what a runner asks of a shim.
+type launchRequest struct {
+	Dir   string        `json:"dir"`   // the attempt directory
+	Grace time.Duration `json:"grace"` // between SIGTERM and SIGKILL when cleaning up the group
+	Argv  []string      `json:"argv"`  // argv[0] is resolved through Env's PATH
+	Env   []string      `json:"env"`   // the agent's complete environment
+	Cwd   string        `json:"cwd"`   // the agent's working directory
+	Stdin bool          `json:"stdin"` // hand the shim's stdin (the protocol pipe) to the agent; else /dev/null
+}
+
 // ShimMain is the agent shim, wired by the composition root as the hidden subcommand
-// ShimSubcommand (args are what follows it). It runs in its own process group, which the
-// runner created; it starts the agent (argv after "--", resolved through its own PATH, which
-// is the agent's) in a new process group of the agent's own, with this process's environment,
-// working directory and stdin, and stdout and stderr appended to FileStdout and FileStderr in
-// --dir. It writes FilePID, reports it on fd 3, then waits. When the agent has exited it
-// terminates what is left of the agent's group (SIGTERM, --grace, SIGKILL), reaps every
-// descendant it inherited (it is a child subreaper on Linux), writes FileExit and returns 0.
+// ShimSubcommand (args are what follows it; it takes none). A runner starts it in a process
+// group of its own, possibly ahead of time, and sends it one launch request on fd 3. The shim
+// then starts the agent in a new process group of the agent's own, with the requested
+// environment, working directory and stdin, stdout and stderr appended to FileStdout and
+// FileStderr in the attempt directory; it writes FilePID, reports it on fd 4, and waits.
+// When the agent has exited it ends what is left of the agent's group (SIGTERM, grace,
+// SIGKILL), reaps every descendant it inherited (it is a child subreaper on Linux), writes
+// FileExit and returns 0. EOF instead of a request (the runner went away) returns 0 at once.
 //
 // The shim outlives the scheduler that started it, so a restarted scheduler still learns how
 // the agent ended. SIGTERM, SIGINT and SIGHUP sent to the shim are forwarded to the agent's
 // group as SIGTERM.
 func ShimMain(args []string) int {
-	fs := flag.NewFlagSet(ShimSubcommand, flag.ContinueOnError)
-	dir := fs.String("dir", "", "attempt directory (required)")
-	grace := fs.Duration("grace", time.Second, "time between SIGTERM and SIGKILL when cleaning up the agent's group")
-	fs.SetOutput(os.Stderr)
-	if err := fs.Parse(args); err != nil {
+	if len(args) > 0 {
+		fmt.Fprintln(os.Stderr, "usage: agent-shim (started by mcp-scheduler with a launch request on fd 3)")
 		return 2
 	}
-	argv := fs.Args()
-	if *dir == "" || len(argv) == 0 {
-		fmt.Fprintln(os.Stderr, "usage: agent-shim --dir DIR [--grace D] -- PROGRAM [ARGS...]")
+	control, status := pipeFD(controlFD, "control"), pipeFD(statusFD, "status")
+	if control == nil || status == nil {
+		fmt.Fprintln(os.Stderr, "agent-shim: fd 3 and fd 4 must be the pipes of a runner")
 		return 2
 	}
-	sh := &shim{dir: *dir, grace: *grace, status: statusFile()}
-	return sh.run(argv)
+	line, _ := bufio.NewReader(control).ReadBytes('\n')
+	control.Close()
+	if len(line) == 0 {
+		return 0 // the runner went away before using us
+	}
+	var req launchRequest
+	if err := json.Unmarshal(line, &req); err != nil || req.Dir == "" || len(req.Argv) == 0 {
+		sh := &shim{status: status}
+		sh.sendStatus(shimStatus{Error: fmt.Sprintf("bad launch request (%v): %.200q", err, line)})
+		return 2
+	}
+	sh := &shim{dir: req.Dir, grace: req.Grace, status: status}
+	sh.logToFile()
+	return sh.run(req)
+}
+
+// pipeFD returns fd when it is a pipe (so a runner passed it), nil otherwise: a shim started
+// by hand must not use whatever else the descriptor is.
+func pipeFD(fd int, name string) *os.File {
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil
+	}
+	syscall.CloseOnExec(fd) // the agent must not inherit it
+	return os.NewFile(uintptr(fd), name)
 }
 
 type shim struct {
@@ -63,7 +98,18 @@ type shim struct {
 	subreaper bool
 }
 
-func (sh *shim) run(argv []string) int {
+// logToFile points the shim's own stdout and stderr (diagnostics, a Go panic) at FileShimLog.
+func (sh *shim) logToFile() {
+	f, err := os.OpenFile(filepath.Join(sh.dir, FileShimLog), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	_ = dupTo(int(f.Fd()), 1)
+	_ = dupTo(int(f.Fd()), 2)
+}
+
+func (sh *shim) run(req launchRequest) int {
 	sh.subreaper = becomeSubreaper()
 	// Catch (never ignore: an ignored signal stays ignored in the agent) the signals that
 	// would end the shim, before the agent exists.
@@ -71,12 +117,12 @@ func (sh *shim) run(argv []string) int {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
-	pid, rec, err := sh.start(argv)
+	pid, rec, err := sh.start(req)
 	if err != nil {
 		sh.fail(err)
 		return 127
 	}
-	sh.report(rec)
+	sh.sendStatus(rec)
 
 	stop := make(chan struct{})
 	forwarded := make(chan struct{})
@@ -100,24 +146,44 @@ func (sh *shim) run(argv []string) int {
 	if ws.Signaled() {
 		exit.Code, exit.Signal = -1, signalName(ws.Signal())
 	}
-	if err := writeJSONAtomic(sh.dir, FileExit, exit); err != nil {
+	if err := writeJSONAtomic(sh.dir, FileExit, exit, true); err != nil {
 		fmt.Fprintf(os.Stderr, "agent-shim: %v\n", err)
 		return 1
 	}
 	return 0
 }
 
-// start starts the agent and writes pid.json.
-func (sh *shim) start(argv []string) (int, PIDRecord, error) {
-	var rec PIDRecord
-	path, err := exec.LookPath(argv[0])
-	if err != nil {
-		return 0, rec, fmt.Errorf("agent program %q: %w", argv[0], err)
-	}
-	if !filepath.IsAbs(path) {
-		if path, err = filepath.Abs(path); err != nil {
-			return 0, rec, fmt.Errorf("agent program %q: %w", argv[0], err)
+// lookPath resolves argv[0] through the PATH of the agent's environment.
+func lookPath(argv0 string, env []string) (string, error) {
+	path := ""
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "PATH="); ok {
+			path = v
 		}
+	}
+	if err := os.Setenv("PATH", path); err != nil { // the shim's own PATH serves nothing else
+		return "", err
+	}
+	p, err := exec.LookPath(argv0)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Abs(p)
+}
+
+// start starts the agent and writes pid.json.
+func (sh *shim) start(req launchRequest) (int, PIDRecord, error) {
+	var rec PIDRecord
+	path, err := lookPath(req.Argv[0], req.Env)
+	if err != nil {
+		return 0, rec, fmt.Errorf("agent program %q: %w", req.Argv[0], err)
+	}
+	stdin := os.Stdin
+	if !req.Stdin {
+		if stdin, err = os.Open(os.DevNull); err != nil {
+			return 0, rec, fmt.Errorf("agent stdin: %w", err)
+		}
+		defer stdin.Close()
 	}
 	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
 	out, err := os.OpenFile(filepath.Join(sh.dir, FileStdout), flags, 0o600)
@@ -131,9 +197,10 @@ func (sh *shim) start(argv []string) (int, PIDRecord, error) {
 	}
 	defer errf.Close()
 
-	pid, err := syscall.ForkExec(path, argv, &syscall.ProcAttr{
-		Env:   os.Environ(),
-		Files: []uintptr{os.Stdin.Fd(), out.Fd(), errf.Fd()},
+	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
+		Dir:   req.Cwd,
+		Env:   req.Env,
+		Files: []uintptr{stdin.Fd(), out.Fd(), errf.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
 	if err != nil {
@@ -145,7 +212,8 @@ func (sh *shim) start(argv []string) (int, PIDRecord, error) {
 	rec = PIDRecord{Version: recordVersion, ShimPID: os.Getpid(), AgentPID: pid, PGID: pid, StartedAt: time.Now().UTC(), Program: path}
 	rec.ShimStart, _, _ = procStart(rec.ShimPID)
 	rec.AgentStart, _, _ = procStart(pid) // the agent is at worst a zombie: we have not reaped it
-	if err := writeJSONAtomic(sh.dir, FilePID, rec); err != nil {
+	// No fsync: pid.json only matters while processes live, and a power loss ends them all.
+	if err := writeJSONAtomic(sh.dir, FilePID, rec, false); err != nil {
 		// Without pid.json nobody could find the agent after a restart: do not let it run.
 		_ = signalGroup(pid, syscall.SIGKILL)
 		sh.waitAgent(pid)
@@ -213,16 +281,11 @@ func (sh *shim) cleanGroup(pgid int) {
 	reap()
 }
 
-// report sends the PID record on the status descriptor and closes it.
-func (sh *shim) report(rec PIDRecord) {
-	sh.sendStatus(rec)
-}
-
 // fail reports a start failure on the status descriptor and in exit.json (for a runner that
 // restarted in between).
 func (sh *shim) fail(err error) {
 	fmt.Fprintf(os.Stderr, "agent-shim: %v\n", err)
-	_ = writeJSONAtomic(sh.dir, FileExit, ExitRecord{Version: recordVersion, Code: 127, ExitedAt: time.Now().UTC(), Error: err.Error()})
+	_ = writeJSONAtomic(sh.dir, FileExit, ExitRecord{Version: recordVersion, Code: 127, ExitedAt: time.Now().UTC(), Error: err.Error()}, true)
 	sh.sendStatus(shimStatus{Error: err.Error()})
 }
 
@@ -239,17 +302,6 @@ func (sh *shim) sendStatus(v any) {
 	_, _ = sh.status.Write(append(b, '\n'))
 	_ = sh.status.Close()
 	sh.status = nil
-}
-
-// statusFile returns fd 3 when it is the pipe a runner passed, nil otherwise (a shim started
-// by hand must not write into whatever else fd 3 is).
-func statusFile() *os.File {
-	var st syscall.Stat_t
-	if err := syscall.Fstat(statusFD, &st); err != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
-		return nil
-	}
-	syscall.CloseOnExec(statusFD) // the agent must not inherit it
-	return os.NewFile(statusFD, "status")
 }
 
 // readShimStatus reads the shim's one-line report from r.

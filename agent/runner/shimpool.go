@@ -1,0 +1,185 @@
+package runner
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+	"time"
+)
+
+// shimProc is a started shim waiting for its launch request.
+type shimProc struct {
+	cmd     *exec.Cmd
+	control *os.File // write end of the shim's fd 3
+	status  *os.File // read end of the shim's fd 4
+	stdin   *os.File // write end of the pipe on the shim's stdin (the agent's, for ndjson)
+	done    chan struct{}
+}
+
+// refillDelay bounds how long the next warm shim waits for the last launched agent to get
+// going.
+const refillDelay = 2 * time.Second
+
+// goRuntimeVars are the only variables of the server's environment a shim gets: they tune
+// the Go runtime of the shim itself. The agent's environment comes with the launch request.
+var goRuntimeVars = []string{"GODEBUG", "GOGC", "GOMEMLIMIT", "GOMAXPROCS", "GORACE", "GOTRACEBACK"}
+
+// spawnShim starts a shim in a process group of its own. It waits for a launch request.
+func (r *Runner) spawnShim() (*shimProc, error) {
+	var files []*os.File
+	closeAll := func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}
+	pipe := func() (*os.File, *os.File, error) {
+		rd, wr, err := os.Pipe()
+		if err == nil {
+			files = append(files, rd, wr)
+		}
+		return rd, wr, err
+	}
+	controlR, controlW, err := pipe()
+	if err != nil {
+		return nil, fmt.Errorf("shim control pipe: %w", err)
+	}
+	statusR, statusW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("shim status pipe: %w", err)
+	}
+	stdinR, stdinW, err := pipe()
+	if err != nil {
+		closeAll()
+		return nil, fmt.Errorf("agent stdin pipe: %w", err)
+	}
+	env := []string{}
+	for _, k := range goRuntimeVars {
+		if v, ok := os.LookupEnv(k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	cmd := &exec.Cmd{
+		Path:        r.cfg.Self,
+		Args:        []string{r.cfg.Self, ShimSubcommand},
+		Env:         env,
+		Dir:         "/",
+		Stdin:       stdinR,
+		ExtraFiles:  []*os.File{controlR, statusW}, // fd 3, fd 4
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	if err := cmd.Start(); err != nil {
+		closeAll()
+		return nil, fmt.Errorf("%w: start shim %s: %v", ErrStart, r.cfg.Self, err)
+	}
+	controlR.Close()
+	statusW.Close()
+	stdinR.Close()
+	sp := &shimProc{cmd: cmd, control: controlW, status: statusR, stdin: stdinW, done: make(chan struct{})}
+	go func() { // always reap the shim: no zombie, whatever happens to it
+		_ = cmd.Wait()
+		close(sp.done)
+	}()
+	return sp, nil
+}
+
+// request sends the launch request; the shim starts the agent at once.
+func (sp *shimProc) request(req launchRequest) error {
+	b, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("encode launch request: %w", err)
+	}
+	_, err = sp.control.Write(append(b, '\n'))
+	sp.control.Close()
+	if err != nil {
+		return fmt.Errorf("send launch request to shim: %w", err)
+	}
+	return nil
+}
+
+// discard ends a shim that was never used: EOF on its control pipe makes it exit.
+func (sp *shimProc) discard() {
+	sp.control.Close()
+	sp.stdin.Close()
+	sp.status.Close()
+	<-sp.done
+}
+
+// takeShim returns the warm shim when there is one, or starts one.
+func (r *Runner) takeShim() (*shimProc, error) {
+	select {
+	case sp := <-r.spare:
+		return sp, nil
+	default:
+		return r.spawnShim()
+	}
+}
+
+// refillAfterStart starts the next warm shim once the agent just launched is under way (its
+// first output, its end, or refillDelay): a shim starting meanwhile would compete with the
+// agent's own start for the CPU.
+func (r *Runner) refillAfterStart(p *Process) {
+	if r.cfg.NoWarmShim {
+		return
+	}
+	go func() {
+		t := time.NewTimer(refillDelay)
+		defer t.Stop()
+		select {
+		case <-p.firstOutput:
+		case <-p.done:
+		case <-t.C:
+		}
+		r.refill()
+	}()
+}
+
+// refill starts a warm shim in the background, unless warm shims are off, one is there or
+// the Runner is closing.
+func (r *Runner) refill() {
+	if r.cfg.NoWarmShim {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.closed || r.refilling {
+		return
+	}
+	r.refilling = true
+	r.wg.Add(1)
+	go func() {
+		defer r.wg.Done()
+		sp, err := r.spawnShim()
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		r.refilling = false
+		if err != nil {
+			r.log.Warn("cannot start a warm agent shim", "err", err)
+			return
+		}
+		if r.closed {
+			go sp.discard()
+			return
+		}
+		select {
+		case r.spare <- sp:
+		default:
+			go sp.discard()
+		}
+	}()
+}
+
+// drainSpare ends the warm shim, if any (Close).
+func (r *Runner) drainSpare() {
+	r.mu.Lock()
+	r.closed = true
+	r.mu.Unlock()
+	r.wg.Wait()
+	select {
+	case sp := <-r.spare:
+		sp.discard()
+	default:
+	}
+}
