@@ -1,7 +1,6 @@
 package runner
 
 import (
-	"strings"
 	"bufio"
 	"encoding/json"
 	"errors"
@@ -11,6 +10,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
