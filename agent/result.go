@@ -9,9 +9,9 @@ import (
 var ErrInvalidResult = errors.New("invalid worker.result")
 
 // Check reports the first way r breaks the worker.result schema of docs/protocol.md: a status
-// that is not completed, failed, blocked or cancelled; a failed result without a failure
-// kind; an unknown verdict; a finding without a message or with an unknown severity. Other
-// members are free-form. A runner turns a result that fails Check into a failed attempt with
+// that is not completed, failed, blocked or cancelled; a failed or blocked result without a
+// failure kind; an unknown verdict or finding severity; negative usage. Other members are
+// free-form. (The ndjson adapter applies the same rules to the lines it decodes.) A runner turns a result that fails Check into a failed attempt with
 // kind KindProtocol (see ProtocolFailure), never into a crash.
 func (r WorkerResult) Check() error {
 	switch r.Status {
@@ -21,8 +21,8 @@ func (r WorkerResult) Check() error {
 	default:
 		return fmt.Errorf("%w: status %q is not one of completed, failed, blocked, cancelled", ErrInvalidResult, r.Status)
 	}
-	if r.Status == StatusFailed && (r.Failure == nil || r.Failure.Kind == "") {
-		return fmt.Errorf("%w: status failed needs failure.kind", ErrInvalidResult)
+	if (r.Status == StatusFailed || r.Status == StatusBlocked) && (r.Failure == nil || r.Failure.Kind == "") {
+		return fmt.Errorf("%w: status %s needs failure.kind", ErrInvalidResult, r.Status)
 	}
 	if r.Failure != nil && r.Failure.Kind == "" {
 		return fmt.Errorf("%w: failure.kind is missing", ErrInvalidResult)
@@ -33,12 +33,12 @@ func (r WorkerResult) Check() error {
 		return fmt.Errorf("%w: verdict %q is not one of approved, minor, severe, insufficient", ErrInvalidResult, r.Verdict)
 	}
 	for i, f := range r.Findings {
-		if f.Message == "" {
-			return fmt.Errorf("%w: findings[%d].message is missing", ErrInvalidResult, i)
-		}
 		if f.Severity != "" && f.Severity != VerdictMinor && f.Severity != VerdictSevere {
 			return fmt.Errorf("%w: findings[%d].severity %q is not minor or severe", ErrInvalidResult, i, f.Severity)
 		}
+	}
+	if u := r.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || !(u.CostUSD >= 0)) {
+		return fmt.Errorf("%w: usage must not be negative", ErrInvalidResult)
 	}
 	return nil
 }
@@ -51,7 +51,7 @@ func ProtocolFailure(r WorkerResult, problem error) WorkerResult {
 		Summary:   r.Summary,
 		Artifacts: r.Artifacts,
 		Evidence:  r.Evidence,
-		Usage:     r.Usage,
+		Usage:     validUsage(r.Usage),
 		Failure: &Failure{
 			Kind:       KindProtocol,
 			Tool:       "worker.result",
@@ -59,4 +59,13 @@ func ProtocolFailure(r WorkerResult, problem error) WorkerResult {
 			Summary:    "the agent's final result broke the protocol: " + problem.Error(),
 		},
 	}
+}
+
+// validUsage keeps usage that can be counted against budgets (nothing negative).
+func validUsage(u *Usage) *Usage {
+	if u == nil || u.InputTokens < 0 || u.OutputTokens < 0 || !(u.CostUSD >= 0) {
+		return nil
+	}
+	c := *u
+	return &c
 }

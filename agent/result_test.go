@@ -10,7 +10,8 @@ func TestWorkerResultCheck(t *testing.T) {
 	ok := []WorkerResult{
 		{Status: StatusCompleted},
 		{Status: StatusFailed, Failure: &Failure{Kind: KindTest}},
-		{Status: StatusBlocked, Decision: "which API?"},
+		{Status: StatusBlocked, Decision: "which API?", Failure: &Failure{Kind: KindPermission}},
+		{Status: StatusCompleted, Findings: []Finding{{Message: "m"}}, Usage: &Usage{InputTokens: 1}},
 		{Status: StatusCancelled},
 		{Status: StatusCompleted, Verdict: VerdictMinor, Findings: []Finding{{Severity: "minor", Message: "typo"}}},
 	}
@@ -23,7 +24,8 @@ func TestWorkerResultCheck(t *testing.T) {
 		{Status: StatusFailed},
 		{Status: StatusFailed, Failure: &Failure{}},
 		{Status: StatusCompleted, Verdict: "great"},
-		{Status: StatusCompleted, Findings: []Finding{{Severity: "minor"}}},
+		{Status: StatusBlocked, Decision: "which API?"},
+		{Status: StatusCompleted, Usage: &Usage{OutputTokens: -1}},
 		{Status: StatusCompleted, Findings: []Finding{{Severity: "blocker", Message: "m"}}},
 	}
 	for _, r := range bad {

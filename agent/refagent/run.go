@@ -182,7 +182,8 @@ func (a *refAgent) doEnding(d directive) error {
 			Failure: &agent.Failure{Kind: d.args[0], Summary: d.text}})
 		return errEnd{ExitFailed}
 	case "block":
-		a.out.result(agent.WorkerResult{Status: agent.StatusBlocked, Summary: "blocked: " + d.text, Decision: d.text})
+		a.out.result(agent.WorkerResult{Status: agent.StatusBlocked, Summary: "blocked: needs a decision: " + d.text, Decision: d.text,
+			Failure: &agent.Failure{Kind: agent.KindError, Summary: "needs a decision: " + d.text}})
 		return errEnd{ExitOK}
 	case "verdict":
 		r := agent.WorkerResult{Status: agent.StatusCompleted, Summary: d.text, Verdict: d.args[0]}

@@ -67,8 +67,16 @@ func TestLaunch_CrashWithoutResultFailsAsCrash(t *testing.T) {
 
 func TestLaunch_ResultBreakingProtocolBecomesProtocolFailure(t *testing.T) {
 	r := newRunner(t, "")
-	p := launch(t, r, refSpec(t, r, "badres", t.TempDir(), `@result {"status":"finished","summary":"all good"}`))
-	_, out := collect(t, p)
+	// Reported by the agent: the ndjson adapter turns it into a protocol failure.
+	evs, out := collect(t, launch(t, r, refSpec(t, r, "badres", t.TempDir(), `@result {"status":"finished","summary":"all good"}`)))
+	require.Equal(t, agent.StatusFailed, out.Result.Status)
+	require.Equal(t, agent.KindProtocol, out.Result.Failure.Kind)
+	require.Len(t, messages(evs, agent.TypeResult), 1)
+
+	// Produced by a decoder: the runner itself never hands on a result that breaks the schema.
+	s := refSpec(t, r, "badend", t.TempDir(), "@done")
+	s.Adapter = brokenEnd{}
+	_, out = collect(t, launch(t, r, s))
 	require.Equal(t, agent.StatusFailed, out.Result.Status)
 	require.Equal(t, agent.KindProtocol, out.Result.Failure.Kind)
 	require.Contains(t, out.ResultProblem, `"finished"`)

@@ -3,8 +3,6 @@ package runner
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -20,6 +18,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
 )
 
@@ -43,60 +42,16 @@ func TestMain(m *testing.M) {
 // deadline is the generous bound on anything a test waits for.
 const deadline = 60 * time.Second
 
-// testAdapter is a minimal ndjson adapter: our protocol as is. End derives a result from
-// the exit when the agent reported none, as the contract asks of every adapter.
-type testAdapter struct{}
+// brokenEnd wraps the ndjson adapter with a decoder whose final result breaks the protocol,
+// to check that the runner never hands such a result on.
+type brokenEnd struct{ adapters.NDJSON }
 
-func (testAdapter) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.Invocation, error) {
-	argv := make([]string, len(p.Command))
-	for i, a := range p.Command {
-		argv[i] = strings.NewReplacer("{mcp_scheduler}", req.Self, "{workspace}", req.Start.Workspace,
-			"{mission_id}", req.Start.MissionID, "{brief_file}", req.BriefFile).Replace(a)
-	}
-	return agent.Invocation{Argv: argv, Env: req.Env, Dir: req.Start.Workspace, ProtocolStdin: p.Runtime == agent.RuntimeNDJSON}, nil
-}
+func (b brokenEnd) NewDecoder() agent.Decoder { return brokenDecoder{b.NDJSON.NewDecoder()} }
 
-func (testAdapter) NewDecoder() agent.Decoder { return &testDecoder{} }
+type brokenDecoder struct{ agent.Decoder }
 
-type testDecoder struct {
-	result *agent.WorkerResult
-	yield  bool
-}
-
-func (d *testDecoder) Line(line []byte) ([]agent.Message, error) {
-	var m agent.Message
-	if err := json.Unmarshal(line, &m); err != nil {
-		return nil, err
-	}
-	if m.Type == "" {
-		return nil, fmt.Errorf("no type")
-	}
-	switch m.Type {
-	case agent.TypeResult:
-		if m.WorkerResult == nil {
-			m.WorkerResult = &agent.WorkerResult{}
-		}
-		r := *m.WorkerResult
-		d.result = &r
-	case agent.TypeYield:
-		d.yield = true
-	}
-	return []agent.Message{m}, nil
-}
-
-func (d *testDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
-	if d.result != nil {
-		return *d.result
-	}
-	kind := agent.KindCrash
-	switch exit.Reason {
-	case ReasonHardTimeout:
-		kind = agent.KindTimeout
-	case ReasonCancelled:
-		return agent.WorkerResult{Status: agent.StatusCancelled, Summary: "cancelled"}
-	}
-	return agent.WorkerResult{Status: agent.StatusFailed, Summary: "no result",
-		Failure: &agent.Failure{Kind: kind, Summary: fmt.Sprintf("exit %d %s", exit.Code, exit.Signal)}}
+func (brokenDecoder) End(agent.ExitStatus) agent.WorkerResult {
+	return agent.WorkerResult{Status: "finished", Summary: "all good"}
 }
 
 // syncBuffer is a goroutine-safe bytes.Buffer.
@@ -187,7 +142,7 @@ func refSpec(t testing.TB, r *Runner, id, ws, brief string) Spec {
 	dir, err := r.AttemptDir(id, 1)
 	require.NoError(t, err)
 	return Spec{
-		Adapter:    testAdapter{},
+		Adapter:    adapters.NDJSON{},
 		Profile:    refProfile(),
 		AttemptDir: dir,
 		Request: agent.LaunchRequest{

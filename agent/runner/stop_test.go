@@ -69,7 +69,8 @@ func TestStop_IgnoredSigtermIsFollowedBySigkillAfterGrace(t *testing.T) {
 	require.Equal(t, -1, out.Exit.Code)
 	require.Equal(t, ReasonLeaseLost, out.Exit.Reason)
 	require.NotEmpty(t, logsContaining(evs, "ignoring"), summarize(evs))
-	require.Equal(t, agent.StatusFailed, out.Result.Status)
+	// No result, stopped because the lease was lost: the attempt ends cancelled.
+	require.Equal(t, agent.StatusCancelled, out.Result.Status)
 	requireNoZombieChildren(t)
 }
 
