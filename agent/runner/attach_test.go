@@ -108,3 +108,17 @@ func TestAttach_StopSignalsTheGroupOfAReattachedAgent(t *testing.T) {
 	require.Equal(t, agent.StatusCancelled, out.Result.Status, "SIGTERM reached the agent: %+v", out.Result)
 	requireNoZombieChildren(t)
 }
+
+// A shim killed from outside while this Runner watches: the agent is ended too, so the
+// mission is never handed on while it runs, and the end is unknown.
+func TestLaunch_ShimKilledTakesTheAgentDown(t *testing.T) {
+	r := newRunner(t, "")
+	p := launch(t, r, refSpec(t, r, "shimkill", t.TempDir(), "@spawn-grandchild\n@log info ready\n@hang"))
+	evs := waitEvent(t, p, func(ev Event) bool { return ev.Message.Message == "ready" })
+	require.NoError(t, syscall.Kill(p.Record().ShimPID, syscall.SIGKILL))
+	_, out := collect(t, p)
+	require.False(t, out.Exit.Known)
+	requireGone(t, p.PID(), grandchildPIDs(t, evs)...)
+	require.Equal(t, agent.StatusFailed, out.Result.Status)
+	require.Equal(t, agent.KindCrash, out.Result.Failure.Kind)
+}
