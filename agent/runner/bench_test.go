@@ -24,8 +24,18 @@ const benchBrief = "@log info first\n@done"
 // is in our hands" for the reference agent, through the runner (shim, files, following)
 // and, as the reference in the same run, through a plain os/exec start reading the agent's
 // stdout pipe. It reports both and their ratio (goal: ≤ 1.5).
+//
+// Sub-benchmarks: warm (the default: a shim started ahead of time takes the launch) and cold
+// (Config.NoWarmShim: every launch starts its shim first).
 func BenchmarkStartToFirstEvent(b *testing.B) {
-	r := newRunner(b, "")
+	for _, warm := range []bool{true, false} {
+		name := map[bool]string{true: "warm", false: "cold"}[warm]
+		b.Run(name, func(b *testing.B) { benchStartToFirstEvent(b, !warm) })
+	}
+}
+
+func benchStartToFirstEvent(b *testing.B, noWarm bool) {
+	r := newRunner(b, "", func(c *Config) { c.NoWarmShim = noWarm })
 	ws := b.TempDir()
 	var plain, runner []time.Duration
 	i := 0
