@@ -165,6 +165,7 @@ func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, se
 	p := r.newProcess(s, rec, secrets)
 	p.stdin = stdin
 	p.launched = true
+	p.shimDone = sp.done
 	go p.watchLaunched(sp.done)
 	p.startFollowing()
 	r.refillAfterStart(p)

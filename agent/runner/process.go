@@ -21,8 +21,9 @@ type Process struct {
 	log      *slog.Logger
 	rec      PIDRecord
 	redact   *agent.Redactor
-	launched bool         // started by this Runner (the shim is our child)
-	stdin    *stdinWriter // nil when attached or stdin is /dev/null
+	launched bool            // started by this Runner (the shim is our child)
+	shimDone <-chan struct{} // launched only: closed once our shim child was reaped
+	stdin    *stdinWriter    // nil when attached or stdin is /dev/null
 
 	events   chan Event
 	exited   chan struct{} // the agent's group is gone; exit holds how it ended

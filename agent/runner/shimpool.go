@@ -152,21 +152,26 @@ func (r *Runner) refill() {
 	go func() {
 		defer r.wg.Done()
 		sp, err := r.spawnShim()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.refilling = false
 		if err != nil {
+			r.mu.Lock()
+			r.refilling = false
+			r.mu.Unlock()
 			r.log.Warn("cannot start a warm agent shim", "err", err)
 			return
 		}
-		if r.closed {
-			go sp.discard()
-			return
+		r.mu.Lock()
+		r.refilling = false
+		kept := false
+		if !r.closed {
+			select {
+			case r.spare <- sp:
+				kept = true
+			default:
+			}
 		}
-		select {
-		case r.spare <- sp:
-		default:
-			go sp.discard()
+		r.mu.Unlock()
+		if !kept {
+			sp.discard() // here, not in the background: Close waits for it (no zombie left)
 		}
 	}()
 }
