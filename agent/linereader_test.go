@@ -29,7 +29,7 @@ func readAll(t *testing.T, lr *LineReader) (lines []string, cut []*LineTooLongEr
 	}
 }
 
-func TestLineReader_LinesFarAbove64KiB(t *testing.T) {
+func TestB23_LineReaderLinesFarAbove64KiB(t *testing.T) {
 	big := strings.Repeat("x", 5<<20)
 	in := `{"a":1}` + "\n" + big + "\n" + `{"b":2}` + "\n"
 	lines, cut := readAll(t, NewLineReader(strings.NewReader(in), 0))
@@ -37,7 +37,7 @@ func TestLineReader_LinesFarAbove64KiB(t *testing.T) {
 	require.Equal(t, []string{`{"a":1}`, big, `{"b":2}`}, lines)
 }
 
-func TestLineReader_OverCapIsCutAndReadingResumes(t *testing.T) {
+func TestB23_LineReaderOverCapCutAndReadingResumes(t *testing.T) {
 	in := "first\n" + strings.Repeat("y", 1000) + "\nafter\n" + strings.Repeat("z", 101) + "\r\nlast"
 	lr := NewLineReader(strings.NewReader(in), 100)
 	lines, cut := readAll(t, lr)
@@ -69,7 +69,7 @@ func TestLineReader_TwentyMiBLineCutUnderDefaultCap(t *testing.T) {
 	require.Equal(t, []string{`{"type":"agent.heartbeat"}`}, lines)
 }
 
-func TestLineReader_BOMCRLFBlankLines(t *testing.T) {
+func TestB24_LineReaderBOMCRLFBlankLines(t *testing.T) {
 	in := "\xEF\xBB\xBF{\"id\":1}\r\n{\"id\":2}\r\n\r\n   \t \n\nbanner, not json\r\n"
 	lines, cut := readAll(t, NewLineReader(strings.NewReader(in), 0))
 	require.Empty(t, cut)

@@ -1,8 +1,3 @@
-// Package refagent is the reference agent bundled with mcp-scheduler: a small program that
-// speaks the NDJSON protocol of docs/protocol.md and follows a script of directives written
-// in its mission brief (see doc.go for the directive language). The demo runs it as a real
-// agent; the supervision tests use its scripted misbehaviours (crash, hang, ignoring SIGTERM,
-// grandchildren, huge lines, garbage, stderr floods).
 package refagent
 
 import (

@@ -19,6 +19,21 @@ func attach(t testing.TB, r *Runner, s Spec) *Process {
 	return p
 }
 
+// detach detaches p as a scheduler going down would; the test waits at its end until the
+// old shim (still a child of the test process) was reaped, so no later test sees it as a
+// zombie.
+func detach(t testing.TB, p *Process) {
+	t.Helper()
+	p.Detach()
+	t.Cleanup(func() {
+		select {
+		case <-p.shimDone:
+		case <-time.After(deadline):
+			t.Errorf("the detached agent's shim did not exit")
+		}
+	})
+}
+
 func waitFile(t testing.TB, path string) {
 	t.Helper()
 	require.Eventually(t, func() bool {
@@ -34,7 +49,7 @@ func TestAttach_RunningAgentEventsContinueAfterRestart(t *testing.T) {
 	p1 := launch(t, r1, s)
 	evs := waitEvent(t, p1, func(ev Event) bool { return ev.Message.Message == "phase one" })
 	offset := evs[len(evs)-1].Offset
-	p1.Detach() // the scheduler goes down; the agent runs on
+	detach(t, p1) // the scheduler goes down; the agent runs on
 	require.True(t, p1.Wait().Detached)
 	require.NoError(t, r1.Close())
 
@@ -54,7 +69,7 @@ func TestAttach_FinishedWhileDownOutcomeFromExitRecord(t *testing.T) {
 	r1 := newRunner(t, data)
 	s := refSpec(t, r1, "down", t.TempDir(), "@log info working\n@sleep 200ms\n@fail test two tests failed")
 	p1 := launch(t, r1, s)
-	p1.Detach()
+	detach(t, p1)
 	waitFile(t, filepath.Join(s.AttemptDir, FileExit))
 
 	r2 := newRunner(t, data)
@@ -72,7 +87,7 @@ func TestAttach_LostAgentHasUnknownExit(t *testing.T) {
 	s := refSpec(t, r1, "lost", t.TempDir(), "@log info ready\n@hang")
 	p1 := launch(t, r1, s)
 	waitEvent(t, p1, func(ev Event) bool { return ev.Message.Message == "ready" })
-	p1.Detach()
+	detach(t, p1)
 	// Everything dies at once, shim included: nobody records the end.
 	rec := p1.Record()
 	require.NoError(t, syscall.Kill(rec.ShimPID, syscall.SIGKILL))
@@ -96,7 +111,7 @@ func TestAttach_StopSignalsTheGroupOfAReattachedAgent(t *testing.T) {
 	p1 := launch(t, r1, s)
 	evs := waitEvent(t, p1, func(ev Event) bool { return ev.Message.Message == "ready" })
 	pids := grandchildPIDs(t, evs)
-	p1.Detach()
+	detach(t, p1)
 
 	r2 := newRunner(t, data)
 	p2 := attach(t, r2, s)
@@ -106,5 +121,22 @@ func TestAttach_StopSignalsTheGroupOfAReattachedAgent(t *testing.T) {
 	require.Equal(t, ReasonLeaseLost, out.Exit.Reason)
 	require.True(t, out.Exit.Known)
 	require.Equal(t, agent.StatusCancelled, out.Result.Status, "SIGTERM reached the agent: %+v", out.Result)
+	// The old shim is still a child of this test process (a real restart would have
+	// re-parented it): it is reaped once it exits, after writing exit.json.
+	<-p1.shimDone
 	requireNoZombieChildren(t)
+}
+
+// A shim killed from outside while this Runner watches: the agent is ended too, so the
+// mission is never handed on while it runs, and the end is unknown.
+func TestLaunch_ShimKilledTakesTheAgentDown(t *testing.T) {
+	r := newRunner(t, "")
+	p := launch(t, r, refSpec(t, r, "shimkill", t.TempDir(), "@spawn-grandchild\n@log info ready\n@hang"))
+	evs := waitEvent(t, p, func(ev Event) bool { return ev.Message.Message == "ready" })
+	require.NoError(t, syscall.Kill(p.Record().ShimPID, syscall.SIGKILL))
+	_, out := collect(t, p)
+	require.False(t, out.Exit.Known)
+	requireGone(t, p.PID(), grandchildPIDs(t, evs)...)
+	require.Equal(t, agent.StatusFailed, out.Result.Status)
+	require.Equal(t, agent.KindCrash, out.Result.Failure.Kind)
 }

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
 )
 
@@ -22,8 +24,18 @@ const benchBrief = "@log info first\n@done"
 // is in our hands" for the reference agent, through the runner (shim, files, following)
 // and, as the reference in the same run, through a plain os/exec start reading the agent's
 // stdout pipe. It reports both and their ratio (goal: ≤ 1.5).
+//
+// Sub-benchmarks: warm (the default: a shim started ahead of time takes the launch) and cold
+// (Config.NoWarmShim: every launch starts its shim first).
 func BenchmarkStartToFirstEvent(b *testing.B) {
-	r := newRunner(b, "")
+	for _, warm := range []bool{true, false} {
+		name := map[bool]string{true: "warm", false: "cold"}[warm]
+		b.Run(name, func(b *testing.B) { benchStartToFirstEvent(b, !warm) })
+	}
+}
+
+func benchStartToFirstEvent(b *testing.B, noWarm bool) {
+	r := newRunner(b, "", func(c *Config) { c.NoWarmShim = noWarm })
 	ws := b.TempDir()
 	var plain, runner []time.Duration
 	i := 0
@@ -88,4 +100,48 @@ func runnerStartToFirstEvent(b *testing.B, r *Runner, ws string, i int) time.Dur
 	_, out := collect(b, p)
 	require.Equal(b, agent.StatusCompleted, out.Result.Status)
 	return took
+}
+
+// BenchmarkReadDecodeNDJSON measures what the runner does per stdout line of an ndjson agent:
+// the line reader, redaction of one secret and the ndjson adapter's decoder, on one goroutine
+// (run with -cpu 1). Goal: ≥ 200,000 events/s.
+func BenchmarkReadDecodeNDJSON(b *testing.B) {
+	var buf bytes.Buffer
+	lines := []string{
+		`{"type":"agent.heartbeat"}`,
+		`{"type":"task.progress","percent":42.5,"message":"running the tests"}`,
+		`{"type":"task.log","level":"info","message":"wrote internal/http/health.go (1432 bytes)"}`,
+		`{"type":"task.checkpoint","checkpoint":{"step":3,"note":"handlers done"},"message":"handlers done"}`,
+	}
+	n := 0
+	for n < 10_000 {
+		for _, l := range lines {
+			buf.WriteString(l + "\n")
+			n++
+		}
+	}
+	data := buf.Bytes()
+	redact := agent.NewRedactor([]string{"sk-test-0123456789abcdef"})
+	b.SetBytes(int64(len(data)))
+	b.ReportAllocs()
+	events := 0
+	for b.Loop() {
+		dec := adapters.NDJSON{}.NewDecoder()
+		lr := agent.NewLineReader(bytes.NewReader(data), 0)
+		for {
+			line, err := lr.Next()
+			if err != nil {
+				break
+			}
+			msgs, err := dec.Line(redact.Bytes(line))
+			if err != nil {
+				b.Fatal(err)
+			}
+			events += len(msgs)
+		}
+	}
+	if events%n != 0 {
+		b.Fatalf("decoded %d events, not a multiple of %d", events, n)
+	}
+	b.ReportMetric(float64(events)/b.Elapsed().Seconds(), "events/s")
 }

@@ -131,21 +131,28 @@ func writeFiles(req agent.LaunchRequest, inv agent.Invocation) error {
 
 // startShim hands the attempt to a shim, sends agent.start and waits for the shim's report.
 func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, secrets []string) (*Process, error) {
-	sp, err := r.takeShim()
+	req := launchRequest{Dir: s.AttemptDir, Grace: s.Profile.Grace.D(), Argv: inv.Argv, Env: agent.EnvList(inv.Env),
+		Cwd: inv.Dir, Stdin: inv.ProtocolStdin}
+	sp, warm, err := r.takeShim()
 	if err != nil {
 		return nil, err
 	}
+	if err = sp.request(req); err != nil && warm {
+		// The warm shim died meanwhile (killed from outside): start a fresh one.
+		r.log.Warn("warm agent shim unusable; starting another", "err", err)
+		sp.discard()
+		if sp, err = r.spawnShim(); err != nil {
+			return nil, err
+		}
+		err = sp.request(req)
+	}
 	var stdin *stdinWriter
-	if inv.ProtocolStdin {
+	if err == nil && inv.ProtocolStdin {
 		stdin = newStdinWriter(sp.stdin)
-		// Queued before the agent exists: it reads agent.start as soon as it runs.
-		stdin.send(s.Request.Start)
+		stdin.send(s.Request.Start) // the agent reads it as soon as it runs
 	} else {
 		sp.stdin.Close()
 	}
-	req := launchRequest{Dir: s.AttemptDir, Grace: s.Profile.Grace.D(), Argv: inv.Argv, Env: agent.EnvList(inv.Env),
-		Cwd: inv.Dir, Stdin: inv.ProtocolStdin}
-	err = sp.request(req)
 	var rec PIDRecord
 	if err == nil {
 		rec, err = r.awaitShim(ctx, sp.status)
@@ -165,6 +172,7 @@ func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, se
 	p := r.newProcess(s, rec, secrets)
 	p.stdin = stdin
 	p.launched = true
+	p.shimDone = sp.done
 	go p.watchLaunched(sp.done)
 	p.startFollowing()
 	r.refillAfterStart(p)

@@ -149,3 +149,18 @@ func TestLaunch_SoftTimeoutPingsAgent(t *testing.T) {
 	require.Positive(t, soft, summarize(evs))
 	require.Positive(t, pong, "the agent answers agent.ping: %v", summarize(evs))
 }
+
+func TestLaunch_DeadWarmShimIsReplaced(t *testing.T) {
+	r := newRunner(t, "")
+	var sp *shimProc
+	select {
+	case sp = <-r.spare:
+	case <-time.After(deadline):
+		t.Fatal("no warm shim")
+	}
+	require.NoError(t, sp.cmd.Process.Kill())
+	<-sp.done
+	r.spare <- sp
+	_, out := collect(t, launch(t, r, refSpec(t, r, "warmdead", t.TempDir(), "@done")))
+	require.Equal(t, agent.StatusCompleted, out.Result.Status)
+}

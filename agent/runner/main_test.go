@@ -80,13 +80,17 @@ func self(t testing.TB) string {
 }
 
 // newRunner returns a Runner over a temporary data dir; its log is shown when the test fails.
-func newRunner(t testing.TB, dataDir string) *Runner {
+func newRunner(t testing.TB, dataDir string, opts ...func(*Config)) *Runner {
 	t.Helper()
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
 	logs := &syncBuffer{}
-	r, err := New(Config{Self: self(t), DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	cfg := Config{Self: self(t), DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	r, err := New(cfg)
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		require.NoError(t, r.Close())

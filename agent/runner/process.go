@@ -6,6 +6,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -20,8 +21,9 @@ type Process struct {
 	log      *slog.Logger
 	rec      PIDRecord
 	redact   *agent.Redactor
-	launched bool         // started by this Runner (the shim is our child)
-	stdin    *stdinWriter // nil when attached or stdin is /dev/null
+	launched bool            // started by this Runner (the shim is our child)
+	shimDone <-chan struct{} // launched only: closed once our shim child was reaped
+	stdin    *stdinWriter    // nil when attached or stdin is /dev/null
 
 	events   chan Event
 	exited   chan struct{} // the agent's group is gone; exit holds how it ended
@@ -126,7 +128,17 @@ func (p *Process) watchLaunched(shimDone <-chan struct{}) {
 	case <-p.detached:
 		return
 	}
-	p.markExited(p.exitFromRecord())
+	st := p.exitFromRecord()
+	if !st.Known && !groupGone(p.rec.PGID) {
+		// The shim died (killed from outside) and nobody will record or clean up the agent:
+		// end its group now, so the mission is never handed on while it still runs.
+		p.log.Error("agent shim ended without an exit record; killing the agent's process group", "pgid", p.rec.PGID)
+		_ = signalGroup(p.rec.PGID, syscall.SIGKILL)
+		if !p.waitGroupGone(p.rec.PGID, killWait) {
+			p.log.Error("agent process group survived SIGKILL", "pgid", p.rec.PGID)
+		}
+	}
+	p.markExited(st)
 }
 
 // exitFromRecord reads exit.json; without it (the shim was killed) the end is unknown.

@@ -78,8 +78,10 @@ func (r *Runner) spawnShim() (*shimProc, error) {
 	statusW.Close()
 	stdinR.Close()
 	sp := &shimProc{cmd: cmd, control: controlW, status: statusR, stdin: stdinW, done: make(chan struct{})}
+	r.log.Debug("agent shim started", "shim_pid", cmd.Process.Pid)
 	go func() { // always reap the shim: no zombie, whatever happens to it
-		_ = cmd.Wait()
+		err := cmd.Wait()
+		r.log.Debug("agent shim reaped", "shim_pid", cmd.Process.Pid, "status", fmt.Sprint(err))
 		close(sp.done)
 	}()
 	return sp, nil
@@ -101,19 +103,21 @@ func (sp *shimProc) request(req launchRequest) error {
 
 // discard ends a shim that was never used: EOF on its control pipe makes it exit.
 func (sp *shimProc) discard() {
+	_ = sp.cmd.Process.Signal(syscall.SIGKILL) // in case it is stuck
 	sp.control.Close()
 	sp.stdin.Close()
 	sp.status.Close()
 	<-sp.done
 }
 
-// takeShim returns the warm shim when there is one, or starts one.
-func (r *Runner) takeShim() (*shimProc, error) {
+// takeShim returns the warm shim when there is one (warm), or starts one.
+func (r *Runner) takeShim() (sp *shimProc, warm bool, err error) {
 	select {
 	case sp := <-r.spare:
-		return sp, nil
+		return sp, true, nil
 	default:
-		return r.spawnShim()
+		sp, err := r.spawnShim()
+		return sp, false, err
 	}
 }
 
@@ -144,7 +148,9 @@ func (r *Runner) refill() {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed || r.refilling {
+	// Only refill fills r.spare, one at a time: a shim started here always finds room, so
+	// none is started just to be thrown away (and left a zombie for a moment).
+	if r.closed || r.refilling || len(r.spare) > 0 {
 		return
 	}
 	r.refilling = true
@@ -152,21 +158,26 @@ func (r *Runner) refill() {
 	go func() {
 		defer r.wg.Done()
 		sp, err := r.spawnShim()
-		r.mu.Lock()
-		defer r.mu.Unlock()
-		r.refilling = false
 		if err != nil {
+			r.mu.Lock()
+			r.refilling = false
+			r.mu.Unlock()
 			r.log.Warn("cannot start a warm agent shim", "err", err)
 			return
 		}
-		if r.closed {
-			go sp.discard()
-			return
+		r.mu.Lock()
+		r.refilling = false
+		kept := false
+		if !r.closed {
+			select {
+			case r.spare <- sp:
+				kept = true
+			default:
+			}
 		}
-		select {
-		case r.spare <- sp:
-		default:
-			go sp.discard()
+		r.mu.Unlock()
+		if !kept {
+			sp.discard() // here, not in the background: Close waits for it (no zombie left)
 		}
 	}()
 }

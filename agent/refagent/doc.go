@@ -1,0 +1,60 @@
+/*
+Package refagent is the reference agent bundled with mcp-scheduler: a small program that
+speaks the NDJSON protocol of docs/protocol.md and follows a script of directives written in
+its mission brief. The demo runs it as a real agent (`mcp-scheduler reference-agent`, runtime
+ndjson); the supervision tests use its scripted misbehaviours (crash, hang, ignoring SIGTERM,
+grandchildren, huge lines, garbage, stderr floods). It really edits files in its workspace and
+commits them with git (argv only, never a shell).
+
+# Script language
+
+A script is the set of lines of the mission brief (then of the --script file) whose first
+non-blank character is "@" followed by a letter; every other line is prose and ignored. A brief
+without directives runs the default plan: write <mission id>.md holding the brief's first line,
+commit it, report completed. Directives run in order, one step each:
+
+	@write PATH TEXT         write TEXT to PATH (relative, inside the workspace), replacing it
+	@append PATH TEXT        append TEXT to PATH
+	@commit MESSAGE          git add the files written since the last commit, git commit
+	                         (message given to git on stdin; nothing written = nothing committed)
+	@sleep DURATION          wait (100ms, 2s, ...); a cancel interrupts it
+	@heartbeat INTERVAL      send agent.heartbeat every INTERVAL from now on (0 stops)
+	@progress PERCENT TEXT   task.progress
+	@log LEVEL TEXT          task.log (debug, info, warn, error)
+	@checkpoint [NOTE]       task.checkpoint {"step": <steps done>, "note": NOTE}
+	@yield REASON            task.yield with the same checkpoint, then exit 0 (no result)
+	@done [SUMMARY]          worker.result completed (artifacts: files written, evidence: commits)
+	@fail KIND SUMMARY       worker.result failed with failure {kind, summary}, exit 1
+	@block DECISION          worker.result blocked, decision DECISION, exit 0
+	@verdict VERDICT [TEXT]  a reviewer's worker.result: completed with verdict approved, minor,
+	                         severe or insufficient (minor and severe carry one finding)
+	@result JSON             print {"type":"worker.result", <JSON members>} as is (to test
+	                         results that break the protocol), exit 0
+	@crash [CODE]            exit CODE (default 1) at once, without a result
+	@hang                    wait until cancelled or killed
+	@ignore-sigterm          from now on ignore SIGTERM and agent.cancel (logged), so only
+	                         SIGKILL ends the agent
+	@spawn-grandchild [N]    start N (default 1) copies of ourselves that sleep until killed,
+	                         in our process group; each pid is logged as "grandchild pid=N"
+	@big-line SIZE           one task.log line whose message is SIZE bytes (5MiB, 20MiB, ...)
+	@garbage [TEXT]          a line that is not a protocol message
+	@raw TEXT                TEXT written to stdout as is (use a Go string literal for "\r\n",
+	                         a BOM "\xef\xbb\xbf", ...)
+	@stderr SIZE             SIZE bytes of text on stderr
+	@env NAME                log "env NAME=value" or "env NAME is unset" (stdout and stderr)
+
+TEXT is the rest of the line; when it starts with a double quote it is read as a Go string
+literal, so it may hold newlines and escapes. Sizes are bytes or use KiB, MiB, GiB, KB, MB.
+A script with an unknown directive or a missing argument fails the attempt (exit 2) before
+doing anything.
+
+Resuming: when agent.start carries a checkpoint {"step": N} the first N steps are skipped (the
+agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat and
+@ignore-sigterm, which set state and are applied again.
+
+Control: agent.ping is answered with agent.heartbeat {"message": "pong <seq>"}; agent.cancel
+ends the run with worker.result cancelled and exit 0, SIGTERM with the same result and exit
+143; EOF on stdin changes nothing. A script that runs to its end without a final directive
+reports completed.
+*/
+package refagent
