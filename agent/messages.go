@@ -23,6 +23,9 @@ const (
 	TypeStart  = "agent.start"
 	TypePing   = "agent.ping"
 	TypeCancel = "agent.cancel"
+	// TypeYieldRequest is agent.yield: an urgent mission needs the slot, so checkpoint and
+	// send task.yield at your next boundary. Agents that ignore it simply run on.
+	TypeYieldRequest = "agent.yield"
 )
 
 // Message types, agent → scheduler.
@@ -39,21 +42,25 @@ const (
 // Checkpoint is the opaque JSON the previous attempt saved with task.checkpoint or
 // task.yield; it is absent on a fresh attempt.
 type Start struct {
-	Type               string          `json:"type"`
-	Protocol           string          `json:"protocol"`
-	MissionID          string          `json:"mission_id"`
-	Attempt            int             `json:"attempt"`
-	Epoch              int64           `json:"epoch"`
-	Title              string          `json:"title"`
-	Brief              string          `json:"brief"`
-	AcceptanceCriteria []string        `json:"acceptance_criteria,omitempty"`
-	WriteArea          []string        `json:"write_area,omitempty"`
-	Workspace          string          `json:"workspace"`
-	Branch             string          `json:"branch,omitempty"`
-	BaseCommit         string          `json:"base_commit,omitempty"`
-	Persona            string          `json:"persona,omitempty"`
-	Model              string          `json:"model,omitempty"`
-	Checkpoint         json.RawMessage `json:"checkpoint,omitempty"`
+	Type               string   `json:"type"`
+	Protocol           string   `json:"protocol"`
+	MissionID          string   `json:"mission_id"`
+	Attempt            int      `json:"attempt"`
+	Epoch              int64    `json:"epoch"`
+	Title              string   `json:"title"`
+	Brief              string   `json:"brief"`
+	AcceptanceCriteria []string `json:"acceptance_criteria,omitempty"`
+	WriteArea          []string `json:"write_area,omitempty"`
+	Workspace          string   `json:"workspace"`
+	Branch             string   `json:"branch,omitempty"`
+	BaseCommit         string   `json:"base_commit,omitempty"`
+	Persona            string   `json:"persona,omitempty"`
+	// Kind says why the mission exists: work, review, repair, debug, verify or architect;
+	// SubjectID is the mission a review, repair, debug or verify mission is about.
+	Kind       string          `json:"kind,omitempty"`
+	SubjectID  string          `json:"subject_id,omitempty"`
+	Model      string          `json:"model,omitempty"`
+	Checkpoint json.RawMessage `json:"checkpoint,omitempty"`
 }
 
 // Ping is agent.ping: the scheduler's soft-timeout nudge. An agent answers with any message
@@ -67,6 +74,12 @@ type Ping struct {
 // The scheduler follows up with SIGTERM to the process group, then SIGKILL after the grace
 // period.
 type Cancel struct {
+	Type   string `json:"type"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// YieldRequest is agent.yield (see TypeYieldRequest).
+type YieldRequest struct {
 	Type   string `json:"type"`
 	Reason string `json:"reason,omitempty"`
 }

@@ -71,7 +71,7 @@ func schemaProps(t *testing.T, node map[string]any) []string {
 }
 
 var (
-	toScheduler = []string{TypeStart, TypePing, TypeCancel}
+	toScheduler = []string{TypeStart, TypePing, TypeCancel, TypeYieldRequest}
 	toAgent     = []string{TypeHeartbeat, TypeProgress, TypeLog, TypeCheckpoint, TypeYield, TypeResult}
 )
 
@@ -132,6 +132,8 @@ func requireDecodesStrictly(t *testing.T, typ, text string) {
 		target = &Ping{}
 	case TypeCancel:
 		target = &Cancel{}
+	case TypeYieldRequest:
+		target = &YieldRequest{}
 	default:
 		target = &Message{}
 	}
@@ -155,6 +157,7 @@ func TestProtocolDoc_SchemasListTheGoFields(t *testing.T) {
 	require.Equal(t, jsonTags(reflect.TypeFor[Start]()), schemaProps(t, raw[TypeStart]))
 	require.Equal(t, jsonTags(reflect.TypeFor[Ping]()), schemaProps(t, raw[TypePing]))
 	require.Equal(t, jsonTags(reflect.TypeFor[Cancel]()), schemaProps(t, raw[TypeCancel]))
+	require.Equal(t, jsonTags(reflect.TypeFor[YieldRequest]()), schemaProps(t, raw[TypeYieldRequest]))
 
 	// Agent → scheduler messages share one flat Go struct: every member a schema names is a
 	// field of Message, and every field of Message is named by some schema.

@@ -42,17 +42,29 @@ commit it, report completed. Directives run in order, one step each:
 	                         a BOM "\xef\xbb\xbf", ...)
 	@stderr SIZE             SIZE bytes of text on stderr
 	@env NAME                log "env NAME=value" or "env NAME is unset" (stdout and stderr)
+	@resolve                 resolve every file git reports unmerged (conflict markers left by a
+	                         merge) by keeping both sides, ours first; the files count as written
 
 TEXT is the rest of the line; when it starts with a double quote it is read as a Go string
 literal, so it may hold newlines and escapes. Sizes are bytes or use KiB, MiB, GiB, KB, MB.
 A script with an unknown directive or a missing argument fails the attempt (exit 2) before
 doing anything.
 
+Roles: agent.start's kind decides whose directives run. A work (or debug, architect) mission
+runs the brief's own directives, as above. A review, repair or verify mission runs only the
+lines addressed to it — "@review DIRECTIVE", "@repair DIRECTIVE", "@verify DIRECTIVE" — which
+may sit in the quoted brief of the mission it is about ("> @review verdict minor rename it"), so
+a work mission's brief can script how its reviewer and its repairer will behave. Without such
+lines: a reviewer approves (@verdict approved), a verifier reports completed, and a repairer
+runs @resolve, @commit and @done. Quoted lines ("> @write …") never run as the brief's own.
+
 Resuming: when agent.start carries a checkpoint {"step": N} the first N steps are skipped (the
 agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat and
 @ignore-sigterm, which set state and are applied again.
 
-Control: agent.ping is answered with agent.heartbeat {"message": "pong <seq>"}; agent.cancel
+Control: agent.ping is answered with agent.heartbeat {"message": "pong <seq>"}; agent.yield
+(preemption) makes the agent stop at its next step boundary (a @sleep is interrupted) with
+task.yield and the checkpoint {"step": <steps done>}, exit 0; agent.cancel
 ends the run with worker.result cancelled and exit 0, SIGTERM with the same result and exit
 143; EOF on stdin changes nothing. A script that runs to its end without a final directive
 reports completed.

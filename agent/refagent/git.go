@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -78,4 +79,56 @@ func gitEnv() []string {
 		}
 	}
 	return env
+}
+
+// resolve rewrites every unmerged file (conflict markers from a merge) keeping both sides,
+// ours first, and marks it written so that @commit stages it and concludes the merge.
+func (a *refAgent) resolve() error {
+	out, err := a.git(nil, "diff", "--name-only", "--diff-filter=U", "-z")
+	if err != nil {
+		return err
+	}
+	for _, rel := range strings.Split(strings.TrimRight(out, "\x00"), "\x00") {
+		if rel == "" {
+			continue
+		}
+		path := filepath.Join(a.ws, rel)
+		body, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(path, keepBothSides(body), 0o644); err != nil {
+			return err
+		}
+		a.written = append(a.written, rel)
+		a.out.log("info", "resolved conflict in "+rel+" keeping both sides")
+	}
+	if len(a.written) == 0 {
+		a.out.log("info", "no unmerged files to resolve")
+	}
+	return nil
+}
+
+// keepBothSides drops git's conflict markers (and a diff3 base section), keeping the lines of
+// both sides, ours first.
+func keepBothSides(body []byte) []byte {
+	var out []string
+	inBase := false
+	for _, line := range strings.SplitAfter(string(body), "\n") {
+		switch {
+		case strings.HasPrefix(line, "<<<<<<< "), strings.HasPrefix(line, ">>>>>>> "):
+			inBase = false
+			continue
+		case strings.HasPrefix(line, "||||||| "):
+			inBase = true
+			continue
+		case line == "=======\n" || line == "=======":
+			inBase = false
+			continue
+		}
+		if !inBase {
+			out = append(out, line)
+		}
+	}
+	return []byte(strings.Join(out, ""))
 }

@@ -140,6 +140,7 @@ type refAgent struct {
 	cancelReason  string
 	ignoreSigterm bool
 	terminated    bool // the cancellation came from SIGTERM
+	yielding      bool // the cancellation is an agent.yield: stop with task.yield
 
 	written   []string // workspace-relative paths written and not yet committed
 	artifacts []string // every path written
@@ -183,7 +184,19 @@ func (a *refAgent) readControl(lines *agent.LineReader) {
 			a.out.send(map[string]any{"type": agent.TypeHeartbeat, "message": fmt.Sprintf("pong %d", m.Seq)})
 		case agent.TypeCancel:
 			a.requestCancel("agent.cancel: "+m.Reason, false)
+		case agent.TypeYieldRequest:
+			a.requestYield("agent.yield: " + m.Reason)
 		}
+	}
+}
+
+// requestYield stops the script at its next step boundary with task.yield (preemption).
+func (a *refAgent) requestYield(reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.cancelReason == "" {
+		a.cancelReason, a.yielding = reason, true
+		close(a.cancel)
 	}
 }
 

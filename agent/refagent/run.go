@@ -28,14 +28,11 @@ type checkpointBody struct {
 // run executes the script and returns the exit code.
 func (a *refAgent) run(text string) int {
 	defer func() { a.heartbeat.halt() }()
-	steps, err := parseScript(text)
+	steps, err := scriptFor(a.start, text)
 	if err != nil {
 		a.out.result(agent.WorkerResult{Status: agent.StatusFailed, Summary: err.Error(),
 			Failure: &agent.Failure{Kind: agent.KindError, Tool: "script", Diagnostic: err.Error(), Summary: "the brief's script is broken"}})
 		return ExitUsage
-	}
-	if len(steps) == 0 {
-		steps = defaultPlan(a.start)
 	}
 	from := a.resumeStep(len(steps))
 	if from > 0 {
@@ -51,7 +48,7 @@ func (a *refAgent) run(text string) int {
 			continue
 		}
 		if reason, ok := a.cancelled(); ok {
-			return a.cancelledResult(reason)
+			return a.stopAt(i, reason)
 		}
 		err := a.do(i, d)
 		var end errEnd
@@ -60,7 +57,7 @@ func (a *refAgent) run(text string) int {
 			return end.code
 		case errors.Is(err, errCancelled):
 			reason, _ := a.cancelled()
-			return a.cancelledResult(reason)
+			return a.stopAt(i, reason)
 		case err != nil:
 			return a.stepFailed(d, err)
 		}
@@ -99,6 +96,20 @@ func (a *refAgent) cancelled() (string, bool) {
 	}
 }
 
+// stopAt ends the run before step i: with task.yield and a checkpoint when the scheduler asked
+// for a yield (agent.yield), else with a cancelled result.
+func (a *refAgent) stopAt(i int, reason string) int {
+	a.mu.Lock()
+	yielding := a.yielding
+	a.mu.Unlock()
+	if !yielding {
+		return a.cancelledResult(reason)
+	}
+	b, _ := json.Marshal(checkpointBody{Step: i, Note: reason})
+	a.out.send(agent.Message{Type: agent.TypeYield, Reason: "preempted", Checkpoint: b, Message: reason})
+	return ExitOK
+}
+
 func (a *refAgent) cancelledResult(reason string) int {
 	a.out.result(agent.WorkerResult{Status: agent.StatusCancelled, Summary: "cancelled (" + reason + ")", Artifacts: a.artifacts, Evidence: a.commits})
 	a.mu.Lock()
@@ -135,6 +146,8 @@ func (a *refAgent) do(i int, d directive) error {
 		return a.writeFile(d.args[0], d.text, d.name == "append")
 	case "commit":
 		return a.commit(d.text)
+	case "resolve":
+		return a.resolve()
 	case "sleep":
 		dur, err := parseDuration(d.args[0])
 		if err != nil {

@@ -1,6 +1,8 @@
 package refagent
 
 import (
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+
 	"fmt"
 	"strconv"
 	"strings"
@@ -48,6 +50,54 @@ var directives = map[string]arity{
 	"stderr":           {args: 1},
 	"raw":              {text: true},
 	"env":              {args: 1},
+	"resolve":          {},
+}
+
+// roleOf maps a mission kind to the role whose addressed lines it runs ("" for work).
+func roleOf(kind string) string {
+	switch kind {
+	case "review", "repair", "verify":
+		return kind
+	}
+	return ""
+}
+
+// scriptFor returns the directives of one attempt: the brief's own for work missions, the
+// lines addressed to the role (see doc.go) for reviewers, repairers and verifiers, and the
+// role's default when there are none.
+func scriptFor(st agent.Start, text string) ([]directive, error) {
+	role := roleOf(st.Kind)
+	if role == "" {
+		steps, err := parseScript(text)
+		if err == nil && len(steps) == 0 {
+			steps = defaultPlan(st)
+		}
+		return steps, err
+	}
+	var own []string
+	for _, raw := range strings.Split(text, "\n") {
+		line := strings.TrimLeft(strings.TrimSpace(strings.TrimSuffix(raw, "\r")), "> \t")
+		if rest, ok := strings.CutPrefix(line, "@"+role+" "); ok {
+			own = append(own, "@"+strings.TrimSpace(rest))
+		}
+	}
+	steps, err := parseScript(strings.Join(own, "\n"))
+	if err == nil && len(steps) == 0 {
+		steps = roleDefault(role)
+	}
+	return steps, err
+}
+
+// roleDefault is what a reviewer, verifier or repairer does when nobody scripted it.
+func roleDefault(role string) []directive {
+	switch role {
+	case "review":
+		return []directive{{name: "verdict", args: []string{"approved"}, text: "the reference agent read the change and has no findings"}}
+	case "verify":
+		return []directive{{name: "done", text: "the reference agent found the evidence it was asked for"}}
+	}
+	return []directive{{name: "resolve"}, {name: "commit", text: "Resolve conflicts with the target branch"},
+		{name: "done", text: "resolved the conflicts, keeping both sides"}}
 }
 
 // parseScript returns the directives in text: every line whose first non-blank character is
