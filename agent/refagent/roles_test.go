@@ -32,7 +32,7 @@ func TestRoles_ReviewerRunsAddressedLines(t *testing.T) {
 func TestRoles_WorkIgnoresQuotedDirectives(t *testing.T) {
 	ws := gitRepo(t)
 	r := startRun(t, nil, &agent.Start{MissionID: "w-1", Attempt: 1, Epoch: 1, Kind: "work", Title: "t",
-		Brief: "> @fail test never\n@write own.txt mine\n@commit own\n@done", Workspace: ws})
+		Brief: "> @fail test never\n@review verdict severe not for me\n@write own.txt mine\n@commit own\n@done", Workspace: ws})
 	msgs, code := r.finish(t)
 	require.Equal(t, ExitOK, code)
 	require.Equal(t, agent.StatusCompleted, lastResult(t, msgs).Status)

@@ -68,7 +68,7 @@ func roleOf(kind string) string {
 func scriptFor(st agent.Start, text string) ([]directive, error) {
 	role := roleOf(st.Kind)
 	if role == "" {
-		steps, err := parseScript(text)
+		steps, err := parseScript(withoutAddressed(text))
 		if err == nil && len(steps) == 0 {
 			steps = defaultPlan(st)
 		}
@@ -86,6 +86,20 @@ func scriptFor(st agent.Start, text string) ([]directive, error) {
 		steps = roleDefault(role)
 	}
 	return steps, err
+}
+
+// withoutAddressed drops the lines addressed to a reviewer, repairer or verifier.
+func withoutAddressed(text string) string {
+	lines := strings.Split(text, "\n")
+	out := lines[:0]
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "@review ") || strings.HasPrefix(t, "@repair ") || strings.HasPrefix(t, "@verify ") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return strings.Join(out, "\n")
 }
 
 // roleDefault is what a reviewer, verifier or repairer does when nobody scripted it.
