@@ -60,7 +60,7 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) error {
 	start := agent.Start{Type: agent.TypeStart, Protocol: agent.Version, MissionID: m.ID, Attempt: m.Attempt,
 		Epoch: m.Lease.Epoch, Title: m.Title, Brief: brief, AcceptanceCriteria: m.AcceptanceCriteria,
 		WriteArea: m.WriteArea, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
-		Persona: m.Persona, Model: a.model, Checkpoint: m.Checkpoint}
+		Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Model: a.model, Checkpoint: m.Checkpoint}
 	proc, err := s.run.Launch(ctx, runner.Spec{Adapter: ad, Profile: a.profile, AttemptDir: dir,
 		Request: agent.LaunchRequest{Start: start, BriefFile: filepath.Join(ws.Path, ".mcp-scheduler", "brief.md")},
 		Vars:    missionVars(&m, ws)})

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -106,7 +107,7 @@ func (h *harness) until(what string, cond func() bool) {
 			return
 		}
 		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s", what)
+			h.t.Fatalf("timed out waiting for %s\n%s", what, h.dump())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
@@ -166,4 +167,36 @@ func createMissionProcess(db, repo, area string) int {
 	b, _ := time.Now().MarshalText()
 	_, _ = os.Stdout.Write(b)
 	return 0
+}
+
+// dump describes every mission for a failing test.
+func (h *harness) dump() string {
+	var b strings.Builder
+	ms, _ := h.eng.ListMissions(h.ctx, engine.MissionFilter{Limit: 1000})
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%s %-8s %-10s landing=%-10s attempt=%d kind=%s title=%q", m.ID, m.Key, m.State, m.Landing, m.Attempt, m.Kind, m.Title)
+		if m.Decision != nil {
+			fmt.Fprintf(&b, " decision=%s (%s)", m.Decision.Kind, m.Decision.Reason)
+		}
+		if m.LastFailure != nil {
+			fmt.Fprintf(&b, " failure=%s: %s %s", m.LastFailure.Kind, m.LastFailure.Summary, firstN(m.LastFailure.Diagnostic, 300))
+		}
+		if why, err := h.eng.Explain(h.ctx, m.ID); err == nil && len(why) > 0 {
+			fmt.Fprintf(&b, " why=%s", why[0].Message)
+		}
+		b.WriteString("\n")
+	}
+	if w, err := h.eng.LatestWave(h.ctx); err == nil {
+		for _, e := range w.Held {
+			fmt.Fprintf(&b, "held %s: %s\n", e.MissionID, e.Reason)
+		}
+	}
+	return b.String()
+}
+
+func firstN(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
 }
