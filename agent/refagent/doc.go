@@ -25,6 +25,7 @@ commit it, report completed. Directives run in order, one step each:
 	@yield REASON            task.yield with the same checkpoint, then exit 0 (no result)
 	@done [SUMMARY]          worker.result completed (artifacts: files written, evidence: commits)
 	@fail KIND SUMMARY       worker.result failed with failure {kind, summary}, exit 1
+	@flaky N KIND SUMMARY    like @fail while the attempt number is at most N, else nothing
 	@block DECISION          worker.result blocked, decision DECISION, exit 0
 	@verdict VERDICT [TEXT]  a reviewer's worker.result: completed with verdict approved, minor,
 	                         severe or insufficient (minor and severe carry one finding)

@@ -92,3 +92,11 @@ func gitCmd(dir string, args ...string) *exec.Cmd {
 		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid", "GIT_CONFIG_NOSYSTEM=1", "LC_ALL=C")
 	return cmd
 }
+
+func TestFlaky_FailsOnlyOnEarlyAttempts(t *testing.T) {
+	for attempt, want := range map[int]string{1: agent.StatusFailed, 2: agent.StatusFailed, 3: agent.StatusCompleted} {
+		r := startRun(t, nil, &agent.Start{MissionID: "f", Attempt: attempt, Epoch: 1, Brief: "@flaky 2 test \"flaky test\"\n@done", Workspace: t.TempDir()})
+		msgs, _ := r.finish(t)
+		require.Equal(t, want, lastResult(t, msgs).Status, "attempt %d", attempt)
+	}
+}

@@ -148,6 +148,14 @@ func (a *refAgent) do(i int, d directive) error {
 		return a.commit(d.text)
 	case "resolve":
 		return a.resolve()
+	case "flaky":
+		n, err := strconv.Atoi(d.args[0])
+		if err != nil || n < 1 {
+			return fmt.Errorf("@flaky needs a positive attempt count, got %q", d.args[0])
+		}
+		if a.start.Attempt <= n {
+			return a.do(i, directive{line: d.line, name: "fail", args: d.args[1:], text: d.text})
+		}
 	case "sleep":
 		dur, err := parseDuration(d.args[0])
 		if err != nil {

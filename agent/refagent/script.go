@@ -51,6 +51,7 @@ var directives = map[string]arity{
 	"raw":              {text: true},
 	"env":              {args: 1},
 	"resolve":          {},
+	"flaky":            {args: 2, text: true},
 }
 
 // roleOf maps a mission kind to the role whose addressed lines it runs ("" for work).
