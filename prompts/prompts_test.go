@@ -57,7 +57,7 @@ func TestGolden_Rendering(t *testing.T) {
 				WriteArea: []string{"internal/ratelimit/**"}, Branch: "mcp-scheduler/msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D/a1",
 				BaseCommit: "4b825dc642cb6eb9a060e54bf8d69288fbee4904", Workspace: "/data/snap",
 				ChangedFiles: []string{"internal/ratelimit/bucket.go", "internal/ratelimit/bucket_test.go"},
-				Summary: "Added the bucket.\nTests pass."})
+				Summary:      "Added the bucket.\nTests pass."})
 		}},
 		{"escalation_report_existing", func() (string, error) {
 			return EscalationReport(Escalation{ID: "esc_01JD5Z8Q6X3V4W5Y6Z7A8B9C0G", MissionIDs: []string{"msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"},
