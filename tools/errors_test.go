@@ -53,7 +53,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 		{"create_mission", map[string]any{"title": "t", "model_policy": map[string]any{"mode": "scheduler_forced"}}, []string{"model_policy.model"}},
 		// dispatch
 		{"dispatch", map[string]any{"title": "v", "missions": []any{}}, []string{"/missions"}},
-		{"dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "a b", "title": "x"}}}, []string{"missions[0].key"}},
+		{"dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "a b", "title": "x"}}}, []string{"/missions/0/key"}},
 		{"dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "a", "title": "x"}, map[string]any{"key": "a", "title": "y"}}}, []string{"missions[1].key", "used by two"}},
 		{"dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "a", "title": "x"}}, "edges": []any{map[string]any{"mission": "zz", "depends_on": "a"}}}, []string{"edges[0].mission", "zz"}},
 		{"dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "a", "title": "x"}}, "edges": []any{map[string]any{"mission": "a", "depends_on": "ghost"}}}, []string{"edges[0].depends_on", "ghost"}},

@@ -49,6 +49,9 @@ func (in MissionInput) spec(path string) (engine.MissionSpec, error) {
 	if hasControl(in.Title) {
 		return s, fieldError(path+"title", "contains control characters", "use one line of plain text")
 	}
+	if err := checkPatterns(path+"write_area", in.WriteArea); err != nil {
+		return s, err
+	}
 	if in.ModelPolicy != nil {
 		s.ModelPolicy = engine.ModelPolicy{Mode: in.ModelPolicy.Mode, Model: in.ModelPolicy.Model, Allowed: in.ModelPolicy.Allowed}
 	}
@@ -60,6 +63,17 @@ func (in MissionInput) spec(path string) (engine.MissionSpec, error) {
 		s.Deadline = d
 	}
 	return s, nil
+}
+
+// checkPatterns refuses write-area globs with control characters (a NUL cannot be part of
+// any path); the engine checks the rest of the glob syntax.
+func checkPatterns(field string, patterns []string) error {
+	for i, p := range patterns {
+		if hasControl(p) {
+			return fieldError(fmt.Sprintf("%s[%d]", field, i), "contains control characters", "give a glob such as internal/auth/**")
+		}
+	}
+	return nil
 }
 
 func parseTime(field, v string) (time.Time, error) {
@@ -127,6 +141,11 @@ func (a UpdateMissionArgs) patch() (engine.MissionPatch, error) {
 		RetryBudget: a.RetryBudget, Review: a.Review, CostLimitUSD: a.CostLimitUSD, TargetBranch: a.TargetBranch}
 	if a.Title != nil && hasControl(*a.Title) {
 		return p, fieldError("title", "contains control characters", "use one line of plain text")
+	}
+	if a.WriteArea != nil {
+		if err := checkPatterns("write_area", *a.WriteArea); err != nil {
+			return p, err
+		}
 	}
 	if a.ModelPolicy != nil {
 		p.ModelPolicy = &engine.ModelPolicy{Mode: a.ModelPolicy.Mode, Model: a.ModelPolicy.Model, Allowed: a.ModelPolicy.Allowed}
@@ -208,7 +227,7 @@ func RetryMission(d *Deps) Tool {
 
 // ApproveLandingArgs are approve_landing's arguments.
 type ApproveLandingArgs struct {
-	MissionID string `json:"mission_id" jsonschema:"a completed mission whose landing waits for approval"`
+	MissionID string `json:"mission_id" jsonschema:"a completed mission whose landing is approval or waiting"`
 	Note      string `json:"note,omitempty" jsonschema:"why it may land, for the event log"`
 }
 
@@ -216,7 +235,7 @@ type ApproveLandingArgs struct {
 func ApproveLanding(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "approve_landing", title: "Approve a landing", group: GroupMissions, effect: Additive, idempotent: true,
-		description: "Let a completed mission land on its target branch when its repository's landing policy is approval (its landing state is approval). The scheduler then merges it like any other. Returns the mission.",
+		description: "Let a completed mission land on its target branch when its landing waits for a decision: approval (the repository's landing policy is approval) or waiting (the target's checkout was not clean; approving retries once it is). The landing state becomes approved and the scheduler merges it like any other. Returns the mission.",
 		input:       inputSchema[ApproveLandingArgs](), output: outputSchema[MissionResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a ApproveLandingArgs) (MissionResult, error) {
 			m, err := d.Engine.ApproveLanding(ctx, a.MissionID, a.Note, actor(ctx))

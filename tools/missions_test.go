@@ -233,6 +233,6 @@ func TestApproveLanding(t *testing.T) {
 	_, err := b.eng.SetLanding(b.ctx, m.ID, engine.LandingApproval, "policy approval")
 	require.NoError(t, err)
 	a := ok[MissionResult](b, "approve_landing", map[string]any{"mission_id": m.ID, "note": "looks good"}).Mission
-	require.Equal(t, engine.LandingPending, a.Landing)
+	require.Equal(t, engine.LandingApproved, a.Landing)
 	require.Contains(t, fails(b, "approve_landing", map[string]any{"mission_id": m.ID}), "not waiting for approval")
 }

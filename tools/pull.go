@@ -17,11 +17,11 @@ import (
 
 // agentIDPattern is what an external agent's id must look like: it is stored as the lease
 // owner and shown in listings, never used in a path (bugs.md B31).
-var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+var agentIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$`)
 
 // ClaimArgs are claim_mission's arguments.
 type ClaimArgs struct {
-	AgentID      string   `json:"agent_id" jsonschema:"your stable agent id (1-64 of A-Z a-z 0-9 _ . : -); the lease is yours under this name" pattern:"^[A-Za-z0-9_.:-]{1,64}$"`
+	AgentID      string   `json:"agent_id" jsonschema:"your stable agent id (1-64 of A-Z a-z 0-9 _ . : -, starting with a letter or digit); the lease is yours under this name" pattern:"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"`
 	Capabilities []string `json:"capabilities,omitempty" jsonschema:"what you can do, e.g. go, python, docs: only missions whose required capabilities you all offer are given to you" maxItems:"64"`
 	Personas     []string `json:"personas,omitempty" jsonschema:"personas you accept, e.g. implementer, reviewer; omit to accept any" maxItems:"64"`
 	Repository   string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path as missions store it)"`
@@ -63,7 +63,7 @@ func ClaimMission(d *Deps) Tool {
 
 func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (ClaimResult, error) {
 	if !agentIDPattern.MatchString(a.AgentID) {
-		return ClaimResult{}, fieldError("agent_id", fmt.Sprintf("%q is not an agent id", clip(a.AgentID, 80)), "use 1-64 characters of A-Z a-z 0-9 _ . : -")
+		return ClaimResult{}, fieldError("agent_id", fmt.Sprintf("%q is not an agent id", clip(a.AgentID, 80)), "use 1-64 characters of A-Z a-z 0-9 _ . : -, starting with a letter or digit")
 	}
 	wait := time.Duration(a.WaitSeconds) * time.Second
 	if wait < 0 || wait > engine.MaxClaimWait {

@@ -221,7 +221,7 @@ func TestMissionLogAndDiff(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stdout.ndjson"), []byte("{\"type\":\"agent.heartbeat\"}\n{\"type\":\"task.progress\",\"message\":\"last line\"}\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "stderr.log"), []byte("warning: x\n"), 0o600))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit.json"), []byte(`{"version":1,"code":0}`), 0o600))
-	l = ok[MissionLog](b, "get_mission_log", map[string]any{"mission_id": m.ID, "tail_bytes": 45})
+	l = ok[MissionLog](b, "get_mission_log", map[string]any{"mission_id": m.ID, "tail_bytes": 60})
 	require.Equal(t, 1, l.Attempt)
 	require.NotNil(t, l.Output)
 	require.Equal(t, "{\"type\":\"task.progress\",\"message\":\"last line\"}\n", l.Output.Stdout, "the tail starts at a line")

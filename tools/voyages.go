@@ -14,7 +14,7 @@ import (
 
 // DispatchMission is one mission of a dispatch: a MissionInput with its client key.
 type DispatchMission struct {
-	Key string `json:"key" jsonschema:"short client key, unique in this dispatch (letters, digits, _ . : -); edges and depends_on refer to it" maxLength:"64"`
+	Key string `json:"key" jsonschema:"short client key, unique in this dispatch (letters, digits, _ . : -); edges and depends_on refer to it" pattern:"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"`
 	MissionInput
 }
 
