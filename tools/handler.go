@@ -117,6 +117,9 @@ func callerMessage(err error) string {
 
 // structuredResult is a successful result: structuredContent and its JSON text copy.
 func structuredResult(v any) (*mcp.CallToolResult, error) {
+	if raw, ok := v.(json.RawMessage); ok { // already encoded (the status cache)
+		return mcp.NewToolResultStructured(raw, string(raw)), nil
+	}
 	b, err := json.Marshal(v)
 	if err != nil {
 		return nil, fmt.Errorf("encode result: %w", err)

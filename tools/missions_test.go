@@ -1,13 +1,17 @@
 package tools
 
 import (
+	"context"
+	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
 func TestCreateMission_DefaultsAndIdempotency(t *testing.T) {
@@ -235,4 +239,32 @@ func TestApproveLanding(t *testing.T) {
 	a := ok[MissionResult](b, "approve_landing", map[string]any{"mission_id": m.ID, "note": "looks good"}).Mission
 	require.Equal(t, engine.LandingApproved, a.Landing)
 	require.Contains(t, fails(b, "approve_landing", map[string]any{"mission_id": m.ID}), "not waiting for approval")
+}
+
+// TestStatusCache_NeverStale: with the notifier running, status is served from a cache that
+// every committed change invalidates before the call that made it returns, another
+// process's change invalidates through the DataVersion watcher, and event-less changes
+// (an agent seen) show within a second.
+func TestStatusCache_NeverStale(t *testing.T) {
+	b := setup(t, setupOpts{})
+	require.Zero(t, ok[StatusResult](b, "status", nil).Total)
+	for i := range 5 {
+		_, err := b.eng.CreateMission(b.ctx, engine.MissionSpec{Title: "direct"}, "test")
+		require.NoError(t, err)
+		require.Equal(t, i+1, ok[StatusResult](b, "status", nil).Total, "a change is seen by the next status at once")
+	}
+	// Another process: a second store and engine on the same database file.
+	other, err := storage.Open(b.ctx, filepath.Join(b.dir, "db.sqlite"), storage.Options{})
+	require.NoError(t, err)
+	defer other.Close()
+	e2 := engine.New(other, engine.Options{DefaultRepository: b.repo})
+	watchCtx, stop := context.WithCancel(b.ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { _ = b.eng.WatchExternal(watchCtx, 20*time.Millisecond) })
+	defer func() { stop(); wg.Wait() }()
+	_, err = e2.CreateMission(b.ctx, engine.MissionSpec{Title: "from elsewhere"}, "other")
+	require.NoError(t, err)
+	waitFor(t, "the other process's mission", func() bool { return ok[StatusResult](b, "status", nil).Total == 6 })
+	require.NoError(t, b.eng.TouchAgent(b.ctx, engine.Agent{ID: "quiet", Kind: "external"}))
+	waitFor(t, "the agent", func() bool { return ok[StatusResult](b, "status", nil).Agents == 1 })
 }

@@ -33,8 +33,8 @@ func (s *Server) addResources() {
 		mcp.WithResourceDescription("Missions per state, paused or not, the scheduler loop, active voyages, open escalations and agents (the status tool's answer). Subscribe to hear about every change."),
 		mcp.WithMIMEType(resourceMIMEType)),
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			st, err := statusOf(ctx, e)
-			return jsonContents(r.Params.URI, st, err)
+			raw, err := s.deps.status.get(ctx, e)
+			return jsonContents(r.Params.URI, raw, err)
 		})
 	s.mcp.AddResourceTemplate(mcp.NewResourceTemplate(missionLogTmpl, "mission log",
 		mcp.WithTemplateDescription("The latest attempt of a mission: the end of its agent's output and its events (the get_mission_log tool's answer)."),

@@ -79,12 +79,12 @@ func TestResources_SubscribeLegacy(t *testing.T) {
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": other.ID, "priority": 5})
 	waitFor(t, "second status notification", func() bool { return updated(StatusURI) >= 2 })
 	require.Zero(t, updated("mission://"+other.ID), "no notification for a URI nobody subscribed to")
-	require.Equal(t, 1, updated("mission://"+m.ID))
 
 	require.NoError(t, b.client.Unsubscribe(b.ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: "mission://" + m.ID}}))
+	seen, statuses := updated("mission://"+m.ID), updated(StatusURI)
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": m.ID, "priority": 6})
-	waitFor(t, "third status notification", func() bool { return updated(StatusURI) >= 3 })
-	require.Equal(t, 1, updated("mission://"+m.ID), "unsubscribed")
+	waitFor(t, "another status notification", func() bool { return updated(StatusURI) > statuses })
+	require.Equal(t, seen, updated("mission://"+m.ID), "unsubscribed")
 }
 
 // TestResources_Listen2026: protocol 2026-07-28 clients open subscriptions/listen naming the

@@ -2,22 +2,52 @@ package tools
 
 import (
 	"context"
-	"fmt"
+	"encoding/json"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
-// StatusResult is status's answer: the engine's status with every state counted (zeros
-// included) and a sentence about the scheduler loop.
+// StatusResult is status's answer: a glance, small enough to poll often and cheap in a
+// model's context. Details are one call away: voyage_status, list_escalations, list_agents.
 type StatusResult struct {
-	engine.Status
+	// Counts is the number of missions per state, every state present (zeros included).
+	Counts map[engine.MissionState]int `json:"counts"`
 	// Total is the number of missions.
 	Total int `json:"total"`
-	// Loop says whether a scheduler loop runs and what it does ("leading: <phase>", or idle).
+	// Paused is true while nothing new starts (pause_scheduler).
+	Paused bool `json:"paused"`
+	// Loop is "idle" when no scheduler loop runs (managed agents are not launched; pull-mode
+	// agents can still claim), else "leading" with the leader's phase.
 	Loop string `json:"loop"`
+	// Leader is the process running the loop, when one does.
+	Leader *engine.Leader `json:"leader,omitempty"`
+	// Voyages counts the unfinished voyages by state (open: nothing started yet; active;
+	// blocked: waiting for a decision).
+	Voyages map[engine.VoyageState]int `json:"voyages"`
+	// ActiveVoyages are the most recent voyages in flight or waiting for a decision (active
+	// or blocked), at most 5; voyage_status shows one in full.
+	ActiveVoyages []VoyageItem `json:"active_voyages"`
+	// OpenEscalations is the number of escalations waiting for a decision.
+	OpenEscalations int `json:"open_escalations"`
+	// Agents is the number of agents the scheduler knows (list_agents shows them).
+	Agents int `json:"agents"`
 }
+
+// VoyageItem is a voyage in a listing (voyage_status shows one in full).
+type VoyageItem struct {
+	ID    string             `json:"id"`
+	Title string             `json:"title"`
+	State engine.VoyageState `json:"state"`
+}
+
+// maxStatusVoyages bounds the voyages status lists; statusVoyageScan bounds how many
+// unfinished voyages it counts.
+const (
+	maxStatusVoyages = 5
+	statusVoyageScan = 1000
+)
 
 // NoArgs is the argument object of tools that take none.
 type NoArgs struct{}
@@ -28,25 +58,28 @@ func statusOf(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	if err != nil {
 		return StatusResult{}, err
 	}
-	out := StatusResult{Status: s}
-	if out.Counts == nil {
-		out.Counts = map[engine.MissionState]int{}
-	}
+	out := StatusResult{Counts: map[engine.MissionState]int{}, Paused: s.Paused, Voyages: map[engine.VoyageState]int{},
+		ActiveVoyages: []VoyageItem{}, OpenEscalations: s.OpenEscalations, Agents: len(s.Agents), Loop: "idle"}
 	for _, st := range engine.AllStates() {
-		out.Counts[st] += 0
-		out.Total += out.Counts[st]
+		out.Counts[st] = s.Counts[st]
+		out.Total += s.Counts[st]
 	}
-	l := s.Leader
-	switch {
-	case l.Owner == "" || !l.ExpiresAt.After(e.Now()):
-		out.Loop = "idle: no scheduler loop is running, so managed agents are not launched; pull-mode agents can still claim missions"
-	case l.Phase != "":
-		out.Loop = fmt.Sprintf("leading (%s, epoch %d): %s", l.Owner, l.Epoch, l.Phase)
-	default:
-		out.Loop = fmt.Sprintf("leading (%s, epoch %d)", l.Owner, l.Epoch)
+	vs, err := e.Voyages(ctx, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, statusVoyageScan)
+	if err != nil {
+		return StatusResult{}, err
 	}
-	if s.Paused {
-		out.Loop += "; paused: nothing new starts until resume_scheduler"
+	for _, v := range vs { // most recent first
+		out.Voyages[v.State]++
+		if v.State != engine.VoyageOpen && len(out.ActiveVoyages) < maxStatusVoyages {
+			out.ActiveVoyages = append(out.ActiveVoyages, VoyageItem{ID: v.ID, Title: v.Title, State: v.State})
+		}
+	}
+	if l := s.Leader; l.Owner != "" && l.ExpiresAt.After(e.Now()) {
+		out.Leader = &l
+		out.Loop = "leading"
+		if l.Phase != "" {
+			out.Loop += ": " + l.Phase
+		}
 	}
 	return out, nil
 }
@@ -55,10 +88,10 @@ func statusOf(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 func Status(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "status", title: "Scheduler status", group: GroupScheduler, effect: ReadOnly,
-		description: "The scheduler at a glance: missions per state, whether it is paused, what the scheduler loop is doing, active voyages, the number of open escalations and the known agents. Cheap: call it as often as needed.",
+		description: "The scheduler at a glance: missions per state, whether it is paused, whether a scheduler loop runs (idle: managed agents are not launched, pull-mode agents can still claim), how many voyages are open, active or blocked with the most recent in flight, how many escalations wait for a decision and how many agents are known. Cheap: call it as often as needed; voyage_status, list_escalations and list_agents give the details.",
 		input:       inputSchema[NoArgs](), output: outputSchema[StatusResult](),
-		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, _ NoArgs) (StatusResult, error) {
-			return statusOf(ctx, d.Engine)
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, _ NoArgs) (json.RawMessage, error) {
+			return d.status.get(ctx, d.Engine)
 		}),
 	})
 }

@@ -52,6 +52,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	if version == "" {
 		version = "dev"
 	}
+	d.status = &statusCache{}
 	s := &Server{deps: &d, log: d.Logger, subs: newSubscriptions()}
 	s.tools = append(AllTools(s.deps), opt.ExtraTools...)
 	seen := map[string]bool{}
@@ -97,6 +98,10 @@ func (s *Server) Tools() []Tool { return s.tools }
 
 // Run delivers resource change notifications (resources/subscribe and subscriptions/listen)
 // from the engine's change hub until ctx ends. It returns nil on cancellation.
+// While it runs, the status tool and resource are served from a cache kept current by the
+// same hub (statuscache.go).
 func (s *Server) Run(ctx context.Context) error {
+	detach := s.deps.status.attach(s.deps.Engine.Hub())
+	defer detach()
 	return s.subs.run(ctx, s.deps.Engine.Hub(), s.mcp, s.log)
 }

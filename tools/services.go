@@ -21,6 +21,8 @@ type Deps struct {
 	Logs Logs
 	// Logger receives the server's own records (never stdout).
 	Logger *slog.Logger
+
+	status *statusCache // set by New
 }
 
 // Workspaces is the workspace side the tools need (cmd wires one built on worktree.Manager).

@@ -130,7 +130,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	}
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.ShutdownTimeout)
 	defer cancel()
-	streamable.CloseSessions(sctx)
+	_ = streamable.Shutdown(sctx) // closes its sessions and stops its idle-session sweeper
 	sse.CloseSessions()
 	done := make(chan error, 1)
 	go func() { done <- hs.Shutdown(sctx) }()
