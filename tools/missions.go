@@ -111,6 +111,9 @@ func CreateMission(d *Deps) Tool {
 				return CreatedMission{}, err
 			}
 			spec.VoyageID, spec.IdempotencyKey = a.VoyageID, a.IdempotencyKey
+			if spec.RetryBudget == nil {
+				spec.RetryBudget = d.DefaultRetryBudget
+			}
 			c, err := d.Engine.CreateMission(ctx, spec, actor(ctx))
 			return CreatedMission{Mission: c.Mission, Created: c.Created}, err
 		}),

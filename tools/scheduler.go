@@ -52,8 +52,9 @@ const (
 // NoArgs is the argument object of tools that take none.
 type NoArgs struct{}
 
-// statusOf reads the status (counters kept with the missions, never a count of rows).
-func statusOf(ctx context.Context, e *engine.Engine) (StatusResult, error) {
+// ReadStatus reads the status the status tool shows (mission counts come from counters kept
+// with the missions, never from counting rows). The command line prints the same.
+func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	s, err := e.Status(ctx)
 	if err != nil {
 		return StatusResult{}, err

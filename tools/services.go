@@ -21,6 +21,9 @@ type Deps struct {
 	Logs Logs
 	// Logger receives the server's own records (never stdout).
 	Logger *slog.Logger
+	// DefaultRetryBudget, when set, is the retry budget of missions that name none
+	// (configuration key scheduler.retry_budget; the engine's own default is 3).
+	DefaultRetryBudget *int
 
 	status *statusCache // set by New
 }

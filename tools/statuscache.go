@@ -48,7 +48,7 @@ func (c *statusCache) attach(hub *engine.Hub) (detach func()) {
 // get returns the encoded status, from the cache when nothing changed since it was read.
 func (c *statusCache) get(ctx context.Context, e *engine.Engine) (json.RawMessage, error) {
 	if c == nil {
-		st, err := statusOf(ctx, e)
+		st, err := ReadStatus(ctx, e)
 		if err != nil {
 			return nil, err
 		}
@@ -68,7 +68,7 @@ func (c *statusCache) get(ctx context.Context, e *engine.Engine) (json.RawMessag
 		}
 	}
 	now := time.Now()
-	st, err := statusOf(ctx, e)
+	st, err := ReadStatus(ctx, e)
 	if err != nil {
 		return nil, err
 	}

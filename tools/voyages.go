@@ -91,6 +91,11 @@ func Dispatch(d *Deps) Tool {
 			if err != nil {
 				return DispatchResult{}, err
 			}
+			for i := range spec.Missions {
+				if spec.Missions[i].RetryBudget == nil {
+					spec.Missions[i].RetryBudget = d.DefaultRetryBudget
+				}
+			}
 			sub := d.Engine.Hub().Subscribe() // before dispatching: no change may slip between
 			defer sub.Close()
 			start := time.Now()
