@@ -11,7 +11,9 @@ import (
 
 func newMissionsCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{Use: "missions", Short: "List, show, cancel and retry missions", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return usageError{fmt.Errorf("missions needs a subcommand: list, show, cancel or retry")} }}
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("missions needs a subcommand: list, show, cancel or retry")}
+		}}
 	cmd.AddCommand(newMissionsListCmd(a), newMissionsShowCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
 	return cmd
 }
