@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 )
 
 func envOf(kv map[string]string) getenv { return func(k string) string { return kv[k] } }
@@ -133,4 +135,14 @@ func TestConfig_TokenSources(t *testing.T) {
 	require.NoError(t, os.Chmod(tok, 0o600))
 	_, err = a.token("")
 	require.ErrorContains(t, err, "empty")
+}
+
+func TestRedactor_HidesProfileSecrets(t *testing.T) {
+	a := &app{env: envOf(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret-1234", "SHORT": "abc", "OPENAI_API_KEY": "sk-secret"}),
+		cfg: Config{Profiles: []agent.Profile{{Name: "c", Runtime: agent.RuntimeClaudeCode, SecretEnv: []string{"ANTHROPIC_API_KEY", "SHORT"}},
+			{Name: "x", Runtime: agent.RuntimeCodex, SecretEnv: []string{"OPENAI_API_KEY", "UNSET"}}}}}
+	r := a.redactor()
+	require.NotNil(t, r)
+	require.Equal(t, "key=[REDACTED] other=[REDACTED] abc stays", r("key=sk-ant-secret-1234 other=sk-secret abc stays"))
+	require.Nil(t, (&app{env: envOf(nil)}).redactor(), "no secrets, no redaction")
 }

@@ -33,6 +33,10 @@ type app struct {
 	configFlag, dataDirFlag, logLevelFlag string
 	jsonOut                               bool
 
+	// defaultRepoDir, when set, replaces the working directory as where the default
+	// repository is found (serve --repo).
+	defaultRepoDir string
+
 	cfg   Config
 	log   *slog.Logger
 	level slog.LevelVar
@@ -120,11 +124,18 @@ func (a *app) open(ctx context.Context) error {
 	if err := os.Chmod(a.cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
+	dir := a.defaultRepoDir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		dir = wd
+	} else if _, err := gitTopLevel(ctx, dir); err != nil {
+		return fmt.Errorf("--repo %s: %w", dir, err)
 	}
-	if a.repos, err = newRepositories(ctx, &a.cfg, wd); err != nil {
+	var err error
+	if a.repos, err = newRepositories(ctx, &a.cfg, dir); err != nil {
 		return err
 	}
 	st, err := storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: a.log.With("component", "storage")})

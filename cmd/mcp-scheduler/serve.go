@@ -19,7 +19,7 @@ import (
 const externalPoll = 250 * time.Millisecond
 
 func newServeCmd(a *app) *cobra.Command {
-	var httpAddr, token, tokenFile, transport string
+	var httpAddr, token, tokenFile, transport, repo string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio (default) or HTTP (--http)",
@@ -47,12 +47,14 @@ func newServeCmd(a *app) *cobra.Command {
 			if tokenFile != "" {
 				a.cfg.HTTP.TokenFile = tokenFile
 			}
+			a.defaultRepoDir = repo
 			return a.serve(cmd.Context(), useHTTP, httpAddr, token)
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&httpAddr, "http", "", "serve HTTP on this host:port instead of stdio (port 0: any free port)")
 	f.StringVar(&transport, "transport", "stdio", "stdio, or http on the [http] addr of the configuration")
+	f.StringVar(&repo, "repo", "", "the default repository of missions that name none (default: the git top level of the working directory)")
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (prefer $"+EnvToken+" or a token file: flags show in ps)")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (must be private: mode 0600)")
 	return cmd
@@ -115,7 +117,7 @@ func (a *app) deps() tools.Deps {
 	return tools.Deps{
 		Engine:             a.eng,
 		Workspaces:         a.workspaces(),
-		Logs:               tools.FileLogs{DataDir: a.cfg.DataDir},
+		Logs:               tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()},
 		Logger:             a.log.With("component", "mcp"),
 		DefaultRetryBudget: budget,
 	}
