@@ -1,10 +1,14 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -172,3 +176,50 @@ func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestCLI_EventsFollow: `events --follow` prints events committed by another process as they
+// come, and stops cleanly when interrupted.
+func TestCLI_EventsFollow(t *testing.T) {
+	s := newSandbox(t)
+	s.cli("go", "before following")
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"events", "--follow", "--json"}, streams{in: strings.NewReader(""), out: &out, err: &out}, s.getenv)
+	}()
+	waitFor(t, "the existing event", func() bool { return strings.Contains(out.String(), "before following") })
+	cmd := exec.Command(binary, "go", "from another process")
+	cmd.Dir, cmd.Env = s.repo, s.env
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	waitFor(t, "the other process's event", func() bool { return strings.Contains(out.String(), "from another process") })
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("events --follow did not stop")
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev engine.Event
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

@@ -4,12 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func envOf(kv map[string]string) getenv { return func(k string) string { return kv[k] } }
@@ -145,4 +147,19 @@ func TestRedactor_HidesProfileSecrets(t *testing.T) {
 	require.NotNil(t, r)
 	require.Equal(t, "key=[REDACTED] other=[REDACTED] abc stays", r("key=sk-ant-secret-1234 other=sk-secret abc stays"))
 	require.Nil(t, (&app{env: envOf(nil)}).redactor(), "no secrets, no redaction")
+}
+
+// TestConfig_DocExample: the example in docs/configuration.md loads and validates.
+func TestConfig_DocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "configuration.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```toml\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	c, err := loadConfig(writeConfig(t, example), true, envOf(map[string]string{"HOME": "/h"}))
+	require.NoError(t, err)
+	require.NoError(t, c.validate())
+	require.Equal(t, "claude", c.Profiles[0].Name)
+	require.Equal(t, 2, *c.Scheduler.RetryBudget)
 }
