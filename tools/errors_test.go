@@ -38,7 +38,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 		{"create_mission", map[string]any{"title": "   "}, []string{"title", "empty"}},
 		{"create_mission", map[string]any{"title": "a\x00b"}, []string{"title", "control"}},
 		{"create_mission", map[string]any{"title": strings.Repeat("x", 300)}, []string{"/title"}},
-		{"create_mission", map[string]any{"title": "t", "priority": 5000}, []string{"/priority"}},
+		{"create_mission", map[string]any{"title": "t", "priority": 5000}, []string{"invalid arguments: /priority: maximum: got 5,000, want 1,000"}},
 		{"create_mission", map[string]any{"title": "t", "deadline": "tomorrow"}, []string{"deadline", "RFC 3339"}},
 		{"create_mission", map[string]any{"title": "t", "deadline": "2001-01-01T00:00:00Z"}, []string{"deadline", "past"}},
 		{"create_mission", map[string]any{"title": "t", "depends_on": []string{unknownMission}}, []string{"depends_on[0]", "does not exist"}},
@@ -74,7 +74,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 		{"cancel_mission", map[string]any{"mission_id": "../../outside"}, []string{"mission_id", "not a msn id"}},
 		{"retry_mission", map[string]any{"mission_id": pending.ID}, []string{"pending", "retry"}},
 		{"approve_landing", map[string]any{"mission_id": pending.ID}, []string{"mission_id", "not waiting for approval"}},
-		{"block_mission", map[string]any{"mission_id": pending.ID, "reason": "r"}, []string{"decision_required"}},
+		{"block_mission", map[string]any{"mission_id": pending.ID, "reason": "r"}, []string{"missing property 'decision_required'"}},
 		{"block_mission", map[string]any{"mission_id": running.ID, "reason": "r", "decision_required": "d", "epoch": claimed.Epoch + 5}, []string{"lease lost"}},
 		{"block_mission", map[string]any{"mission_id": pending.ID, "reason": "r", "decision_required": "d", "route": "boss"}, []string{"/route"}},
 		// queries
@@ -116,6 +116,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 	}
 	for _, c := range cases {
 		msg := fails(b, c.tool, c.args)
+		require.NotContains(t, msg, "&{", "schema problems are worded, not dumped: %s", msg)
 		for _, w := range c.want {
 			require.Contains(t, msg, w, "%s %v", c.tool, c.args)
 		}

@@ -67,6 +67,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	}
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	newArgMessages(s.tools).install(hooks)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
