@@ -103,6 +103,9 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 		Brief: brief, HeartbeatSeconds: hb, LeaseExpiresAt: m.Lease.ExpiresAt}, nil
 }
 
+// claimProgressEvery is how often a waiting claim reports progress.
+var claimProgressEvery = 5 * time.Second
+
 // waitingProgress sends a progress notification every few seconds while a claim waits for
 // work (only when the client sent a progress token). The returned stop waits for it to end.
 func waitingProgress(ctx context.Context, p *progress, wait time.Duration) (stop func()) {
@@ -112,7 +115,7 @@ func waitingProgress(ctx context.Context, p *progress, wait time.Duration) (stop
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		t := time.NewTicker(5 * time.Second)
+		t := time.NewTicker(claimProgressEvery)
 		defer t.Stop()
 		start := time.Now()
 		for {

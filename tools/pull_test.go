@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"slices"
 	"os"
 	"path/filepath"
 	"testing"
@@ -142,6 +143,21 @@ func TestClaim_WaitsForWork(t *testing.T) {
 		t.Fatal("a waiting claim did not wake up when work arrived")
 	}
 	require.Less(t, time.Since(start), 30*time.Second)
+}
+
+// TestClaim_WaitSendsProgress: a claim waiting for work with a progress token reports
+// progress while it waits, growing each time.
+func TestClaim_WaitSendsProgress(t *testing.T) {
+	defer func(d time.Duration) { claimProgressEvery = d }(claimProgressEvery)
+	claimProgressEvery = 50 * time.Millisecond
+	b := setup(t, setupOpts{})
+	res, err := b.callWithProgress("claim_mission", map[string]any{"agent_id": "patient", "wait_seconds": 1}, "tok-wait")
+	require.NoError(t, err)
+	require.False(t, decode[ClaimResult](t, res).Claimed)
+	prog := b.progressFor("tok-wait")
+	require.GreaterOrEqual(t, len(prog), 5, "about one every 50 ms for a second")
+	require.True(t, slices.IsSorted(prog), "%v", prog)
+	require.Empty(t, b.progressFor("other-token"))
 }
 
 func TestClaim_WaitEndsEmpty(t *testing.T) {
