@@ -266,3 +266,45 @@ func TestHTTP_GracefulShutdown(t *testing.T) {
 	var op *net.OpError
 	require.True(t, errors.As(err, &op), "the listener is closed: %v", err)
 }
+
+// TestHTTP_ResourceNotifications: over Streamable HTTP, a 2026-07-28 client hears about a
+// watched mission on its subscriptions/listen stream, and a legacy client on its session.
+func TestHTTP_ResourceNotifications(t *testing.T) {
+	b := setup(t, setupOpts{})
+	base, _ := httpServer(t, b, HTTPOptions{})
+	m := b.createMission(map[string]any{"title": "watched over http"})
+	uri := "mission://" + m.ID
+	heard := func(n *notes) func() bool {
+		return func() bool {
+			for _, x := range n.byMethod(mcp.MethodNotificationResourceUpdated) {
+				if x.Params.AdditionalFields["uri"] == uri {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	modern := streamableClient(t, base+PathMCP, nil)
+	mn := &notes{}
+	modern.OnNotification(mn.add)
+	initClient(t, b.ctx, modern, "")
+	require.Equal(t, mcp.ProtocolVersion20260728, modern.ProtocolVersion())
+	stop, err := modern.ListenAsync(b.ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}, nil)
+	require.NoError(t, err)
+	defer stop()
+	waitFor(t, "the listen acknowledgement", func() bool {
+		return len(mn.byMethod(mcp.MethodNotificationSubscriptionsAcknowledged)) > 0
+	})
+
+	// A legacy client receives server notifications on its GET stream (continuous listening).
+	legacy, err := client.NewStreamableHttpClient(base+PathMCP, transport.WithContinuousListening())
+	require.NoError(t, err)
+	ln := &notes{}
+	legacy.OnNotification(ln.add)
+	initClient(t, b.ctx, legacy, mcp.LATEST_LEGACY_PROTOCOL_VERSION)
+	require.NoError(t, legacy.Subscribe(b.ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}))
+
+	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": m.ID, "priority": 9})
+	waitFor(t, "the listen stream's notification", heard(mn))
+	waitFor(t, "the legacy session's notification", heard(ln))
+}
