@@ -2,9 +2,9 @@ package tools
 
 import (
 	"errors"
-	"slices"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
