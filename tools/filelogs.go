@@ -28,11 +28,12 @@ type FileLogs struct {
 
 var _ Logs = FileLogs{}
 
-// Files of an attempt directory (the runner's layout).
+// Files of an attempt directory: the runner's layout (agent/runner FileStdout, FileStderr,
+// FileExit; cmd/mcp-scheduler tests that the names agree).
 const (
-	logStdout = "stdout.ndjson"
-	logStderr = "stderr.log"
-	logExit   = "exit.json"
+	LogStdout = "stdout.ndjson"
+	LogStderr = "stderr.log"
+	LogExit   = "exit.json"
 )
 
 // AttemptLog implements Logs. The mission id and attempt are validated before any path is
@@ -49,7 +50,7 @@ func (l FileLogs) AttemptLog(_ context.Context, m engine.Mission, attempt, tailB
 		name string
 		text *string
 		size *int64
-	}{{logStdout, &out.Stdout, &out.StdoutBytes}, {logStderr, &out.Stderr, &out.StderrBytes}} {
+	}{{LogStdout, &out.Stdout, &out.StdoutBytes}, {LogStderr, &out.Stderr, &out.StderrBytes}} {
 		text, size, cut, err := readTail(filepath.Join(dir, f.name), tailBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
@@ -61,7 +62,7 @@ func (l FileLogs) AttemptLog(_ context.Context, m engine.Mission, attempt, tailB
 		*f.text, *f.size = l.redact(text), size
 		out.Truncated = out.Truncated || cut
 	}
-	if b, err := os.ReadFile(filepath.Join(dir, logExit)); err == nil && json.Valid(b) {
+	if b, err := os.ReadFile(filepath.Join(dir, LogExit)); err == nil && json.Valid(b) {
 		out.Exit = json.RawMessage(bytes.TrimSpace(b))
 		found = true
 	}

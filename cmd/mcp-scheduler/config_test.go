@@ -11,7 +11,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
 func envOf(kv map[string]string) getenv { return func(k string) string { return kv[k] } }
@@ -145,7 +147,7 @@ func TestRedactor_HidesProfileSecrets(t *testing.T) {
 			{Name: "x", Runtime: agent.RuntimeCodex, SecretEnv: []string{"OPENAI_API_KEY", "UNSET"}}}}}
 	r := a.redactor()
 	require.NotNil(t, r)
-	require.Equal(t, "key=[REDACTED] other=[REDACTED] abc stays", r("key=sk-ant-secret-1234 other=sk-secret abc stays"))
+	require.Equal(t, "key="+agent.Redacted+" other="+agent.Redacted+" abc stays", r("key=sk-ant-secret-1234 other=sk-secret abc stays"))
 	require.Nil(t, (&app{env: envOf(nil)}).redactor(), "no secrets, no redaction")
 }
 
@@ -162,4 +164,11 @@ func TestConfig_DocExample(t *testing.T) {
 	require.NoError(t, c.validate())
 	require.Equal(t, "claude", c.Profiles[0].Name)
 	require.Equal(t, 2, *c.Scheduler.RetryBudget)
+}
+
+// TestLogFiles_AreTheRunners: get_mission_log reads the files the runner writes.
+func TestLogFiles_AreTheRunners(t *testing.T) {
+	require.Equal(t, runner.FileStdout, tools.LogStdout)
+	require.Equal(t, runner.FileStderr, tools.LogStderr)
+	require.Equal(t, runner.FileExit, tools.LogExit)
 }
