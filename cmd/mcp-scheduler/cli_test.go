@@ -1,0 +1,225 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+)
+
+func TestCLI_MissionLifecycle(t *testing.T) {
+	s := newSandbox(t)
+	m := cliJSON[engine.Mission](s, "go", "Fix the login test", "--brief", "it flakes", "--priority", "20", "--write-area", "auth/**")
+	require.Equal(t, engine.StatePending, m.State)
+	require.Equal(t, 20, m.Priority)
+	require.Equal(t, s.repo, m.Repository, "the repository of the working directory")
+	dep := cliJSON[engine.Mission](s, "go", "after it", "--depends-on", m.ID)
+
+	out, _, code := s.cli("missions", "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "ID")
+	require.Contains(t, out, m.ID)
+	require.Contains(t, out, "Fix the login test")
+	list := cliJSON[[]engine.Mission](s, "missions", "list", "--state", "pending", "--limit", "1")
+	require.Len(t, list, 1)
+
+	out, _, code = s.cli("missions", "show", dep.ID)
+	require.Equal(t, 0, code)
+	require.Contains(t, out, "waiting     hard_dependency")
+	require.Contains(t, out, "depends on  "+m.ID)
+	det := cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID)
+	require.NotEmpty(t, det.WhyNotRunning)
+
+	c := cliJSON[engine.Mission](s, "missions", "cancel", m.ID, "--reason", "obsolete")
+	require.Equal(t, engine.StateCancelled, c.State)
+	require.Equal(t, engine.StateBlocked, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State,
+		"its dependent is blocked")
+	r := cliJSON[engine.Mission](s, "missions", "retry", m.ID)
+	require.Equal(t, engine.StatePending, r.State)
+
+	st := cliJSON[tools.StatusResult](s, "status")
+	require.Equal(t, 2, st.Total)
+	require.Equal(t, 2, st.Counts[engine.StatePending])
+	out, _, _ = s.cli("status")
+	require.Contains(t, out, "missions    2: pending 2")
+
+	require.True(t, cliJSON[map[string]bool](s, "pause", "--reason", "lunch")["paused"])
+	require.True(t, cliJSON[tools.StatusResult](s, "status").Paused)
+	out, _, _ = s.cli("resume")
+	require.Contains(t, out, "running")
+
+	out, _, code = s.cli("events")
+	require.Equal(t, 0, code)
+	for _, typ := range []string{"mission.created", "mission.cancelled", "mission.retried", "scheduler.paused", "scheduler.resumed"} {
+		require.Contains(t, out, typ)
+	}
+	out, _, _ = s.cli("events", "--mission", m.ID, "--type", "mission.cancelled", "--json")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 1)
+	var ev engine.Event
+	require.NoError(t, json.Unmarshal([]byte(lines[0]), &ev))
+	require.Equal(t, "mission.cancelled", ev.Type)
+	require.Equal(t, "cli", ev.Actor)
+}
+
+func TestCLI_ErrorsAndExitCodes(t *testing.T) {
+	s := newSandbox(t)
+	_, errs, code := s.cli("go")
+	require.Equal(t, 2, code, "a usage mistake")
+	require.Contains(t, errs, "accepts 1 arg")
+	_, errs, code = s.cli("frobnicate")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "unknown command")
+	_, errs, code = s.cli("go", "x", "--priority", "nine")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "priority")
+	_, errs, code = s.cli("go", "x", "--depends-on", "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "does not exist")
+	_, errs, code = s.cli("missions", "show", "../../etc/passwd")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "not a msn id")
+	_, errs, code = s.cli("go", "x", "--repo", t.TempDir())
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "repository")
+	_, errs, code = s.cli("missions")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "list, show, cancel or retry")
+	_, errs, code = s.cli("serve", "--transport", "carrier-pigeon")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "stdio or http")
+	bad := filepath.Join(s.home, "bad.toml")
+	require.NoError(t, os.WriteFile(bad, []byte("[scheduler]\nlease_ttl = \"-1s\"\n"), 0o600))
+	_, errs, code = s.cli("status", "--config", bad)
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "scheduler.lease_ttl")
+}
+
+// TestCLI_ConfiguredRepositories: a repository outside the working directory's is accepted
+// once configured, and missions name it.
+func TestCLI_ConfiguredRepositories(t *testing.T) {
+	s := newSandbox(t)
+	other := newSandbox(t)
+	cfg := filepath.Join(s.home, "config", "mcp-scheduler", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	require.NoError(t, os.WriteFile(cfg, []byte("[[repositories]]\npath = \""+other.repo+"\"\nlanding = \"approval\"\n"), 0o600))
+	sub := filepath.Join(other.repo, "sub")
+	require.NoError(t, os.MkdirAll(sub, 0o755))
+	m := cliJSON[engine.Mission](s, "go", "elsewhere", "--repo", sub)
+	require.Equal(t, other.repo, m.Repository, "a path inside a repository names its top level")
+}
+
+func TestCLI_Doctor(t *testing.T) {
+	s := newSandbox(t)
+	checks := cliJSON[[]check](s, "doctor")
+	names := map[string]check{}
+	for _, c := range checks {
+		names[c.Name] = c
+		require.True(t, c.OK, "%s: %s", c.Name, c.Detail)
+	}
+	require.Contains(t, names, "git ≥ 2.38")
+	require.Equal(t, s.repo, names["default repository"].Detail)
+	fi, err := os.Stat(s.dataDir)
+	require.NoError(t, err)
+	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the data dir is private")
+
+	cfg := filepath.Join(s.home, "config", "mcp-scheduler", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	require.NoError(t, os.WriteFile(cfg, []byte(`[[profiles]]
+name = "ghost"
+runtime = "command"
+command = ["no-such-agent-cli-xyz", "--run"]
+[[profiles]]
+name = "ref"
+runtime = "ndjson"
+command = ["{mcp_scheduler}", "reference-agent"]
+`), 0o600))
+	out, _, code := s.cli("doctor")
+	require.Equal(t, 1, code, "a missing agent CLI fails the doctor")
+	require.Contains(t, out, "profile ghost (command)  FAIL")
+	require.Contains(t, out, "no-such-agent-cli-xyz not found")
+	require.Contains(t, out, "profile ref (ndjson)")
+}
+
+// TestCLI_SharesTheDatabaseWithARunningServer: a mission created on the command line is
+// seen by a running stdio server (another process on the same data dir) at once, through
+// its tools.
+func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start(nil, "serve")
+	p.send(initialize)
+	parseRPC(t, p.next())
+	m := cliJSON[engine.Mission](s, "go", "made on the command line")
+	id := 2
+	waitFor(t, "the server to see the mission", func() bool {
+		id++
+		p.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":"` + m.ID + `"}}}`)
+		r := parseRPC(t, p.next())
+		return strings.Contains(string(r.Result), `"made on the command line"`)
+	})
+	p.send(`{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"cancel_mission","arguments":{"mission_id":"` + m.ID + `"}}}`)
+	require.Contains(t, string(parseRPC(t, p.next()).Result), `"state":"cancelled"`)
+	require.Equal(t, engine.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State)
+	require.NoError(t, p.stdin.Close())
+	require.Equal(t, 0, p.wait(10*time.Second))
+}
+
+func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
+
+// TestCLI_EventsFollow: `events --follow` prints events committed by another process as they
+// come, and stops cleanly when interrupted.
+func TestCLI_EventsFollow(t *testing.T) {
+	s := newSandbox(t)
+	s.cli("go", "before following")
+	var out syncBuffer
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan int, 1)
+	go func() {
+		done <- run(ctx, []string{"events", "--follow", "--json"}, streams{in: strings.NewReader(""), out: &out, err: &out}, s.getenv)
+	}()
+	waitFor(t, "the existing event", func() bool { return strings.Contains(out.String(), "before following") })
+	cmd := exec.Command(binary, "go", "from another process")
+	cmd.Dir, cmd.Env = s.repo, s.env
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	waitFor(t, "the other process's event", func() bool { return strings.Contains(out.String(), "from another process") })
+	cancel()
+	select {
+	case code := <-done:
+		require.Equal(t, 0, code)
+	case <-time.After(10 * time.Second):
+		t.Fatal("events --follow did not stop")
+	}
+	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev engine.Event
+		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)
+	}
+}
+
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}

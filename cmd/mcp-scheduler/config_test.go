@@ -1,0 +1,174 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+)
+
+func envOf(kv map[string]string) getenv { return func(k string) string { return kv[k] } }
+
+func TestConfig_DefaultsAndPaths(t *testing.T) {
+	c := defaults(envOf(map[string]string{"HOME": "/home/u"}))
+	require.Equal(t, "/home/u/.local/state/mcp-scheduler", c.DataDir)
+	require.Equal(t, 60*time.Second, c.Scheduler.LeaseTTL.D())
+	require.Equal(t, 20*time.Second, c.Scheduler.RenewInterval.D())
+	require.Equal(t, 3, *c.Scheduler.RetryBudget)
+	require.Equal(t, runtime.NumCPU(), c.Scheduler.MaxConcurrency)
+	require.Equal(t, 4, c.Scheduler.PerRepository)
+	require.Equal(t, 5*time.Second, c.Scheduler.LeaderLease.D())
+	require.Equal(t, "127.0.0.1:8765", c.HTTP.Addr)
+	require.NoError(t, c.validate())
+
+	require.Equal(t, "/s/mcp-scheduler", defaultDataDir(envOf(map[string]string{"XDG_STATE_HOME": "/s", "HOME": "/h"})))
+	require.Equal(t, "/d", defaultDataDir(envOf(map[string]string{EnvDataDir: "/d", "XDG_STATE_HOME": "/s"})))
+	require.Equal(t, "/h/.local/state/mcp-scheduler", defaultDataDir(envOf(map[string]string{"XDG_STATE_HOME": "relative", "HOME": "/h"})))
+	require.Equal(t, "/c/mcp-scheduler/config.toml", defaultConfigPath(envOf(map[string]string{"XDG_CONFIG_HOME": "/c"})))
+	require.Equal(t, "/x.toml", defaultConfigPath(envOf(map[string]string{EnvConfig: "/x.toml", "XDG_CONFIG_HOME": "/c"})))
+	require.Equal(t, "/h/.config/mcp-scheduler/config.toml", defaultConfigPath(envOf(map[string]string{"HOME": "/h"})))
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.toml")
+	require.NoError(t, os.WriteFile(p, []byte(body), 0o600))
+	return p
+}
+
+func TestConfig_FileThenEnv(t *testing.T) {
+	p := writeConfig(t, `
+data_dir = "/from/file"
+log_level = "debug"
+[scheduler]
+lease_ttl = "90s"
+retry_budget = 5
+max_concurrency = 3
+[http]
+addr = "127.0.0.1:9999"
+allowed_origins = ["https://app.example.com"]
+[[repositories]]
+path = "/src/api"
+landing = "approval"
+checks = [["go", "test", "./..."]]
+[[profiles]]
+name = "claude"
+runtime = "claude-code"
+`)
+	c, err := loadConfig(p, true, envOf(map[string]string{EnvLogLevel: "warn"}))
+	require.NoError(t, err)
+	require.NoError(t, c.validate())
+	require.Equal(t, "/from/file", c.DataDir)
+	require.Equal(t, "warn", c.LogLevel, "the environment overrides the file")
+	require.Equal(t, 90*time.Second, c.Scheduler.LeaseTTL.D())
+	require.Equal(t, 5, *c.Scheduler.RetryBudget)
+	require.Equal(t, 20*time.Second, c.Scheduler.RenewInterval.D(), "keys the file leaves out keep their defaults")
+	require.Equal(t, "approval", c.Repositories[0].Landing)
+	require.Equal(t, [][]string{{"go", "test", "./..."}}, c.Repositories[0].Checks)
+	require.Equal(t, p, c.path)
+
+	missing := filepath.Join(t.TempDir(), "none.toml")
+	_, err = loadConfig(missing, true, envOf(nil))
+	require.Error(t, err, "a file named explicitly must exist")
+	c, err = loadConfig(missing, false, envOf(map[string]string{"HOME": "/h"}))
+	require.NoError(t, err, "a missing file at the default place means defaults")
+	require.Empty(t, c.path)
+}
+
+func TestConfig_ErrorsNameTheKey(t *testing.T) {
+	cases := map[string]string{
+		`colour = "red"`:                                                   "unknown key colour",
+		"[scheduler]\nticks = \"1s\"":                                      "unknown key scheduler.ticks",
+		"[scheduler]\ntick = \"soon\"":                                     "soon",
+		"[scheduler]\nlease_ttl = \"10s\"\nrenew_interval = \"20s\"":       "scheduler.renew_interval",
+		"[scheduler]\nretry_budget = 50":                                   "scheduler.retry_budget",
+		"[scheduler]\nmax_concurrency = 0":                                 "scheduler.max_concurrency",
+		"[scheduler]\nbackoff_max = \"1s\"":                                "scheduler.backoff_max",
+		`log_level = "loud"`:                                               "log_level",
+		`data_dir = "relative/dir"`:                                        "data_dir",
+		"[http]\naddr = \"nohost\"":                                        "http.addr",
+		"[http]\ntoken_file = \"token\"":                                   "http.token_file",
+		"[http]\nallowed_origins = [\"*\"]":                                "http.allowed_origins[0]",
+		"[[repositories]]\npath = \"rel\"":                                 "repositories[0].path",
+		"[[repositories]]\npath = \"/a\"\nlanding = \"yolo\"":              "repositories[0].landing",
+		"[[repositories]]\npath = \"/a\"\non_conflict = \"x\"":             "repositories[0].on_conflict",
+		"[[repositories]]\npath = \"/a\"\nchecks = [[]]":                   "repositories[0].checks[0]",
+		"[[repositories]]\npath = \"/a\"\n[[repositories]]\npath = \"/a\"": "repositories[1].path",
+		"[[profiles]]\nname = \"Bad Name\"\nruntime = \"ndjson\"":          "profiles[0]",
+		"[[profiles]]\nname = \"x\"\nruntime = \"telepathy\"":              "profiles[0]",
+		"[[profiles]]\nname = \"x\"\nruntime = \"ndjson\"":                 "needs a command",
+		"[[profiles]]\nname = \"x\"\nruntime = \"codex\"\n[[profiles]]\nname = \"x\"\nruntime = \"codex\"": "profiles[1].name",
+		"[git]\nauthor_email = \"nobody\"": "git",
+	}
+	for body, want := range cases {
+		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
+		if err == nil {
+			err = c.validate()
+		}
+		require.ErrorContains(t, err, want, body)
+	}
+}
+
+func TestConfig_TokenSources(t *testing.T) {
+	dir := t.TempDir()
+	tok := filepath.Join(dir, "tok")
+	require.NoError(t, os.WriteFile(tok, []byte(" from-file \n"), 0o600))
+	a := &app{env: envOf(nil), cfg: Config{HTTP: HTTPConfig{TokenFile: tok}}}
+	got, err := a.token("")
+	require.NoError(t, err)
+	require.Equal(t, "from-file", got)
+	a.env = envOf(map[string]string{EnvToken: "from-env"})
+	got, _ = a.token("")
+	require.Equal(t, "from-env", got, "the environment beats the file")
+	got, _ = a.token("from-flag")
+	require.Equal(t, "from-flag", got, "the flag beats both")
+	a.env = envOf(nil)
+	require.NoError(t, os.Chmod(tok, 0o640))
+	_, err = a.token("")
+	require.ErrorContains(t, err, "chmod 600")
+	require.NoError(t, os.WriteFile(tok, nil, 0o600))
+	require.NoError(t, os.Chmod(tok, 0o600))
+	_, err = a.token("")
+	require.ErrorContains(t, err, "empty")
+}
+
+func TestRedactor_HidesProfileSecrets(t *testing.T) {
+	a := &app{env: envOf(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret-1234", "SHORT": "abc", "OPENAI_API_KEY": "sk-secret"}),
+		cfg: Config{Profiles: []agent.Profile{{Name: "c", Runtime: agent.RuntimeClaudeCode, SecretEnv: []string{"ANTHROPIC_API_KEY", "SHORT"}},
+			{Name: "x", Runtime: agent.RuntimeCodex, SecretEnv: []string{"OPENAI_API_KEY", "UNSET"}}}}}
+	r := a.redactor()
+	require.NotNil(t, r)
+	require.Equal(t, "key="+agent.Redacted+" other="+agent.Redacted+" abc stays", r("key=sk-ant-secret-1234 other=sk-secret abc stays"))
+	require.Nil(t, (&app{env: envOf(nil)}).redactor(), "no secrets, no redaction")
+}
+
+// TestConfig_DocExample: the example in docs/configuration.md loads and validates.
+func TestConfig_DocExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "configuration.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```toml\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	c, err := loadConfig(writeConfig(t, example), true, envOf(map[string]string{"HOME": "/h"}))
+	require.NoError(t, err)
+	require.NoError(t, c.validate())
+	require.Equal(t, "claude", c.Profiles[0].Name)
+	require.Equal(t, 2, *c.Scheduler.RetryBudget)
+}
+
+// TestLogFiles_AreTheRunners: get_mission_log reads the files the runner writes.
+func TestLogFiles_AreTheRunners(t *testing.T) {
+	require.Equal(t, runner.FileStdout, tools.LogStdout)
+	require.Equal(t, runner.FileStderr, tools.LogStderr)
+	require.Equal(t, runner.FileExit, tools.LogExit)
+}

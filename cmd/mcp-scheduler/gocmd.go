@@ -1,0 +1,55 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+func newGoCmd(a *app) *cobra.Command {
+	var brief, voyage, repo string
+	var priority int
+	var dependsOn, writeArea []string
+	cmd := &cobra.Command{
+		Use:   `go "title"`,
+		Short: "Create a mission",
+		Long: "Create a mission with this title. It runs in the repository of the current directory\n" +
+			"unless --repo names another configured one.",
+		Example: `  mcp-scheduler go "Fix the flaky login test" --brief "TestLogin fails one run in ten" --priority 20`,
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			if repo != "" {
+				abs, err := filepath.Abs(repo)
+				if err != nil {
+					return err
+				}
+				repo = abs
+			}
+			spec := engine.MissionSpec{Title: args[0], Brief: brief, Priority: priority, VoyageID: voyage,
+				DependsOn: dependsOn, Repository: repo, WriteArea: writeArea, RetryBudget: a.cfg.Scheduler.RetryBudget}
+			c, err := a.eng.CreateMission(cmd.Context(), spec, a.actor())
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.out, c.Mission)
+			}
+			_, err = fmt.Fprintf(a.out, "%s  %s  priority %d  %s\n", c.Mission.ID, c.Mission.State, c.Mission.Priority, c.Mission.Title)
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&brief, "brief", "", "what the agent should do (default: the title)")
+	f.IntVar(&priority, "priority", 0, "1 (urgent) to 1000 (default 100)")
+	f.StringVar(&voyage, "voyage", "", "add the mission to this voyage (vyg_…)")
+	f.StringArrayVar(&dependsOn, "depends-on", nil, "a mission that must complete and land first (repeatable)")
+	f.StringVar(&repo, "repo", "", "repository to work in (default: the one of the current directory)")
+	f.StringArrayVar(&writeArea, "write-area", nil, "glob of files the mission may change, e.g. 'internal/auth/**' (repeatable)")
+	return cmd
+}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+func newMissionsCmd(a *app) *cobra.Command {
+	cmd := &cobra.Command{Use: "missions", Short: "List, show, cancel and retry missions", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("missions needs a subcommand: list, show, cancel or retry")}
+		}}
+	cmd.AddCommand(newMissionsListCmd(a), newMissionsShowCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
+	return cmd
+}
+
+func newMissionsListCmd(a *app) *cobra.Command {
+	var states []string
+	var voyage, cursor string
+	var limit int
+	cmd := &cobra.Command{
+		Use: "list", Short: "List missions, oldest first", Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			f := engine.MissionFilter{VoyageID: voyage, Cursor: cursor, Limit: limit}
+			for _, s := range states {
+				f.States = append(f.States, engine.MissionState(s))
+			}
+			ms, err := a.eng.ListMissions(cmd.Context(), f)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				if ms == nil {
+					ms = []engine.Mission{}
+				}
+				return writeJSON(a.out, ms)
+			}
+			t := newTable(a.out, "ID", "STATE", "PRIO", "ATTEMPT", "OWNER", "UPDATED", "TITLE")
+			for _, m := range ms {
+				owner := ""
+				if m.State.Leased() {
+					owner = m.Lease.Owner
+				}
+				t.row(m.ID, m.State, m.Priority, m.Attempt, owner, m.UpdatedAt, m.Title)
+			}
+			if err := t.flush(); err != nil {
+				return err
+			}
+			if len(ms) == limit && limit > 0 {
+				fmt.Fprintf(a.err, "more: --cursor %s\n", ms[len(ms)-1].ID)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringArrayVar(&states, "state", nil, "only missions in this state (repeatable): pending, leased, running, interrupted, completed, failed, blocked, cancelled")
+	f.StringVar(&voyage, "voyage", "", "only missions of this voyage")
+	f.IntVar(&limit, "limit", 100, "at most this many (1 to 1000)")
+	f.StringVar(&cursor, "cursor", "", "continue after this mission id")
+	return cmd
+}
+
+func newMissionsShowCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use: "show MISSION_ID", Short: "Show a mission, its attempts and why it is not running", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			d, err := a.eng.GetMission(cmd.Context(), args[0])
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.out, d)
+			}
+			m := d.Mission
+			w := a.out
+			fmt.Fprintf(w, "%s  %s\n", m.ID, m.Title)
+			fmt.Fprintf(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
+			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
+			fmt.Fprintf(w, "repository  %s\n", m.Repository)
+			if m.VoyageID != "" {
+				fmt.Fprintf(w, "voyage      %s (key %s)\n", m.VoyageID, m.Key)
+			}
+			if len(m.WriteArea) > 0 {
+				fmt.Fprintf(w, "write area  %s\n", strings.Join(m.WriteArea, ", "))
+			}
+			if m.State.Leased() {
+				fmt.Fprintf(w, "lease       %s, epoch %d, expires %s\n", m.Lease.Owner, m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
+			}
+			if m.Decision != nil {
+				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, m.Decision.Reason)
+			}
+			for _, r := range d.WhyNotRunning {
+				fmt.Fprintf(w, "waiting     %s: %s\n", r.Code, r.Message)
+			}
+			for _, dep := range d.DependsOn {
+				fmt.Fprintf(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)
+			}
+			if d.Escalation != nil {
+				fmt.Fprintf(w, "escalation  %s: %s — decide: %s\n", d.Escalation.ID, d.Escalation.Reason, d.Escalation.DecisionRequired)
+			}
+			fmt.Fprintf(w, "\nbrief:\n%s\n", m.Brief)
+			if len(d.Attempts) > 0 {
+				fmt.Fprintln(w)
+				t := newTable(w, "ATTEMPT", "AGENT", "OUTCOME", "ENDED", "SUMMARY")
+				for _, at := range d.Attempts {
+					sum := at.Summary
+					if at.Failure != nil {
+						sum = at.Failure.Kind + ": " + at.Failure.Summary
+					}
+					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, sum)
+				}
+				return t.flush()
+			}
+			return nil
+		},
+	}
+}
+
+func newMissionsCancelCmd(a *app) *cobra.Command {
+	var reason string
+	var skip bool
+	cmd := &cobra.Command{
+		Use: "cancel MISSION_ID", Short: "Cancel a mission (a running attempt is stopped)", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			m, err := a.eng.Cancel(cmd.Context(), args[0], reason, skip, a.actor())
+			return a.printMission(m, err)
+		},
+	}
+	cmd.Flags().StringVar(&reason, "reason", "", "why, for the event log")
+	cmd.Flags().BoolVar(&skip, "skip", false, "give up on it without failing its voyage")
+	return cmd
+}
+
+func newMissionsRetryCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use: "retry MISSION_ID", Short: "Reopen a failed, blocked or cancelled mission", Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			m, err := a.eng.Retry(cmd.Context(), args[0], a.actor())
+			return a.printMission(m, err)
+		},
+	}
+}
+
+func (a *app) printMission(m engine.Mission, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return writeJSON(a.out, m)
+	}
+	_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", m.ID, m.State, m.Title)
+	return err
+}

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+// streams are a command's standard streams.
+type streams struct {
+	in       io.Reader
+	out, err io.Writer
+}
+
+// app is what every command shares: the streams, the global flags, the configuration and,
+// once opened, the database and engine.
+type app struct {
+	streams
+	env getenv
+
+	configFlag, dataDirFlag, logLevelFlag string
+	jsonOut                               bool
+
+	// defaultRepoDir, when set, replaces the working directory as where the default
+	// repository is found (serve --repo).
+	defaultRepoDir string
+
+	cfg   Config
+	log   *slog.Logger
+	level slog.LevelVar
+	store *storage.Store
+	eng   *engine.Engine
+	repos *repositories
+}
+
+// commands lists the subcommands, one constructor per file. Add one here to add a command
+// (daemon, demo, cleanup and the hidden agent-shim and reference-agent come this way).
+var commands = []func(*app) *cobra.Command{
+	newServeCmd,
+	newGoCmd,
+	newStatusCmd,
+	newMissionsCmd,
+	newEventsCmd,
+	newPauseCmd,
+	newResumeCmd,
+	newDoctorCmd,
+	newVersionCmd,
+}
+
+func newRootCmd(a *app) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "mcp-scheduler",
+		Short: "Schedule work for AI coding agents (an MCP server and its command line)",
+		Long: "mcp-scheduler orders missions, gives each attempt its own git worktree, runs coding agents or lets\n" +
+			"MCP clients claim the work, retries within a budget, lands results and escalates blockers.\n\n" +
+			"Add it to Claude Code with:  claude mcp add mcp-scheduler -- mcp-scheduler serve",
+		SilenceUsage:  true, // usage goes out on request only: in stdio mode stdout is the protocol's
+		SilenceErrors: true, // run prints the error once, on stderr
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			return a.setup(cmd)
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	pf := root.PersistentFlags()
+	pf.StringVar(&a.configFlag, "config", "", "configuration file (default $MCP_SCHEDULER_CONFIG, else $XDG_CONFIG_HOME/mcp-scheduler/config.toml)")
+	pf.StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default $MCP_SCHEDULER_DATA_DIR, else $XDG_STATE_HOME/mcp-scheduler)")
+	pf.StringVar(&a.logLevelFlag, "log-level", "", "debug, info, warn or error (default info; logs go to stderr)")
+	pf.BoolVar(&a.jsonOut, "json", false, "print JSON instead of tables")
+	for _, c := range commands {
+		root.AddCommand(c(a))
+	}
+	return root
+}
+
+// setup loads and checks the configuration and builds the logger (stderr only).
+func (a *app) setup(cmd *cobra.Command) error {
+	path, explicit := a.configFlag, a.configFlag != ""
+	if !explicit {
+		path, explicit = defaultConfigPath(a.env), a.env(EnvConfig) != ""
+	}
+	cfg, err := loadConfig(path, explicit, a.env)
+	if err != nil {
+		return err
+	}
+	if a.dataDirFlag != "" {
+		cfg.DataDir = a.dataDirFlag
+	}
+	if a.logLevelFlag != "" {
+		cfg.LogLevel = a.logLevelFlag
+	}
+	if abs, err := filepath.Abs(cfg.DataDir); err == nil && cfg.DataDir != "" {
+		cfg.DataDir = abs
+	}
+	if err := cfg.validate(); err != nil {
+		return fmt.Errorf("invalid configuration:\n%w", err)
+	}
+	a.cfg = cfg
+	lvl, _ := parseLevel(cfg.LogLevel)
+	a.level.Set(lvl)
+	a.log = newLogger(a.err, &a.level, a.env)
+	return nil
+}
+
+// open opens the database (creating the data dir 0700) and the engine.
+func (a *app) open(ctx context.Context) error {
+	if a.eng != nil {
+		return nil
+	}
+	if err := os.MkdirAll(a.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	if err := os.Chmod(a.cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	dir := a.defaultRepoDir
+	if dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return err
+		}
+		dir = wd
+	} else if _, err := gitTopLevel(ctx, dir); err != nil {
+		return fmt.Errorf("--repo %s: %w", dir, err)
+	}
+	var err error
+	if a.repos, err = newRepositories(ctx, &a.cfg, dir); err != nil {
+		return err
+	}
+	st, err := storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: a.log.With("component", "storage")})
+	if err != nil {
+		return err
+	}
+	s := a.cfg.Scheduler
+	a.store = st
+	a.eng = engine.New(st, engine.Options{
+		LeaseTTL:          s.LeaseTTL.D(),
+		Backoff:           engine.Backoff{Initial: s.BackoffInitial.D(), Max: s.BackoffMax.D()},
+		DefaultRepository: a.repos.defaultRepo,
+		ResolveRepository: a.repos.resolve,
+		Logger:            a.log.With("component", "engine"),
+	})
+	return nil
+}
+
+func (a *app) close() {
+	if a.store != nil {
+		if err := a.store.Close(); err != nil && a.log != nil {
+			a.log.Error("closing the database", "err", err)
+		}
+		a.store, a.eng = nil, nil
+	}
+}
+
+// actor names a command-line user in the event log.
+func (a *app) actor() string {
+	if u := a.env("USER"); u != "" {
+		return "cli:" + u
+	}
+	return "cli"
+}
+
+// usageError marks a command-line mistake (exit code 2).
+type usageError struct{ error }
+
+func (u usageError) Unwrap() error { return u.error }
+
+func isUsage(err error) bool {
+	var u usageError
+	return errors.As(err, &u) || strings.HasPrefix(err.Error(), "unknown command") ||
+		strings.HasPrefix(err.Error(), "accepts ") || strings.HasPrefix(err.Error(), "requires ")
+}
+
+// version is set at build time (-ldflags "-X main.version=v1.2.3"); otherwise the module's.
+var version = ""
+
+func buildVersion() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
+		return bi.Main.Version
+	}
+	return "dev"
+}
+
+func newVersionCmd(a *app) *cobra.Command {
+	return &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			if a.jsonOut {
+				return writeJSON(a.out, map[string]string{"version": buildVersion()})
+			}
+			_, err := fmt.Fprintln(a.out, "mcp-scheduler", buildVersion())
+			return err
+		}}
+}
+
+var _ = time.Second

@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+)
+
+// externalPoll is how often serve looks for changes committed by other processes (a CLI,
+// another server on the same data dir), to wake waiting claims and notify subscribers.
+const externalPoll = 250 * time.Millisecond
+
+func newServeCmd(a *app) *cobra.Command {
+	var httpAddr, token, tokenFile, transport, repo string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve MCP over stdio (default) or HTTP (--http)",
+		Long: "Serve the scheduler's MCP tools, resources and prompts.\n\n" +
+			"By default it speaks MCP over stdin/stdout, as MCP clients expect (logs go to stderr).\n" +
+			"With --http ADDR (or --transport http for [http] addr, default " + tools.DefaultHTTPAddr + ") it serves\n" +
+			"Streamable HTTP at /mcp and the legacy SSE transport at /sse. A non-loopback address needs a bearer token\n" +
+			"(--token, $" + EnvToken + " or [http] token_file).",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			useHTTP := cmd.Flags().Changed("http")
+			switch transport {
+			case "http":
+				useHTTP = true
+			case "stdio":
+				if useHTTP && cmd.Flags().Changed("transport") {
+					return usageError{fmt.Errorf("--transport stdio contradicts --http")}
+				}
+			default:
+				return usageError{fmt.Errorf("--transport %q: use stdio or http", transport)}
+			}
+			if httpAddr == "" {
+				httpAddr = a.cfg.HTTP.Addr
+			}
+			if tokenFile != "" {
+				a.cfg.HTTP.TokenFile = tokenFile
+			}
+			a.defaultRepoDir = repo
+			return a.serve(cmd.Context(), useHTTP, httpAddr, token)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&httpAddr, "http", "", "serve HTTP on this host:port instead of stdio (port 0: any free port)")
+	f.StringVar(&transport, "transport", "stdio", "stdio, or http on the [http] addr of the configuration")
+	f.StringVar(&repo, "repo", "", "the default repository of missions that name none (default: the git top level of the working directory)")
+	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (prefer $"+EnvToken+" or a token file: flags show in ps)")
+	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (must be private: mode 0600)")
+	return cmd
+}
+
+// serve runs the MCP server until the transport ends (stdin closed) or ctx is cancelled.
+func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error {
+	addr = strings.TrimSpace(addr)
+	if addr == "" {
+		addr = a.cfg.HTTP.Addr
+	}
+	if useHTTP {
+		var err error
+		if token, err = a.token(token); err != nil {
+			return err
+		}
+		if err := tools.CheckBind(addr, token); err != nil {
+			return err
+		}
+	}
+	if err := a.open(ctx); err != nil {
+		return err
+	}
+	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		if err := srv.Run(ctx); err != nil {
+			a.log.Error("change notifications stopped", "err", err)
+		}
+	})
+	wg.Go(func() {
+		if err := a.eng.WatchExternal(ctx, externalPoll); err != nil {
+			a.log.Error("watching other processes' changes stopped", "err", err)
+		}
+	})
+	a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
+		"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
+	if useHTTP {
+		err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins})
+	} else {
+		err = srv.ServeStdio(ctx, a.in, a.out)
+	}
+	cancel()
+	wg.Wait()
+	if err == nil || errors.Is(err, context.Canceled) {
+		a.log.Info("mcp-scheduler stopped")
+		return nil
+	}
+	return err
+}
+
+// deps wires the tools' services.
+func (a *app) deps() tools.Deps {
+	budget := a.cfg.Scheduler.RetryBudget
+	return tools.Deps{
+		Engine:             a.eng,
+		Workspaces:         a.workspaces(),
+		Logs:               tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()},
+		Logger:             a.log.With("component", "mcp"),
+		DefaultRetryBudget: budget,
+	}
+}
+
+// token returns the bearer token: the flag, else $MCP_SCHEDULER_TOKEN, else the token file
+// (which must not be readable by group or others).
+func (a *app) token(flag string) (string, error) {
+	if flag != "" {
+		return flag, nil
+	}
+	if t := a.env(EnvToken); t != "" {
+		return t, nil
+	}
+	path := a.cfg.HTTP.TokenFile
+	if path == "" {
+		return "", nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", fmt.Errorf("http.token_file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("http.token_file: %s is readable by others (mode %v): run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", fmt.Errorf("http.token_file: %w", err)
+	}
+	t := strings.TrimSpace(string(b))
+	if t == "" {
+		return "", fmt.Errorf("http.token_file: %s is empty", path)
+	}
+	return t, nil
+}

@@ -1,0 +1,54 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+)
+
+func newStatusCmd(a *app) *cobra.Command {
+	return &cobra.Command{
+		Use:   "status",
+		Short: "Show missions per state, voyages, escalations and the scheduler loop",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
+			st, err := tools.ReadStatus(cmd.Context(), a.eng)
+			if err != nil {
+				return err
+			}
+			if a.jsonOut {
+				return writeJSON(a.out, st)
+			}
+			var counts []string
+			for _, s := range engine.AllStates() {
+				counts = append(counts, fmt.Sprintf("%s %d", s, st.Counts[s]))
+			}
+			paused := ""
+			if st.Paused {
+				paused = " (paused: nothing new starts; mcp-scheduler resume)"
+			}
+			fmt.Fprintf(a.out, "missions    %d: %s\n", st.Total, strings.Join(counts, ", "))
+			fmt.Fprintf(a.out, "loop        %s%s\n", st.Loop, paused)
+			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[engine.VoyageOpen],
+				st.Voyages[engine.VoyageActive], st.Voyages[engine.VoyageBlocked])
+			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
+			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
+			if len(st.ActiveVoyages) > 0 {
+				fmt.Fprintln(a.out)
+				t := newTable(a.out, "VOYAGE", "STATE", "TITLE")
+				for _, v := range st.ActiveVoyages {
+					t.row(v.ID, v.State, v.Title)
+				}
+				return t.flush()
+			}
+			return nil
+		},
+	}
+}

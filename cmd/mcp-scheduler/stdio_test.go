@@ -1,0 +1,126 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+
+// rpc is a JSON-RPC 2.0 message as it appears on the wire.
+type rpc struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   *struct {
+		Code    int    `json:"code"`
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// parseRPC fails the test unless line is exactly one JSON-RPC 2.0 message.
+func parseRPC(t *testing.T, line string) rpc {
+	t.Helper()
+	require.True(t, strings.HasSuffix(line, "\n"), "a whole line: %q", line)
+	var m rpc
+	require.NoError(t, json.Unmarshal([]byte(line), &m), "stdout carries only JSON-RPC, got %q", line)
+	require.Equal(t, "2.0", m.JSONRPC, line)
+	require.True(t, m.ID != nil || m.Method != "", "a response or a notification: %q", line)
+	return m
+}
+
+// TestB01_StdioNotificationsGetNoReply: notifications (known, unknown, even with a
+// request's method name) get no response: exactly one line per request on stdout.
+func TestB01_StdioNotificationsGetNoReply(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start(nil, "serve")
+	p.send(initialize)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/whatever","params":{"x":1}}`)
+	p.send(`{"jsonrpc":"2.0","method":"tools/list"}`)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)
+	ids := map[string]bool{}
+	for range 2 {
+		m := parseRPC(t, p.next())
+		require.Nil(t, m.Error)
+		ids[string(m.ID)] = true
+	}
+	require.Equal(t, map[string]bool{"1": true, "2": true}, ids)
+	select {
+	case l := <-p.lines:
+		t.Fatalf("unexpected output after the two responses: %q", l)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, p.stdin.Close())
+	require.Equal(t, 0, p.wait(10*time.Second), "stdin closed: the server exits cleanly")
+}
+
+// TestB05_StdoutIsOnlyJSONRPC: with debug logging, a fresh data dir (the migrations run and
+// log), tool calls that succeed, fail as caller errors and fail as server errors, every
+// stdout line is one JSON-RPC message and the logs are on stderr.
+func TestB05_StdoutIsOnlyJSONRPC(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start(nil, "serve", "--log-level", "debug")
+	calls := []string{
+		initialize,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"log a lot"}}}`,
+		`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"dispatch","arguments":{"title":"v","missions":[{"key":"a","title":"a"},{"key":"b","title":"b","depends_on":["a"]}]}}}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":"../../etc"}}}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w"}}}`,
+		`{"jsonrpc":"2.0","id":7,"method":"resources/read","params":{"uri":"scheduler://status"}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"plan_voyage","arguments":{"goal":"g"}}}`,
+		`{"jsonrpc":"2.0","id":9,"method":"no/such/method"}`,
+		`{"jsonrpc":"2.0","id":10,"method":"tools/call","params":{"name":"status","arguments":{}}}`,
+	}
+	for _, c := range calls {
+		p.send(c)
+	}
+	got := map[string]rpc{}
+	for len(got) < len(calls)-1 {
+		m := parseRPC(t, p.next())
+		if m.ID != nil {
+			got[string(m.ID)] = m
+		}
+	}
+	require.Nil(t, got["3"].Error)
+	require.Contains(t, string(got["5"].Result), `"isError":true`, "a caller error is a result")
+	require.NotNil(t, got["9"].Error, "an unknown method is a JSON-RPC error")
+	require.NoError(t, p.stdin.Close())
+	require.Equal(t, 0, p.wait(10*time.Second))
+	for l := range p.lines {
+		parseRPC(t, l)
+	}
+	logs := p.stderrText()
+	require.Contains(t, logs, "schema migrated", "the migration logged on stderr")
+	require.Contains(t, logs, "DBG mcp.tool", "debug records on stderr")
+	require.Contains(t, logs, "mcp-scheduler serving")
+}
+
+// TestServe_StopsOnFirstSignal: SIGINT (Claude Code's first signal) or SIGTERM ends a stdio
+// server at once, with exit code 0, even with a client still connected.
+func TestServe_StopsOnFirstSignal(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			s := newSandbox(t)
+			p := s.start(nil, "serve")
+			p.send(initialize)
+			parseRPC(t, p.next())
+			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w","wait_seconds":300}}}`)
+			time.Sleep(200 * time.Millisecond)
+			require.NoError(t, p.cmd.Process.Signal(sig))
+			start := time.Now()
+			require.Equal(t, 0, p.wait(10*time.Second))
+			require.Less(t, time.Since(start), 5*time.Second)
+			require.Contains(t, p.stderrText(), "mcp-scheduler stopped")
+		})
+	}
+}

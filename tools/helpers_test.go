@@ -1,0 +1,334 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/mark3labs/mcp-go/client"
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+// bundle is one test's server: a real SQLite store in a temp dir, the engine, a real git
+// repository as the default repository, the MCP server and an in-process client.
+type bundle struct {
+	t      *testing.T
+	ctx    context.Context
+	dir    string
+	repo   string
+	clock  *engine.FakeClock
+	eng    *engine.Engine
+	srv    *Server
+	ws     *gitWorkspaces
+	client *client.Client
+	notes  *notes
+}
+
+type setupOpts struct {
+	noWorkspaces bool
+	extra        []Tool
+	protocol     string // client protocol version ("" = the library's latest)
+	noRun        bool   // do not start the notifier
+	leaseTTL     time.Duration
+}
+
+func setup(t *testing.T, o setupOpts) *bundle {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	dir := t.TempDir()
+	st, err := storage.Open(ctx, filepath.Join(dir, "db.sqlite"), storage.Options{})
+	require.NoError(t, err)
+	repo := newRepo(t)
+	clock := engine.NewFakeClock(time.Now())
+	eng := engine.New(st, engine.Options{Clock: clock, DefaultRepository: repo, LeaseTTL: o.leaseTTL,
+		ResolveRepository: func(p string) (string, error) {
+			if p != repo {
+				return "", fmt.Errorf("%q is not a configured repository", p)
+			}
+			return p, nil
+		}})
+	b := &bundle{t: t, ctx: ctx, dir: dir, repo: repo, clock: clock, eng: eng, notes: &notes{}}
+	deps := Deps{Engine: eng, Logs: FileLogs{DataDir: dir}}
+	if !o.noWorkspaces {
+		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees")}
+		deps.Workspaces = b.ws
+	}
+	srv, err := New(deps, Options{Version: "test", ExtraTools: o.extra, ValidateOutput: true})
+	require.NoError(t, err)
+	b.srv = srv
+	var wg sync.WaitGroup
+	if !o.noRun {
+		wg.Go(func() { _ = srv.Run(ctx) })
+	}
+	b.client = b.connect(o.protocol)
+	t.Cleanup(func() {
+		_ = b.client.Close()
+		cancel()
+		wg.Wait()
+		require.NoError(t, st.Close())
+	})
+	return b
+}
+
+// connect starts an initialised in-process client that records notifications.
+func (b *bundle) connect(protocol string) *client.Client {
+	b.t.Helper()
+	var opts []client.ClientOption
+	if protocol != "" {
+		opts = append(opts, client.WithProtocolVersion(protocol))
+	}
+	c, err := client.NewInProcessClientWithOptions(b.srv.MCP(), opts...)
+	require.NoError(b.t, err)
+	c.OnNotification(b.notes.add)
+	require.NoError(b.t, c.Start(b.ctx))
+	var ir mcp.InitializeRequest
+	ir.Params.ClientInfo = mcp.Implementation{Name: "tools-test", Version: "0"}
+	ir.Params.ProtocolVersion = protocol
+	_, err = c.Initialize(b.ctx, ir)
+	require.NoError(b.t, err)
+	return c
+}
+
+// call invokes a tool and fails the test on a protocol error.
+func (b *bundle) call(name string, args any) *mcp.CallToolResult {
+	b.t.Helper()
+	res, err := b.callErr(name, args)
+	require.NoError(b.t, err, "tool %s", name)
+	return res
+}
+
+func (b *bundle) callErr(name string, args any) (*mcp.CallToolResult, error) {
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = toMap(b.t, args)
+	return b.client.CallTool(b.ctx, req)
+}
+
+// ok calls a tool that must succeed and decodes its structured result into T, checking the
+// text copy says the same.
+func ok[T any](b *bundle, name string, args any) T {
+	b.t.Helper()
+	res := b.call(name, args)
+	require.False(b.t, res.IsError, "tool %s failed: %s", name, text(res))
+	return decode[T](b.t, res)
+}
+
+func decode[T any](t *testing.T, res *mcp.CallToolResult) T {
+	t.Helper()
+	var out T
+	raw, err := json.Marshal(res.StructuredContent)
+	require.NoError(t, err)
+	require.NoError(t, json.Unmarshal(raw, &out))
+	require.JSONEq(t, string(raw), text(res), "the text content is the structured result as JSON")
+	return out
+}
+
+// fails calls a tool that must answer with isError and returns the message.
+func fails(b *bundle, name string, args any) string {
+	b.t.Helper()
+	res := b.call(name, args)
+	require.True(b.t, res.IsError, "tool %s should have failed, got %s", name, text(res))
+	require.Nil(b.t, res.StructuredContent)
+	return text(res)
+}
+
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := mcp.AsTextContent(c); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+func toMap(t *testing.T, v any) map[string]any {
+	t.Helper()
+	if v == nil {
+		return map[string]any{}
+	}
+	if m, ok := v.(map[string]any); ok {
+		return m
+	}
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(b, &m))
+	return m
+}
+
+// notes records notifications a client received.
+type notes struct {
+	mu   sync.Mutex
+	list []mcp.JSONRPCNotification
+}
+
+func (n *notes) add(x mcp.JSONRPCNotification) {
+	n.mu.Lock()
+	n.list = append(n.list, x)
+	n.mu.Unlock()
+}
+
+func (n *notes) byMethod(method string) []mcp.JSONRPCNotification {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []mcp.JSONRPCNotification
+	for _, x := range n.list {
+		if x.Method == method {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+// waitFor polls cond (notifications arrive asynchronously) with a generous deadline.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// createMission creates a mission through the tool and returns it.
+func (b *bundle) createMission(args map[string]any) engine.Mission {
+	b.t.Helper()
+	if args["title"] == nil {
+		args["title"] = "a mission"
+	}
+	return ok[CreatedMission](b, "create_mission", args).Mission
+}
+
+// gitWorkspaces is a small, real implementation of Workspaces for tests: a linked git
+// worktree per attempt on branch test/<mission>/a<attempt>, and `git diff` for diffs. The
+// production one (cmd/mcp-scheduler) is built on worktree.Manager.
+type gitWorkspaces struct {
+	root     string
+	mu       sync.Mutex
+	failNext error
+	prepared []string
+}
+
+func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	g.mu.Lock()
+	fail := g.failNext
+	g.failNext = nil
+	g.prepared = append(g.prepared, fmt.Sprintf("%s/a%d", m.ID, m.Attempt))
+	g.mu.Unlock()
+	if fail != nil {
+		return engine.Workspace{}, nil, fail
+	}
+	if !engine.ValidID(engine.PrefixMission, m.ID) {
+		return engine.Workspace{}, nil, errors.New("bad mission id")
+	}
+	path := filepath.Join(g.root, m.ID, fmt.Sprintf("a%d", m.Attempt))
+	branch := fmt.Sprintf("test/%s/a%d", m.ID, m.Attempt)
+	base, err := git(ctx, m.Repository, "rev-parse", "HEAD")
+	if err != nil {
+		return engine.Workspace{}, nil, err
+	}
+	if _, err := git(ctx, m.Repository, "worktree", "add", "-b", branch, "--", path, base); err != nil {
+		return engine.Workspace{}, nil, err
+	}
+	return engine.Workspace{Path: path, Branch: branch, BaseCommit: base, Strategy: engine.WorkspaceWorktree}, nil, nil
+}
+
+func (g *gitWorkspaces) Diff(ctx context.Context, m engine.Mission) (Diff, error) {
+	ws := runWorkspace(m)
+	if ws.Path == "" {
+		return Diff{}, ErrNoWorkspace
+	}
+	head, err := git(ctx, ws.Path, "rev-parse", "HEAD")
+	if err != nil {
+		return Diff{}, err
+	}
+	names, err := git(ctx, ws.Path, "diff", "--name-status", ws.BaseCommit, head)
+	if err != nil {
+		return Diff{}, err
+	}
+	patch, err := git(ctx, ws.Path, "diff", ws.BaseCommit, head)
+	if err != nil {
+		return Diff{}, err
+	}
+	d := Diff{Base: ws.BaseCommit, Head: head, Branch: ws.Branch, Patch: patch}
+	for _, l := range strings.Split(names, "\n") {
+		if st, path, ok := strings.Cut(l, "\t"); ok {
+			d.Files = append(d.Files, DiffFile{Path: path, Action: map[string]string{"A": "added", "M": "modified", "D": "deleted"}[st]})
+		}
+	}
+	status, err := git(ctx, ws.Path, "status", "--porcelain")
+	d.Uncommitted = status != ""
+	return d, err
+}
+
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), testenv.GitEnv()...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return "", fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// newRepo makes a git repository with one commit.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	ctx := context.Background()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "start"}} {
+		_, err := git(ctx, dir, args...)
+		require.NoError(t, err)
+	}
+	return dir
+}
+
+// newStoreEngine returns an engine over a fresh store (for tests that need no client).
+func newStoreEngine(t *testing.T) *engine.Engine {
+	t.Helper()
+	st, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), storage.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	return engine.New(st, engine.Options{DefaultRepository: t.TempDir()})
+}
+
+// callWithProgress calls a tool with a progress token in _meta.
+func (b *bundle) callWithProgress(name string, args any, token string) (*mcp.CallToolResult, error) {
+	var req mcp.CallToolRequest
+	req.Params.Name = name
+	req.Params.Arguments = toMap(b.t, args)
+	req.Params.Meta = &mcp.Meta{ProgressToken: token}
+	return b.client.CallTool(b.ctx, req)
+}
+
+// progressFor returns the progress values received for one token, in arrival order.
+func (b *bundle) progressFor(token string) []float64 {
+	var out []float64
+	for _, n := range b.notes.byMethod("notifications/progress") {
+		if n.Params.AdditionalFields["progressToken"] == token {
+			if v, ok := n.Params.AdditionalFields["progress"].(float64); ok {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
+}

@@ -1,0 +1,173 @@
+package tools
+
+import (
+	"context"
+	"time"
+
+	"github.com/mark3labs/mcp-go/mcp"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// GetMission is the get_mission tool.
+func GetMission(d *Deps) Tool {
+	return newTool(toolSpec{
+		name: "get_mission", title: "Show a mission", group: GroupMissions, effect: ReadOnly,
+		description: "Everything about one mission: its fields and state, dependencies and dependents, every attempt with its outcome, landings, the open escalation that blocks it, and — when it waits — why_not_running, the list of reasons it is not running yet (dependencies, conflicts, backoff, paused scheduler, busy repository).",
+		input:       inputSchema[MissionIDArgs](), output: outputSchema[engine.MissionDetail](),
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a MissionIDArgs) (engine.MissionDetail, error) {
+			return d.Engine.GetMission(ctx, a.MissionID)
+		}),
+	})
+}
+
+// ListMissionsArgs filter and page list_missions.
+type ListMissionsArgs struct {
+	States     []string `json:"states,omitempty" jsonschema:"only missions in these states" enum:"pending|leased|running|interrupted|completed|failed|blocked|cancelled"`
+	VoyageID   string   `json:"voyage_id,omitempty" jsonschema:"only missions of this voyage"`
+	Repository string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path as stored)"`
+	Persona    string   `json:"persona,omitempty" jsonschema:"only missions for this persona"`
+	Kind       string   `json:"kind,omitempty" jsonschema:"only missions of this kind" enum:"work|review|repair|debug|verify|architect"`
+	ParentID   string   `json:"parent_id,omitempty" jsonschema:"only child missions of this mission"`
+	Cursor     string   `json:"cursor,omitempty" jsonschema:"next_cursor of the previous page"`
+	Limit      int      `json:"limit,omitempty" jsonschema:"missions per page, 1 to 500 (default 50)" minimum:"1" maximum:"500"`
+}
+
+// MissionItem is one mission in a listing.
+type MissionItem struct {
+	ID         string              `json:"id"`
+	Title      string              `json:"title"`
+	State      engine.MissionState `json:"state"`
+	Priority   int                 `json:"priority"`
+	Kind       engine.MissionKind  `json:"kind"`
+	VoyageID   string              `json:"voyage_id,omitempty"`
+	Key        string              `json:"key,omitempty"`
+	Persona    string              `json:"persona,omitempty"`
+	Repository string              `json:"repository"`
+	Attempt    int                 `json:"attempt"`
+	Owner      string              `json:"owner,omitempty" jsonschema:"the agent holding the lease, while leased or running"`
+	Landing    engine.LandingState `json:"landing"`
+	UpdatedAt  time.Time           `json:"updated_at"`
+}
+
+// MissionList is list_missions' result.
+type MissionList struct {
+	Missions []MissionItem `json:"missions"`
+	// NextCursor is set when more missions may follow: pass it as cursor.
+	NextCursor string `json:"next_cursor,omitempty"`
+}
+
+func itemOf(m engine.Mission) MissionItem {
+	it := MissionItem{ID: m.ID, Title: m.Title, State: m.State, Priority: m.Priority, Kind: m.Kind,
+		VoyageID: m.VoyageID, Key: m.Key, Persona: m.Persona, Repository: m.Repository,
+		Attempt: m.Attempt, Landing: m.Landing, UpdatedAt: m.UpdatedAt}
+	if m.State.Leased() {
+		it.Owner = m.Lease.Owner
+	}
+	return it
+}
+
+// ListMissions is the list_missions tool.
+func ListMissions(d *Deps) Tool {
+	return newTool(toolSpec{
+		name: "list_missions", title: "List missions", group: GroupMissions, effect: ReadOnly,
+		description: "Page through missions, oldest first, optionally filtered by state, voyage, repository, persona, kind or parent. Each line has the id, title, state, priority and lease owner; get_mission shows one in full.",
+		input:       inputSchema[ListMissionsArgs](), output: outputSchema[MissionList](),
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a ListMissionsArgs) (MissionList, error) {
+			limit := a.Limit
+			if limit == 0 {
+				limit = 50
+			}
+			if limit < 1 || limit > 500 {
+				return MissionList{}, fieldError("limit", "is out of range", "give 1 to 500")
+			}
+			f := engine.MissionFilter{VoyageID: a.VoyageID, Repository: a.Repository, Persona: a.Persona,
+				Kind: engine.MissionKind(a.Kind), ParentID: a.ParentID, Cursor: a.Cursor, Limit: limit}
+			for _, s := range a.States {
+				f.States = append(f.States, engine.MissionState(s))
+			}
+			ms, err := d.Engine.ListMissions(ctx, f)
+			if err != nil {
+				return MissionList{}, err
+			}
+			out := MissionList{Missions: make([]MissionItem, 0, len(ms))}
+			for _, m := range ms {
+				out.Missions = append(out.Missions, itemOf(m))
+			}
+			if len(ms) == limit {
+				out.NextCursor = ms[len(ms)-1].ID
+			}
+			return out, nil
+		}),
+	})
+}
+
+// VoyageIDArgs name one voyage.
+type VoyageIDArgs struct {
+	VoyageID string `json:"voyage_id" jsonschema:"the voyage id (vyg_…)"`
+}
+
+// VoyageStatus is the voyage_status tool.
+func VoyageStatus(d *Deps) Tool {
+	return newTool(toolSpec{
+		name: "voyage_status", title: "Show a voyage", group: GroupMissions, effect: ReadOnly,
+		description: "A voyage at a glance: its state (open, active, completed, blocked, cancelled), the count of missions per state, each mission with its state, landing and — when it waits — why, and the voyage's open escalations.",
+		input:       inputSchema[VoyageIDArgs](), output: outputSchema[engine.VoyageDetail](),
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a VoyageIDArgs) (engine.VoyageDetail, error) {
+			return d.Engine.VoyageStatus(ctx, a.VoyageID)
+		}),
+	})
+}
+
+// GetEventsArgs select events.
+type GetEventsArgs struct {
+	AfterSeq  int64    `json:"after_seq,omitempty" jsonschema:"only events after this sequence number (the last seq you saw); 0 = from the start" minimum:"0"`
+	MissionID string   `json:"mission_id,omitempty" jsonschema:"only events of this mission"`
+	VoyageID  string   `json:"voyage_id,omitempty" jsonschema:"only events of this voyage"`
+	Types     []string `json:"types,omitempty" jsonschema:"only these event types, e.g. mission.created, lease.acquired, mission.completed, mission.failed, escalation.raised"`
+	Limit     int      `json:"limit,omitempty" jsonschema:"at most this many events, 1 to 1000 (default 100)" minimum:"1" maximum:"1000"`
+}
+
+// EventList is get_events' result.
+type EventList struct {
+	Events []engine.Event `json:"events"`
+	// LastSeq is the sequence number to pass as after_seq next time.
+	LastSeq int64 `json:"last_seq"`
+}
+
+// GetEvents is the get_events tool.
+func GetEvents(d *Deps) Tool {
+	return newTool(toolSpec{
+		name: "get_events", title: "Read the event log", group: GroupScheduler, effect: ReadOnly,
+		description: "The append-only log of state changes in sequence order (mission.created, lease.acquired, attempt.started, mission.completed, mission.failed, landing.*, escalation.*, voyage.*), each with its time, actor and details. Pass last_seq back as after_seq to read only what is new.",
+		input:       inputSchema[GetEventsArgs](), output: outputSchema[EventList](),
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a GetEventsArgs) (EventList, error) {
+			limit := a.Limit
+			if limit == 0 {
+				limit = 100
+			}
+			if limit < 1 || limit > 1000 || a.AfterSeq < 0 {
+				return EventList{}, fieldError("limit", "is out of range", "give 1 to 1000, and after_seq ≥ 0")
+			}
+			if a.MissionID != "" && !engine.ValidID(engine.PrefixMission, a.MissionID) {
+				return EventList{}, fieldError("mission_id", "is not a mission id", "ids look like msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
+			}
+			if a.VoyageID != "" && !engine.ValidID(engine.PrefixVoyage, a.VoyageID) {
+				return EventList{}, fieldError("voyage_id", "is not a voyage id", "ids look like vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
+			}
+			evs, err := d.Engine.Events(ctx, engine.EventFilter{AfterSeq: a.AfterSeq, MissionID: a.MissionID,
+				VoyageID: a.VoyageID, Types: a.Types, Limit: limit})
+			if err != nil {
+				return EventList{}, err
+			}
+			out := EventList{Events: evs, LastSeq: a.AfterSeq}
+			if out.Events == nil {
+				out.Events = []engine.Event{}
+			}
+			if n := len(evs); n > 0 {
+				out.LastSeq = evs[n-1].Seq
+			}
+			return out, nil
+		}),
+	})
+}

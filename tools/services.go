@@ -1,0 +1,94 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Deps are the services the tools call. The engine is required; cmd/mcp-scheduler wires the
+// others from the worktree manager and the runner's attempt files.
+type Deps struct {
+	// Engine applies every mission rule and owns the state (required).
+	Engine *engine.Engine
+	// Workspaces creates pull-mode workspaces and computes diffs. nil: claim_mission and
+	// get_mission_diff answer with a server error saying workspaces are not configured.
+	Workspaces Workspaces
+	// Logs reads attempt logs. nil: get_mission_log returns the mission's events only.
+	Logs Logs
+	// Logger receives the server's own records (never stdout).
+	Logger *slog.Logger
+	// DefaultRetryBudget, when set, is the retry budget of missions that name none
+	// (configuration key scheduler.retry_budget; the engine's own default is 3).
+	DefaultRetryBudget *int
+
+	status *statusCache // set by New
+}
+
+// Workspaces is the workspace side the tools need (cmd wires one built on worktree.Manager).
+type Workspaces interface {
+	// Prepare creates (or, for a resumed attempt, re-opens) the workspace of m's current
+	// attempt and returns it with the run record to store on the mission (nil: the engine
+	// records {"mode":"pull","agent":…,"workspace":…}). It has the shape of
+	// engine.WorkspacePreparer and is what claim_mission hands to engine.Claim, so the
+	// workspace exists before the claim returns.
+	Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error)
+	// Diff returns what m's latest attempt changed relative to the commit its workspace
+	// started from. ErrNoWorkspace when the mission has no workspace yet.
+	Diff(ctx context.Context, m engine.Mission) (Diff, error)
+}
+
+// ErrNoWorkspace: the mission has no workspace (never started, or a strategy without one).
+// get_mission_diff answers it as a caller error.
+var ErrNoWorkspace = errors.New("the mission has no workspace yet")
+
+// Diff is what an attempt changed.
+type Diff struct {
+	// Base and Head are the compared commits (Head is the attempt branch's tip).
+	Base string `json:"base"`
+	Head string `json:"head"`
+	// Branch is the attempt's branch.
+	Branch string `json:"branch,omitempty"`
+	// Files lists every changed file, sorted by path.
+	Files []DiffFile `json:"files"`
+	// Patch is a unified diff, cut at MaxPatchBytes (Truncated says so).
+	Patch     string `json:"patch"`
+	Truncated bool   `json:"truncated,omitempty"`
+	// Uncommitted is true when the workspace also holds changes not committed yet (they
+	// are not in Patch).
+	Uncommitted bool `json:"uncommitted,omitempty"`
+}
+
+// DiffFile is one changed file.
+type DiffFile struct {
+	Path    string `json:"path"`
+	OldPath string `json:"old_path,omitempty"`
+	Action  string `json:"action" jsonschema:"added, modified, deleted or renamed"`
+}
+
+// Logs reads what an attempt's agent wrote.
+type Logs interface {
+	// AttemptLog returns the last tailBytes of the agent's stdout and stderr for one attempt
+	// of m (attempt ≥ 1). ErrNoLog when the attempt left no files (pull-mode attempts have
+	// none: their agent reports through tools).
+	AttemptLog(ctx context.Context, m engine.Mission, attempt int, tailBytes int) (AttemptLog, error)
+}
+
+// ErrNoLog: the attempt has no log files.
+var ErrNoLog = errors.New("no log files for this attempt")
+
+// AttemptLog is the tail of one attempt's output files.
+type AttemptLog struct {
+	Stdout string `json:"stdout"`
+	Stderr string `json:"stderr"`
+	// StdoutBytes and StderrBytes are the files' full sizes; Truncated is true when only
+	// the tail is returned.
+	StdoutBytes int64 `json:"stdout_bytes"`
+	StderrBytes int64 `json:"stderr_bytes"`
+	Truncated   bool  `json:"truncated,omitempty"`
+	// Exit is the agent's exit record when it ended (JSON written by the shim).
+	Exit json.RawMessage `json:"exit,omitempty"`
+}

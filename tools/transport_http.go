@@ -1,0 +1,217 @@
+package tools
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mark3labs/mcp-go/server"
+)
+
+// HTTP endpoints.
+const (
+	PathMCP     = "/mcp"     // Streamable HTTP (protocol 2025-03-26 and later)
+	PathSSE     = "/sse"     // legacy HTTP+SSE transport (2024-11-05): the event stream
+	PathMessage = "/message" // legacy HTTP+SSE transport: where clients POST
+)
+
+// ErrInsecureBind is returned when an HTTP address that is not loopback is asked for
+// without a bearer token: anyone who can reach the port could run tools (bugs.md B29).
+var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback address without a bearer token")
+
+// HTTPOptions configure ServeHTTP.
+type HTTPOptions struct {
+	// Addr is host:port to listen on (port 0 picks a free one). Default 127.0.0.1:8765.
+	Addr string
+	// Token is the bearer token every request must carry (Authorization: Bearer <token>).
+	// Required unless Addr is a loopback address.
+	Token string
+	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed besides loopback
+	// ones. A request with any other Origin header gets 403.
+	AllowedOrigins []string
+	// KeepAlive is the interval of SSE keepalives and Streamable HTTP heartbeats (default 15s).
+	KeepAlive time.Duration
+	// ShutdownTimeout bounds the graceful shutdown (default 5s).
+	ShutdownTimeout time.Duration
+	// Ready, when set, is called with the bound address once the listener is open.
+	Ready func(net.Addr)
+}
+
+// shutdownGrace is how long requests in flight keep their context after shutdown began.
+const shutdownGrace = 500 * time.Millisecond
+
+// DefaultHTTPAddr is where serve --http listens when given no address.
+const DefaultHTTPAddr = "127.0.0.1:8765"
+
+// CheckBind reports whether addr may be served with the given token: loopback always, any
+// other address only with a token. An empty host (":8080") means every interface.
+func CheckBind(addr, token string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("http address %q: %w (give host:port, e.g. 127.0.0.1:8765)", addr, err)
+	}
+	if isLoopback(host) || token != "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is not a loopback address; set a token (--token, MCP_SCHEDULER_TOKEN or [http] token_file) or bind 127.0.0.1", ErrInsecureBind, addr)
+}
+
+func isLoopback(host string) bool {
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}
+
+// ServeHTTP serves Streamable HTTP at /mcp and the legacy SSE transport at /sse (+ /message)
+// until ctx ends, then shuts down gracefully: open streams are closed, in-flight requests
+// finish (bounded by ShutdownTimeout). Every request passes the guard: Host and Origin
+// checks (403), then the bearer token when one is set (401 with WWW-Authenticate).
+func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
+	if opt.Addr == "" {
+		opt.Addr = DefaultHTTPAddr
+	}
+	if opt.KeepAlive <= 0 {
+		opt.KeepAlive = 15 * time.Second
+	}
+	if opt.ShutdownTimeout <= 0 {
+		opt.ShutdownTimeout = 5 * time.Second
+	}
+	if err := CheckBind(opt.Addr, opt.Token); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", opt.Addr)
+	if err != nil {
+		return fmt.Errorf("listen %s: %w", opt.Addr, err)
+	}
+	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	streamable := server.NewStreamableHTTPServer(s.mcp,
+		server.WithHeartbeatInterval(opt.KeepAlive),
+		server.WithSessionIdleTTL(30*time.Minute),
+		server.WithStreamableHTTPLogger(s.log))
+	sse := server.NewSSEServer(s.mcp,
+		server.WithSSEEndpoint(PathSSE), server.WithMessageEndpoint(PathMessage),
+		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive))
+	mux := http.NewServeMux()
+	mux.Handle(PathMCP, streamable)
+	mux.Handle(PathSSE, sse.SSEHandler())
+	mux.Handle(PathMessage, sse.MessageHandler())
+	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
+	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;
+	// then their contexts end, which releases long waits (claims, listen streams).
+	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancelBase()
+	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		BaseContext: func(net.Listener) context.Context { return base }}
+	if opt.Ready != nil {
+		opt.Ready(ln.Addr())
+	}
+	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "streamable", PathMCP, "sse", PathSSE, "auth", opt.Token != "")
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("http: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.ShutdownTimeout)
+	defer cancel()
+	_ = streamable.Shutdown(sctx) // closes its sessions and stops its idle-session sweeper
+	sse.CloseSessions()
+	done := make(chan error, 1)
+	go func() { done <- hs.Shutdown(sctx) }()
+	select {
+	case err = <-done:
+	case <-time.After(shutdownGrace):
+		cancelBase()
+		err = <-done
+	}
+	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return fmt.Errorf("http shutdown: %w", err)
+	}
+	return nil
+}
+
+// guard checks Host, Origin and the bearer token before any MCP handler runs.
+type guard struct {
+	token    []byte // SHA-256 of the token; nil: no token required
+	loopback bool
+	origins  []string
+	log      *slog.Logger
+}
+
+func tokenDigest(token string) []byte {
+	if token == "" {
+		return nil
+	}
+	sum := sha256.Sum256([]byte(token))
+	return sum[:]
+}
+
+func (g *guard) wrap(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if g.loopback && !isLoopback(hostOnly(r.Host)) {
+			// DNS rebinding: a page on a foreign name resolved to 127.0.0.1.
+			http.Error(w, "forbidden: Host must name this machine (localhost, 127.0.0.1 or ::1)", http.StatusForbidden)
+			return
+		}
+		if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
+			http.Error(w, "forbidden: Origin "+o+" is not allowed (add it to [http] allowed_origins)", http.StatusForbidden)
+			return
+		}
+		if g.token != nil && !g.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-scheduler"`)
+			http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// authorized compares the presented token with the configured one in constant time (both
+// hashed first, so neither content nor length leaks through timing).
+func (g *guard) authorized(r *http.Request) bool {
+	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
+	return subtle.ConstantTimeCompare(sum[:], g.token) == 1
+}
+
+// originAllowed accepts loopback origins (local tools such as the MCP Inspector) and the
+// configured ones; "null" and anything else are refused.
+func (g *guard) originAllowed(origin string) bool {
+	if slices.Contains(g.origins, origin) {
+		return true
+	}
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return isLoopback(u.Hostname())
+}
+
+func hostOnly(hostport string) string {
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		return h
+	}
+	return hostport
+}
