@@ -171,10 +171,19 @@ func checkSDK(t *testing.T, r sdkResult) {
 	}
 	require.NoError(t, json.Unmarshal(r.Status.Structured, &st))
 	require.Equal(t, 3, st.Total)
-	// Pull mode needs the workspace service (worktree.Manager), which is not wired until the
-	// worktree package is on main: the claim is refused as a server fault, nothing acquired.
-	require.Contains(t, r.Claim.ProtocolError, "workspaces are not configured")
-	require.Nil(t, r.Heartbeat)
+	// Pull mode: the claim acquires and starts a mission with its workspace made, and the
+	// heartbeat fenced by its epoch is answered.
+	require.Empty(t, r.Claim.ProtocolError)
+	var claim struct {
+		Claimed   bool
+		Epoch     int64
+		Workspace struct{ Path string }
+	}
+	require.NoError(t, json.Unmarshal(r.Claim.Structured, &claim), r.Claim.Text)
+	require.True(t, claim.Claimed, r.Claim.Text)
+	require.DirExists(t, claim.Workspace.Path)
+	require.NotNil(t, r.Heartbeat)
+	require.False(t, r.Heartbeat.IsError, r.Heartbeat.Text)
 	require.True(t, r.CallerErr.IsError)
 	require.Contains(t, r.CallerErr.Text, "mission_id")
 	require.Equal(t, "scheduler://status", r.Resource.URI)

@@ -13,6 +13,9 @@ import (
 )
 
 func main() {
+	if code, ok := hidden(os.Args[1:], os.Stdin, os.Stdout, os.Stderr); ok {
+		os.Exit(code)
+	}
 	// The first SIGINT or SIGTERM cancels ctx: commands shut down gracefully (Claude Code
 	// sends SIGINT, then SIGTERM 100 ms later, when it exits).
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)

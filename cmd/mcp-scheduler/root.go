@@ -43,6 +43,7 @@ type app struct {
 	store *storage.Store
 	eng   *engine.Engine
 	repos *repositories
+	loop  *loop // the scheduler loop, when the command runs it (serve, daemon, demo)
 }
 
 // commands lists the subcommands, one constructor per file. Add one here to add a command
@@ -57,6 +58,7 @@ var commands = []func(*app) *cobra.Command{
 	newResumeCmd,
 	newDoctorCmd,
 	newVersionCmd,
+	newDaemonCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {
@@ -149,12 +151,19 @@ func (a *app) open(ctx context.Context) error {
 		Backoff:           engine.Backoff{Initial: s.BackoffInitial.D(), Max: s.BackoffMax.D()},
 		DefaultRepository: a.repos.defaultRepo,
 		ResolveRepository: a.repos.resolve,
+		DebugAvailable:    debugAvailable(a.cfg.Profiles),
 		Logger:            a.log.With("component", "engine"),
 	})
 	return nil
 }
 
 func (a *app) close() {
+	if a.loop != nil {
+		if err := a.loop.close(context.Background()); err != nil && a.log != nil {
+			a.log.Error("stopping the scheduler loop", "err", err)
+		}
+		a.loop = nil
+	}
 	if a.store != nil {
 		if err := a.store.Close(); err != nil && a.log != nil {
 			a.log.Error("closing the database", "err", err)

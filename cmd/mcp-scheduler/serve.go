@@ -78,6 +78,10 @@ func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error
 	if err := a.open(ctx); err != nil {
 		return err
 	}
+	l, err := a.openLoop(ctx)
+	if err != nil {
+		return err
+	}
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return err
@@ -95,6 +99,7 @@ func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error
 			a.log.Error("watching other processes' changes stopped", "err", err)
 		}
 	})
+	l.s.Start(ctx) // leads the loop when no other process of this data dir does
 	a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
 		"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
 	if useHTTP {
@@ -104,6 +109,9 @@ func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error
 	}
 	cancel()
 	wg.Wait()
+	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil {
+		a.log.Error("stopping the scheduler loop", "err", serr)
+	}
 	if err == nil || errors.Is(err, context.Canceled) {
 		a.log.Info("mcp-scheduler stopped")
 		return nil

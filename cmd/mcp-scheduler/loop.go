@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// loop is the scheduler loop with its workspace manager and agent runner, over the open
+// engine. Every process that opens the data dir may build one; only the leader dispatches.
+type loop struct {
+	wt  *worktree.Manager
+	run *runner.Runner
+	s   *scheduler.Scheduler
+}
+
+// openLoop builds the loop's parts from the configuration (the engine must be open).
+func (a *app) openLoop(ctx context.Context) (*loop, error) {
+	if a.loop != nil {
+		return a.loop, nil
+	}
+	self, err := selfPath()
+	if err != nil {
+		return nil, err
+	}
+	var copyIgnored []string
+	pool := 0
+	for _, r := range a.cfg.Repositories {
+		copyIgnored = append(copyIgnored, r.CopyIgnored...)
+		pool = max(pool, r.WarmPool)
+	}
+	slices.Sort(copyIgnored)
+	l := &loop{}
+	l.wt, err = worktree.NewManager(worktree.Config{DataDir: a.cfg.DataDir,
+		Author:      worktree.Signature{Name: a.cfg.Git.AuthorName, Email: a.cfg.Git.AuthorEmail},
+		CopyIgnored: slices.Compact(copyIgnored), WarmPool: pool, Logger: a.log.With("component", "worktree")})
+	if err != nil {
+		return nil, err
+	}
+	l.run, err = runner.New(runner.Config{Self: self, DataDir: a.cfg.DataDir, Logger: a.log.With("component", "runner")})
+	if err != nil {
+		_ = l.wt.Close()
+		return nil, err
+	}
+	l.s, err = scheduler.New(a.eng, l.wt, l.run, a.schedulerConfig(ctx))
+	if err != nil {
+		_ = l.run.Close()
+		_ = l.wt.Close()
+		return nil, err
+	}
+	a.loop = l
+	return l, nil
+}
+
+// schedulerConfig maps the configuration onto the loop's.
+func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
+	s := a.cfg.Scheduler
+	c := scheduler.Config{DataDir: a.cfg.DataDir, Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
+		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
+		UrgentPriority: s.UrgentPriority, Logger: a.log.With("component", "scheduler"),
+		Resources: scheduler.Resources{MaxLoadPerCPU: a.cfg.Resources.MaxLoadPerCPU,
+			MinFreeMemMB: uint64(max(a.cfg.Resources.MinFreeMemoryMB, 0)), MinFreeDiskMB: uint64(max(a.cfg.Resources.MinFreeDiskMB, 0))}}
+	for _, p := range a.cfg.Profiles {
+		if p.StallThreshold == 0 {
+			p.StallThreshold = s.StallThreshold
+		}
+		if p.Grace == 0 {
+			p.Grace = s.Grace
+		}
+		c.Profiles = append(c.Profiles, p)
+	}
+	for _, r := range a.cfg.Repositories {
+		top, err := gitTopLevel(ctx, r.Path)
+		if err != nil {
+			continue // newRepositories refused such a configuration already
+		}
+		c.Repositories = append(c.Repositories, scheduler.RepoPolicy{Path: top, TargetBranch: r.TargetBranch,
+			Landing: r.Landing, OnConflict: r.OnConflict, Checks: r.Checks})
+	}
+	return c
+}
+
+// debugAvailable tells the engine's failure policy whether a debugger mission can run.
+func debugAvailable(profiles []agent.Profile) func() bool {
+	ok := false
+	for _, p := range profiles {
+		if len(p.Personas) == 0 || slices.Contains(p.Personas, "debugger") {
+			ok = true
+		}
+	}
+	return func() bool { return ok }
+}
+
+func (l *loop) close(ctx context.Context) error {
+	return errors.Join(l.s.Stop(ctx), l.run.Close(), l.wt.Close())
+}
+
+// selfPath is our own binary, symlinks resolved: managed agents are started through it
+// (`mcp-scheduler agent-shim`), and the reference agent is `mcp-scheduler reference-agent`.
+func selfPath() (string, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return "", fmt.Errorf("find our own binary: %w", err)
+	}
+	if exe, err = filepath.EvalSymlinks(exe); err != nil {
+		return "", fmt.Errorf("find our own binary: %w", err)
+	}
+	return exe, nil
+}
+
+// workspaceService serves claim_mission and get_mission_diff from the loop.
+type workspaceService struct{ s *scheduler.Scheduler }
+
+func (w workspaceService) Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	return w.s.PrepareWorkspace(ctx, m)
+}
+
+func (w workspaceService) Diff(ctx context.Context, m engine.Mission) (tools.Diff, error) {
+	d, err := w.s.Diff(ctx, &m)
+	if errors.Is(err, engine.ErrNotFound) {
+		return tools.Diff{}, tools.ErrNoWorkspace
+	}
+	if err != nil {
+		return tools.Diff{}, err
+	}
+	var rec scheduler.RunRecord
+	_ = json.Unmarshal(m.Run, &rec) // Diff succeeded, so the record was readable
+	out := tools.Diff{Base: d.From, Head: d.To, Branch: rec.Worktree.Branch, Patch: d.Patch, Truncated: d.Truncated}
+	for _, f := range d.Files {
+		out.Files = append(out.Files, tools.DiffFile{Path: f.Path, OldPath: f.OldPath, Action: string(f.Action)})
+	}
+	return out, nil
+}
