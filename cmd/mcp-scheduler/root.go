@@ -59,6 +59,7 @@ var commands = []func(*app) *cobra.Command{
 	newDoctorCmd,
 	newVersionCmd,
 	newDaemonCmd,
+	newDemoCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

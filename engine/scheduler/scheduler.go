@@ -61,7 +61,7 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 			return nil, fmt.Errorf("scheduler: %w", err)
 		}
 	}
-	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger.With("component", "scheduler"),
+	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
 		procs: map[string]*attemptRun{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
 	s.phase.Store(PhaseIdle)
 	return s, nil

@@ -1,0 +1,293 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// demoTimeout bounds the demo; it normally ends in a few seconds.
+const demoTimeout = 2 * time.Minute
+
+func newDemoCmd(a *app) *cobra.Command {
+	var keep bool
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Run a sample voyage end to end: a real repository, real worktrees, the bundled reference agent",
+		Long: "Create a small sample repository and a private data dir in a temporary directory, start the\n" +
+			"scheduler, dispatch a voyage of six missions (dependencies, a write-area conflict, a review and a\n" +
+			"flaky mission that is retried), show its progress live and end with the landed history.\n" +
+			"Nothing outside the temporary directory is touched; --keep leaves it for a look around.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), keep) },
+	}
+	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary repository and data dir and print where they are")
+	return cmd
+}
+
+func (a *app) demo(ctx context.Context, keep bool) error {
+	start := time.Now()
+	root, err := os.MkdirTemp("", "mcp-scheduler-demo-")
+	if err != nil {
+		return err
+	}
+	if !keep {
+		defer os.RemoveAll(root)
+	}
+	repo := filepath.Join(root, "handbook")
+	if err := makeSampleRepo(ctx, repo); err != nil {
+		return fmt.Errorf("sample repository: %w", err)
+	}
+	a.demoConfig(filepath.Join(root, "data"), repo)
+	if a.logLevelFlag == "" && a.env(EnvLogLevel) == "" {
+		a.level.Set(slog.LevelWarn) // the demo prints its own progress; logs only for trouble
+	}
+	if err := a.open(ctx); err != nil {
+		return err
+	}
+	l, err := a.openLoop(ctx)
+	if err != nil {
+		return err
+	}
+	sub := a.eng.Hub().Subscribe()
+	defer sub.Close()
+	d, err := a.eng.Dispatch(ctx, demoVoyage(), "demo")
+	if err != nil {
+		return err
+	}
+	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, start: start}
+	for k, id := range d.IDs {
+		p.keys[id] = k
+	}
+	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n\n", d.Voyage.ID, len(d.IDs), repo)
+	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
+	defer cancel()
+	l.s.Start(runCtx)
+	state, err := p.follow(runCtx, sub, d.Voyage.ID)
+	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil && err == nil {
+		err = serr
+	}
+	if err != nil {
+		return err
+	}
+	if err := p.summary(ctx, d.Voyage.ID, repo); err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
+	}
+	if state != engine.VoyageCompleted {
+		return fmt.Errorf("the voyage ended %s", state)
+	}
+	return nil
+}
+
+// demoConfig points the app at the demo's own data dir, repository and reference agent, with
+// a quick tick and short backoff so the demo takes seconds.
+func (a *app) demoConfig(dataDir, repo string) {
+	a.cfg.DataDir, a.defaultRepoDir = dataDir, repo
+	a.cfg.Repositories = nil
+	a.cfg.Scheduler.Tick = agent.Duration(100 * time.Millisecond)
+	a.cfg.Scheduler.BackoffInitial = agent.Duration(300 * time.Millisecond)
+	a.cfg.Scheduler.BackoffMax = agent.Duration(time.Second)
+	a.cfg.Scheduler.MaxConcurrency = 3
+	a.cfg.Resources = ResourcesConfig{} // a demo never waits for a busy machine
+	a.cfg.Profiles = []agent.Profile{{Name: "reference", Runtime: agent.RuntimeNDJSON,
+		Command: []string{"{mcp_scheduler}", refagent.Subcommand}, Env: []string{"PATH", "HOME"},
+		Personas: []string{"implementer", "reviewer"}, MaxConcurrency: 3}}
+}
+
+// demoVoyage is a small handbook written by six missions.
+func demoVoyage() engine.VoyageSpec {
+	w := func(path, text, msg string) string {
+		return fmt.Sprintf("@heartbeat 200ms\n@progress 30 drafting %s\n@sleep 300ms\n@write %s %q\n@progress 80 committing\n@commit %s\n@done %s", path, path, text, msg, msg)
+	}
+	return engine.VoyageSpec{Title: "Write the handbook", Goal: "A short handbook for the greeter tool", Missions: []engine.MissionSpec{
+		{Key: "outline", Title: "Outline the handbook", WriteArea: []string{"docs/outline.md"},
+			Brief: "Write the outline.\n" + w("docs/outline.md", "# Outline\n\n1. Getting started\n2. Configuration\n", "outline")},
+		{Key: "getting-started", Title: "Chapter: getting started", WriteArea: []string{"docs/getting-started.md"}, DependsOn: []string{"outline"},
+			Brief: "Write chapter 1.\n" + w("docs/getting-started.md", "# Getting started\n\nRun `greeter hello`.\n", "getting started")},
+		{Key: "configuration", Title: "Chapter: configuration", WriteArea: []string{"docs/configuration.md"}, DependsOn: []string{"outline"},
+			Brief: "Write chapter 2 (its first attempt hits a flaky spell checker and is retried).\n@flaky 1 test \"spell checker timed out\"\n" +
+				w("docs/configuration.md", "# Configuration\n\nSet GREETER_NAME.\n", "configuration")},
+		{Key: "glossary", Title: "Glossary (reviewed)", WriteArea: []string{"docs/glossary.md"}, Review: engine.ReviewRequired,
+			Brief: "Write the glossary; a reviewer approves it before it lands.\n" + w("docs/glossary.md", "# Glossary\n\n- greeting: a friendly word\n", "glossary")},
+		{Key: "readme-usage", Title: "README: usage section", WriteArea: []string{"README.md"},
+			Brief: "Add a usage section to the README.\n@heartbeat 200ms\n@sleep 400ms\n@append README.md \"\\n## Usage\\n\\n    greeter hello\\n\"\n@commit readme usage\n@done usage section"},
+		{Key: "readme-links", Title: "README: handbook links", WriteArea: []string{"README.md"}, DependsOn: []string{"getting-started", "configuration"},
+			Brief: "Link the chapters from the README (same write area as the usage section: never at the same time).\n@heartbeat 200ms\n@sleep 200ms\n" +
+				"@append README.md \"\\n## Handbook\\n\\n- docs/getting-started.md\\n- docs/configuration.md\\n\"\n@commit readme links\n@done links"},
+	}}
+}
+
+// makeSampleRepo creates the demo's repository: a README and a tiny program, one commit on main.
+func makeSampleRepo(ctx context.Context, dir string) error {
+	files := map[string]string{
+		"README.md": "# greeter\n\nA tiny tool that says hello.\n",
+		"main.go":   "package main\n\nimport \"fmt\"\n\nfunc main() { fmt.Println(\"hello\") }\n",
+		"go.mod":    "module example.com/greeter\n\ngo 1.22\n",
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for name, body := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			return err
+		}
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "greeter: first commit"}} {
+		if out, err := demoGit(ctx, dir, args...); err != nil {
+			return fmt.Errorf("git %s: %v: %s", args[0], err, out)
+		}
+	}
+	return nil
+}
+
+func demoGit(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=demo", "GIT_AUTHOR_EMAIL=demo@mcp-scheduler.invalid",
+		"GIT_COMMITTER_NAME=demo", "GIT_COMMITTER_EMAIL=demo@mcp-scheduler.invalid")
+	out, err := cmd.CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// demoPrinter shows the voyage's events as they happen.
+type demoPrinter struct {
+	a     *app
+	w     interface{ Write([]byte) (int, error) }
+	keys  map[string]string // mission id → client key (and derived missions by title)
+	start time.Time
+	seq   int64
+}
+
+// follow prints events until the voyage settles (completed, blocked, cancelled) or ctx ends.
+func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voyage string) (engine.VoyageState, error) {
+	for {
+		evs, err := p.a.eng.Events(ctx, engine.EventFilter{AfterSeq: p.seq, Limit: 1000})
+		if err != nil {
+			return "", err
+		}
+		for _, e := range evs {
+			p.seq = e.Seq
+			p.print(ctx, e)
+		}
+		st, err := p.a.eng.VoyageStatus(ctx, voyage)
+		if err != nil {
+			return "", err
+		}
+		switch st.Voyage.State {
+		case engine.VoyageCompleted, engine.VoyageBlocked, engine.VoyageCancelled:
+			return st.Voyage.State, nil
+		}
+		if !sub.Wait(ctx, 500*time.Millisecond) && ctx.Err() != nil {
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				return st.Voyage.State, fmt.Errorf("the demo did not finish within %s", demoTimeout)
+			}
+			return st.Voyage.State, ctx.Err()
+		}
+		sub.Take()
+	}
+}
+
+// print writes one line for the events a person wants to see.
+func (p *demoPrinter) print(ctx context.Context, e engine.Event) {
+	name := p.name(ctx, e.MissionID)
+	line := ""
+	switch e.Type {
+	case "lease.acquired":
+		line = fmt.Sprintf("%-16s started (attempt %d, epoch %d)", name, e.Attempt, e.Epoch)
+	case "mission.progress":
+		line = fmt.Sprintf("%-16s %s", name, field(e, "message"))
+	case "mission.completed":
+		line = fmt.Sprintf("%-16s completed: %s", name, field(e, "summary"))
+	case "mission.failed":
+		line = fmt.Sprintf("%-16s failed (%s): %s", name, field(e, "decision"), field(e, "reason"))
+	case "landing.landed":
+		line = fmt.Sprintf("%-16s landed on main", name)
+	case "landing.state":
+		line = fmt.Sprintf("%-16s landing: %s", name, field(e, "reason"))
+	case "conflict.added":
+		line = fmt.Sprintf("%-16s write-area conflict recorded: %s", name, field(e, "reason"))
+	case "mission.created":
+		if e.MissionID != "" && p.keys[e.MissionID] == "" {
+			line = fmt.Sprintf("%-16s created by the scheduler", name)
+		}
+	case "voyage.completed", "voyage.blocked":
+		line = fmt.Sprintf("voyage %s", strings.TrimPrefix(e.Type, "voyage."))
+	}
+	if line != "" {
+		fmt.Fprintf(p.w, "%6.2fs  %s\n", time.Since(p.start).Seconds(), line)
+	}
+}
+
+func (p *demoPrinter) name(ctx context.Context, id string) string {
+	if id == "" {
+		return ""
+	}
+	if k, ok := p.keys[id]; ok {
+		return k
+	}
+	d, err := p.a.eng.GetMission(ctx, id)
+	if err != nil {
+		return id
+	}
+	k := strings.ToLower(string(d.Mission.Kind))
+	if s, ok := p.keys[d.Mission.SubjectID]; ok {
+		k += " of " + s
+	}
+	p.keys[id] = k
+	return k
+}
+
+func field(e engine.Event, key string) string {
+	var m map[string]any
+	if jsonUnmarshal(e.Data, &m) != nil {
+		return ""
+	}
+	if v, ok := m[key]; ok && v != nil {
+		return fmt.Sprint(v)
+	}
+	return ""
+}
+
+// summary prints the landed history and a table of the missions.
+func (p *demoPrinter) summary(ctx context.Context, voyage, repo string) error {
+	log, err := demoGit(ctx, repo, "log", "--graph", "--format=%h %s", "main")
+	if err != nil {
+		return fmt.Errorf("git log: %v: %s", err, log)
+	}
+	fmt.Fprintf(p.w, "\nLanded history of main:\n%s\n\n", log)
+	st, err := p.a.eng.VoyageStatus(ctx, voyage)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(p.w, 0, 2, 2, ' ', 0)
+	fmt.Fprintln(tw, "MISSION\tKIND\tSTATE\tLANDING\tATTEMPTS")
+	attempts := 0
+	for _, m := range st.Missions {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", p.name(ctx, m.ID), m.Kind, m.State, m.Landing, m.Attempt)
+		attempts += m.Attempt
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(p.w, "\nVoyage %s: %d missions, %d attempts, %.1fs.\n", st.Voyage.State, len(st.Missions), attempts, time.Since(p.start).Seconds())
+	return nil
+}
+
+func jsonUnmarshal(b []byte, v any) error { return json.Unmarshal(b, v) }
