@@ -1,0 +1,427 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// RemoveOptions tunes Remove.
+type RemoveOptions struct {
+	// DeleteBranch also deletes the workspace's branch. Commits reachable only from it become
+	// unreachable (git gc collects them eventually).
+	DeleteBranch bool
+	// Force removes a workspace with uncommitted changes; without it Remove fails with
+	// ErrWorkspaceDirty and changes nothing.
+	Force bool
+}
+
+// Remove deletes one workspace: its checkout, its registration and its record, and its
+// branch when asked. A directory already deleted by hand is fine (the registration is pruned).
+// The main checkout is refused (ErrReadOnlyWorkspace); so is a path outside the data
+// directory (ErrPathEscapes).
+func (m *Manager) Remove(ctx context.Context, ws Workspace, opts RemoveOptions) error {
+	if err := m.checkOpen(); err != nil {
+		return err
+	}
+	path, err := m.ownedPath(ws)
+	if err != nil {
+		return fmt.Errorf("remove workspace: %w", err)
+	}
+	r, err := m.repoByID(ws.RepoID)
+	if err != nil {
+		return fmt.Errorf("remove workspace %s: %w", path, err)
+	}
+	err = m.withStructure(ctx, r, func() error {
+		if _, err := gitDirOf(path); err == nil && !opts.Force && ws.Strategy != StrategySnapshot {
+			entries, err := m.statusEntries(ctx, path)
+			if err != nil {
+				return err
+			}
+			if len(entries) > 0 {
+				return fmt.Errorf("%w: %d changed paths", ErrWorkspaceDirty, len(entries))
+			}
+		}
+		return m.discard(ctx, r, path, ws.Branch, opts.DeleteBranch)
+	})
+	if err != nil {
+		return fmt.Errorf("remove workspace %s: %w", path, err)
+	}
+	return nil
+}
+
+// repoByID finds an opened repository by id, else opens the one recorded in repo.json.
+func (m *Manager) repoByID(id string) (*Repo, error) {
+	m.mu.Lock()
+	for _, r := range m.repos {
+		if r.id == id {
+			m.mu.Unlock()
+			return r, nil
+		}
+	}
+	m.mu.Unlock()
+	roots, err := m.KnownRepositories()
+	if err != nil {
+		return nil, err
+	}
+	for _, root := range roots {
+		if r, err := m.Open(root); err == nil && r.id == id {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("%w: repository %s is unknown to this data directory", ErrWorkspaceGone, id)
+}
+
+// CleanupRequest asks to clean one repository's workspaces.
+type CleanupRequest struct {
+	// Repo is the repository (required).
+	Repo *Repo
+	// Keep says which attempts must stay (failed, dirty, unlanded or undecided ones, by the
+	// engine's records). When nil, an attempt whose branch tip is in no local branch outside
+	// mcp-scheduler/ (unlanded work) is kept.
+	Keep func(missionID string, attempt int) bool
+	// OlderThan: only workspaces whose last activity (creation or last commit on the branch)
+	// is older are removed. Default Config.Retention.
+	OlderThan time.Duration
+	// RemoveDirty also removes workspaces with uncommitted changes (never by default).
+	RemoveDirty bool
+	// DrainPool also removes the warm pool's checkouts.
+	DrainPool bool
+	// DryRun reports what would be done and changes nothing.
+	DryRun bool
+}
+
+// CleanupEntry is one workspace or branch that Cleanup removed or kept.
+type CleanupEntry struct {
+	MissionID string `json:"mission_id,omitempty"`
+	Attempt   int    `json:"attempt,omitempty"`
+	// Path is the workspace directory ("" for a branch without a workspace).
+	Path   string `json:"path,omitempty"`
+	Branch string `json:"branch,omitempty"`
+	// Reason: for kept entries "keep" (the engine's Keep), "recent", "dirty" or "unlanded";
+	// for removed ones "expired", "incomplete" (an interrupted creation) or "pool".
+	Reason string `json:"reason"`
+	// Bytes is the apparent size of the directory (removed entries).
+	Bytes int64 `json:"bytes,omitempty"`
+}
+
+// CleanupReport says what Cleanup did (or would do, in a dry run).
+type CleanupReport struct {
+	Removed []CleanupEntry `json:"removed,omitempty"`
+	Kept    []CleanupEntry `json:"kept,omitempty"`
+	// Pruned lists stale registrations (directories deleted by hand) that were pruned.
+	Pruned []string `json:"pruned,omitempty"`
+	// DiskBytes is the apparent size of the repository's workspace directory afterwards
+	// (DataDir/worktrees/<repo id>, warm pool included).
+	DiskBytes int64 `json:"disk_bytes"`
+	// FreedBytes is the apparent size of what was removed.
+	FreedBytes int64 `json:"freed_bytes"`
+}
+
+// Cleanup removes expired workspaces and branches of one repository: those the engine does not
+// Keep, older than OlderThan, and clean (unless RemoveDirty). It prunes registrations of our
+// workspaces whose directories are gone, removes interrupted creations, deletes mission
+// branches that lost their workspace under the same rules, and reports the disk used.
+// Registrations outside the data directory (the person's own worktrees) are never touched.
+func (m *Manager) Cleanup(ctx context.Context, req CleanupRequest) (CleanupReport, error) {
+	if err := m.checkOpen(); err != nil {
+		return CleanupReport{}, err
+	}
+	r := req.Repo
+	if r == nil {
+		return CleanupReport{}, errors.New("cleanup: Repo is required")
+	}
+	if req.OlderThan <= 0 {
+		req.OlderThan = m.cfg.Retention
+	}
+	c := &cleaner{m: m, r: r, req: req, now: m.cfg.Now()}
+	if err := m.withStructure(ctx, r, func() error { return c.run(ctx) }); err != nil {
+		return c.rep, fmt.Errorf("cleanup %s: %w", r.root, err)
+	}
+	c.rep.DiskBytes = dirBytes(filepath.Join(m.root, r.id))
+	return c.rep, nil
+}
+
+type cleaner struct {
+	m   *Manager
+	r   *Repo
+	req CleanupRequest
+	now time.Time
+	rep CleanupReport
+}
+
+func (c *cleaner) run(ctx context.Context) error {
+	if err := c.prune(ctx); err != nil {
+		return err
+	}
+	seen, err := c.workspaces(ctx)
+	if err != nil {
+		return err
+	}
+	if err := c.orphanBranches(ctx, seen); err != nil {
+		return err
+	}
+	if c.req.DrainPool {
+		return c.drainPool(ctx)
+	}
+	return nil
+}
+
+// prune removes registrations inside the data directory whose checkout is gone.
+func (c *cleaner) prune(ctx context.Context) error {
+	regs, err := c.m.listWorktrees(ctx, c.r)
+	if err != nil {
+		return err
+	}
+	for _, reg := range regs {
+		if !reg.Prunable || !isUnder(c.m.cfg.DataDir, reg.Path) {
+			continue
+		}
+		c.rep.Pruned = append(c.rep.Pruned, reg.Path)
+		if !c.req.DryRun {
+			if err := c.m.discard(ctx, c.r, reg.Path, "", false); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// workspaces decides about every recorded or leftover workspace; it returns the branches seen.
+func (c *cleaner) workspaces(ctx context.Context) (map[string]bool, error) {
+	seen := map[string]bool{}
+	repoDir := filepath.Join(c.m.root, c.r.id)
+	missions, err := os.ReadDir(repoDir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	for _, md := range missions {
+		if !md.IsDir() || ValidateMissionID(md.Name()) != nil {
+			continue
+		}
+		for _, attempt := range attemptsIn(filepath.Join(repoDir, md.Name())) {
+			path := filepath.Join(repoDir, md.Name(), "a"+strconv.Itoa(attempt))
+			seen[AttemptBranch(md.Name(), attempt)] = true
+			if err := c.workspace(ctx, md.Name(), attempt, path); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return seen, nil
+}
+
+// attemptsIn lists the attempt numbers that have a directory or a record in a mission dir.
+func attemptsIn(dir string) []int {
+	entries, _ := os.ReadDir(dir)
+	set := map[int]bool{}
+	for _, e := range entries {
+		name := strings.TrimSuffix(e.Name(), ".json")
+		if n, err := strconv.Atoi(strings.TrimPrefix(name, "a")); err == nil && strings.HasPrefix(name, "a") && ValidateAttempt(n) == nil {
+			set[n] = true
+		}
+	}
+	var out []int
+	for n := range set {
+		out = append(out, n)
+	}
+	sort.Ints(out)
+	return out
+}
+
+func (c *cleaner) workspace(ctx context.Context, mission string, attempt int, path string) error {
+	ws, hasMeta := readMeta(path)
+	entry := CleanupEntry{MissionID: mission, Attempt: attempt, Path: path, Branch: ws.Branch}
+	if !hasMeta {
+		entry.Reason = "incomplete"
+		return c.remove(ctx, entry, false)
+	}
+	if reason := c.keepReason(ctx, mission, attempt, ws.Branch, ws.CreatedAt); reason != "" {
+		entry.Reason = reason
+		c.rep.Kept = append(c.rep.Kept, entry)
+		return nil
+	}
+	if _, err := gitDirOf(path); err == nil && !c.req.RemoveDirty && ws.Strategy != StrategySnapshot {
+		entries, err := c.m.statusEntries(ctx, path)
+		if err != nil {
+			return err
+		}
+		if len(entries) > 0 {
+			entry.Reason = "dirty"
+			c.rep.Kept = append(c.rep.Kept, entry)
+			return nil
+		}
+	}
+	entry.Reason = "expired"
+	return c.remove(ctx, entry, true)
+}
+
+// keepReason returns why an attempt stays, or "" when it may go.
+func (c *cleaner) keepReason(ctx context.Context, mission string, attempt int, branch string, created time.Time) string {
+	if c.req.Keep != nil && c.req.Keep(mission, attempt) {
+		return "keep"
+	}
+	last := created
+	var tip plumbing.Hash
+	if branch != "" {
+		if h, err := c.r.branchTip(branch); err == nil {
+			tip = h
+			if commit, err := c.r.commit(h); err == nil && commit.Committer.When.After(last) {
+				last = commit.Committer.When
+			}
+		}
+	}
+	if c.now.Sub(last) < c.req.OlderThan {
+		return "recent"
+	}
+	if c.req.Keep == nil && !tip.IsZero() && !c.landedSomewhere(ctx, tip) {
+		return "unlanded"
+	}
+	return ""
+}
+
+// landedSomewhere reports whether a local branch outside mcp-scheduler/ contains commit.
+func (c *cleaner) landedSomewhere(ctx context.Context, commit plumbing.Hash) bool {
+	out, err := c.m.git.run(ctx, c.r.root, runOpts{readOnly: true}, "for-each-ref", "--format=%(refname)",
+		"--contains", commit.String(), "refs/heads/")
+	if err != nil {
+		return false
+	}
+	for _, ref := range strings.Split(string(out), "\n") {
+		if ref != "" && !strings.HasPrefix(ref, "refs/heads/"+BranchPrefix) {
+			return true
+		}
+	}
+	return false
+}
+
+// remove deletes (or, in a dry run, reports) one entry.
+func (c *cleaner) remove(ctx context.Context, e CleanupEntry, deleteBranch bool) error {
+	if e.Path != "" {
+		e.Bytes = dirBytes(e.Path)
+	}
+	c.rep.Removed = append(c.rep.Removed, e)
+	c.rep.FreedBytes += e.Bytes
+	if c.req.DryRun {
+		return nil
+	}
+	if e.Path == "" {
+		_, err := c.m.git.run(ctx, c.r.root, runOpts{}, "update-ref", "-m", "mcp-scheduler: cleanup", "-d",
+			"--end-of-options", "refs/heads/"+e.Branch)
+		return err
+	}
+	return c.m.discard(ctx, c.r, e.Path, e.Branch, deleteBranch)
+}
+
+// orphanBranches handles mission branches whose workspace record is gone.
+func (c *cleaner) orphanBranches(ctx context.Context, seen map[string]bool) error {
+	branches, err := c.r.schedulerBranches()
+	if err != nil {
+		return err
+	}
+	holders := map[string]bool{}
+	regs, err := c.m.listWorktrees(ctx, c.r)
+	if err != nil {
+		return err
+	}
+	for _, reg := range regs {
+		holders[reg.Branch] = true
+	}
+	for _, b := range branches {
+		if seen[b] || holders[b] {
+			continue
+		}
+		mission, attempt, ok := parseAttemptBranch(b)
+		if !ok {
+			continue
+		}
+		entry := CleanupEntry{MissionID: mission, Attempt: attempt, Branch: b}
+		if reason := c.keepReason(ctx, mission, attempt, b, time.Time{}); reason != "" {
+			entry.Reason = reason
+			c.rep.Kept = append(c.rep.Kept, entry)
+			continue
+		}
+		entry.Reason = "expired"
+		if err := c.remove(ctx, entry, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// parseAttemptBranch splits "mcp-scheduler/<mission>/a<n>".
+func parseAttemptBranch(b string) (string, int, bool) {
+	rest, ok := strings.CutPrefix(b, BranchPrefix)
+	if !ok {
+		return "", 0, false
+	}
+	mission, a, ok := strings.Cut(rest, "/a")
+	n, err := strconv.Atoi(a)
+	if !ok || err != nil || ValidateMissionID(mission) != nil || ValidateAttempt(n) != nil {
+		return "", 0, false
+	}
+	return mission, n, true
+}
+
+// schedulerBranches lists local branches under mcp-scheduler/.
+func (r *Repo) schedulerBranches() ([]string, error) {
+	r.ggMu.Lock()
+	defer r.ggMu.Unlock()
+	iter, err := r.gg.Branches()
+	if err != nil {
+		return nil, fmt.Errorf("list branches: %w", err)
+	}
+	var out []string
+	err = iter.ForEach(func(ref *plumbing.Reference) error {
+		if name := ref.Name().Short(); strings.HasPrefix(name, BranchPrefix) {
+			out = append(out, name)
+		}
+		return nil
+	})
+	return out, err
+}
+
+func (c *cleaner) drainPool(ctx context.Context) error {
+	entries, _ := os.ReadDir(c.m.poolDir(c.r))
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(c.m.poolDir(c.r), e.Name())
+		if err := c.remove(ctx, CleanupEntry{Path: p, Reason: "pool"}, false); err != nil {
+			return err
+		}
+		if !c.req.DryRun {
+			_ = os.Remove(readyMark(p))
+		}
+	}
+	return nil
+}
+
+// isUnder reports whether p lies inside root (both real paths).
+func isUnder(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// dirBytes sums the apparent sizes of the regular files under dir.
+func dirBytes(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if info, err := d.Info(); err == nil {
+				n += info.Size()
+			}
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,140 @@
+package worktree
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/utils/merkletrie"
+)
+
+// FileAction says what happened to a file between two commits.
+type FileAction string
+
+// File actions.
+const (
+	FileAdded    FileAction = "added"
+	FileDeleted  FileAction = "deleted"
+	FileModified FileAction = "modified"
+	FileRenamed  FileAction = "renamed"
+)
+
+// FileChange is one changed file. Path is the new path (the old one for deletions); OldPath is
+// set for renames.
+type FileChange struct {
+	Path    string     `json:"path"`
+	OldPath string     `json:"old_path,omitempty"`
+	Action  FileAction `json:"action"`
+}
+
+// DiffResult is the difference between two commits.
+type DiffResult struct {
+	// From and To are the resolved commit ids.
+	From string `json:"from"`
+	To   string `json:"to"`
+	// Patch is a unified diff (binary files appear as "Binary files … differ"), cut at
+	// MaxPatchBytes.
+	Patch string `json:"patch"`
+	// Truncated is true when Patch was cut.
+	Truncated bool `json:"truncated,omitempty"`
+	// Files lists every changed file, sorted by path, renames detected.
+	Files []FileChange `json:"files"`
+}
+
+// MaxPatchBytes bounds DiffResult.Patch.
+const MaxPatchBytes = 4 << 20
+
+// Diff compares two revisions (commit ids or local branch names, validated like
+// ValidateRevision) with go-git: the file list with rename detection and a unified patch.
+// Typical use (get_mission_diff): from = Workspace.BaseCommit, to = Workspace.Branch. Errors
+// wrap ErrInvalidRef or ErrUnknownRef.
+func (m *Manager) Diff(ctx context.Context, r *Repo, from, to string) (DiffResult, error) {
+	if err := m.checkOpen(); err != nil {
+		return DiffResult{}, err
+	}
+	fromH, err := r.resolveCommit(from)
+	if err != nil {
+		return DiffResult{}, fmt.Errorf("diff: %w", err)
+	}
+	toH, err := r.resolveCommit(to)
+	if err != nil {
+		return DiffResult{}, fmt.Errorf("diff: %w", err)
+	}
+	res := DiffResult{From: fromH.String(), To: toH.String()}
+	r.ggMu.Lock()
+	defer r.ggMu.Unlock()
+	changes, err := r.treeChanges(ctx, fromH, toH)
+	if err != nil {
+		return DiffResult{}, fmt.Errorf("diff %s..%s: %w", from, to, err)
+	}
+	for _, c := range changes {
+		res.Files = append(res.Files, fileChange(c))
+	}
+	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
+	patch, err := changes.PatchContext(ctx)
+	if err != nil {
+		return DiffResult{}, fmt.Errorf("diff %s..%s: patch: %w", from, to, err)
+	}
+	res.Patch = patch.String()
+	if len(res.Patch) > MaxPatchBytes {
+		res.Patch, res.Truncated = res.Patch[:MaxPatchBytes], true
+	}
+	return res, nil
+}
+
+// treeChanges diffs the trees of two commits with rename detection. ggMu must be held.
+func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash) (object.Changes, error) {
+	trees := make([]*object.Tree, 2)
+	for i, h := range []plumbing.Hash{from, to} {
+		c, err := r.gg.CommitObject(h)
+		if err != nil {
+			return nil, fmt.Errorf("read commit %s: %w", h, err)
+		}
+		if trees[i], err = c.Tree(); err != nil {
+			return nil, fmt.Errorf("read tree of %s: %w", h, err)
+		}
+	}
+	return object.DiffTreeWithOptions(ctx, trees[0], trees[1], &object.DiffTreeOptions{
+		DetectRenames: true, RenameScore: 50, RenameLimit: 1000, OnlyExactRenames: false,
+	})
+}
+
+func fileChange(c *object.Change) FileChange {
+	action, err := c.Action()
+	switch {
+	case err != nil:
+		return FileChange{Path: c.To.Name, Action: FileModified}
+	case action == merkletrie.Insert:
+		return FileChange{Path: c.To.Name, Action: FileAdded}
+	case action == merkletrie.Delete:
+		return FileChange{Path: c.From.Name, Action: FileDeleted}
+	case c.From.Name != c.To.Name:
+		return FileChange{Path: c.To.Name, OldPath: c.From.Name, Action: FileRenamed}
+	default:
+		return FileChange{Path: c.To.Name, Action: FileModified}
+	}
+}
+
+// changedPaths lists the paths changed between two commits (both names of a rename), sorted.
+func (r *Repo) changedPaths(ctx context.Context, from, to string) ([]string, error) {
+	r.ggMu.Lock()
+	defer r.ggMu.Unlock()
+	changes, err := r.treeChanges(ctx, plumbing.NewHash(from), plumbing.NewHash(to))
+	if err != nil {
+		return nil, fmt.Errorf("changed files: %w", err)
+	}
+	seen := map[string]bool{}
+	var paths []string
+	for _, c := range changes {
+		for _, name := range []string{c.From.Name, c.To.Name} {
+			if name != "" && !seen[name] {
+				seen[name] = true
+				paths = append(paths, name)
+			}
+		}
+	}
+	sort.Strings(paths)
+	return paths, nil
+}

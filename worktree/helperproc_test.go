@@ -1,0 +1,76 @@
+package worktree
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"time"
+)
+
+// The test binary re-executes itself with helperEnv set to play a second process: one that
+// holds a git lock file and gets SIGKILLed (B16), or one that lands and gets SIGKILLed at a
+// random moment (crash test).
+const helperEnv = "WORKTREE_TEST_HELPER"
+
+// helperArgsEnv carries the helper's JSON arguments.
+const helperArgsEnv = "WORKTREE_TEST_HELPER_ARGS"
+
+type helperArgs struct {
+	// hold-lock
+	LockPath string `json:"lock_path,omitempty"`
+	// land
+	DataDir   string    `json:"data_dir,omitempty"`
+	RepoDir   string    `json:"repo_dir,omitempty"`
+	Workspace Workspace `json:"workspace"`
+}
+
+func runHelper(mode string) int {
+	var args helperArgs
+	if err := json.Unmarshal([]byte(os.Getenv(helperArgsEnv)), &args); err != nil {
+		os.Stderr.WriteString("helper args: " + err.Error() + "\n")
+		return 2
+	}
+	switch mode {
+	case "hold-lock":
+		// Create the lock the way git does (O_EXCL) and keep it open until killed.
+		f, err := os.OpenFile(args.LockPath, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o666)
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 3
+		}
+		defer f.Close()
+		os.Stdout.WriteString("ready\n")
+		time.Sleep(time.Minute)
+		return 0
+	case "land":
+		m, err := NewManager(Config{DataDir: args.DataDir, StaleLockAge: 200 * time.Millisecond})
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 4
+		}
+		defer m.Close()
+		r, err := m.Open(args.RepoDir)
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 5
+		}
+		l, err := m.Land(context.Background(), LandRequest{Repo: r, MissionID: args.Workspace.MissionID,
+			Attempt: args.Workspace.Attempt, Workspace: args.Workspace})
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 6
+		}
+		_ = json.NewEncoder(os.Stdout).Encode(l)
+		return 0
+	}
+	return 1
+}
+
+// helperCommand builds the command that re-executes the test binary in a helper mode.
+func helperCommand(mode string, args helperArgs) *exec.Cmd {
+	data, _ := json.Marshal(args)
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperArgsEnv+"="+string(data))
+	return cmd
+}

@@ -1,0 +1,356 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// LandStatus is the outcome of a landing.
+type LandStatus string
+
+// Landing outcomes (design brief §6).
+const (
+	// LandLanded: the target branch now contains the attempt's work.
+	LandLanded LandStatus = "landed"
+	// LandAlreadyLanded: the attempt's branch tip was already in the target (a repeated call,
+	// or a call after a crash that happened once the target had moved).
+	LandAlreadyLanded LandStatus = "already_landed"
+	// LandNothingToLand: the attempt changed nothing.
+	LandNothingToLand LandStatus = "nothing_to_land"
+	// LandConflicted: the three-way merge has conflicts (Landing.ConflictPaths); nothing moved.
+	LandConflicted LandStatus = "conflicted"
+	// LandChecksFailed: LandRequest.Check failed on the merged tree (Landing.CheckOutput);
+	// nothing moved.
+	LandChecksFailed LandStatus = "checks_failed"
+	// LandWaiting: the target is checked out (Landing.Checkout) and git refused to
+	// fast-forward it there, usually because local changes touch the same files
+	// (Landing.BlockingFiles); nothing moved. Land again once the checkout is clean.
+	LandWaiting LandStatus = "waiting_for_clean_checkout"
+)
+
+// LandRequest asks to land one attempt.
+type LandRequest struct {
+	// Repo is the repository (required).
+	Repo *Repo
+	// MissionID and Attempt identify the attempt; they go into the merge commit's trailers
+	// and the workspace's branch must belong to the mission.
+	MissionID string
+	Attempt   int
+	// Workspace is the attempt's workspace (worktree or isolated copy). Its directory may be
+	// gone: the branch is landed as it is then.
+	Workspace Workspace
+	// TargetBranch defaults to Workspace.TargetBranch, then to the repository's default.
+	TargetBranch string
+	// WriteArea lists doublestar globs ("internal/auth/**"); changed files outside every
+	// pattern are reported in Landing.OutsideWriteArea (they do not stop the landing). Empty:
+	// no write area, nothing reported.
+	WriteArea []string
+	// Message is the merge commit's subject and body; trailers "Mission-Id:" and "Attempt:"
+	// are appended. Default "Land mission <id> attempt <n>".
+	Message string
+	// Check, when set, runs the repository's checks in a temporary detached checkout of the
+	// merged commit (mergedTreeDir) while the branch lock is held; a non-nil error means the
+	// checks failed: nothing moves and its text becomes Landing.CheckOutput.
+	Check func(ctx context.Context, mergedTreeDir string) error
+}
+
+// Landing is the result of Land. Commit ids are full hex.
+type Landing struct {
+	Status LandStatus `json:"status"`
+	// Commit is what the target points at for this attempt: the merge commit, or the branch
+	// tip for a fast-forward. For already_landed, the target commit that brought the tip in
+	// (the tip itself when not found in the last 1000 first-parent commits). For
+	// checks_failed, the candidate merge commit that was checked. Empty otherwise.
+	Commit string `json:"commit,omitempty"`
+	// BranchTip is the attempt branch's tip that was considered (after pending work was
+	// committed).
+	BranchTip string `json:"branch_tip,omitempty"`
+	// OldTarget and NewTarget are the target before and after (equal unless landed).
+	OldTarget string `json:"old_target,omitempty"`
+	NewTarget string `json:"new_target,omitempty"`
+	// FastForward is true when the target was simply moved to the branch tip.
+	FastForward bool `json:"fast_forward,omitempty"`
+	// ChangedFiles are the paths the attempt changed relative to the merge base (both names
+	// of a rename), sorted.
+	ChangedFiles []string `json:"changed_files,omitempty"`
+	// OutsideWriteArea are the ChangedFiles matched by no LandRequest.WriteArea pattern.
+	OutsideWriteArea []string `json:"outside_write_area,omitempty"`
+	// ConflictPaths are the conflicting paths (conflicted).
+	ConflictPaths []string `json:"conflict_paths,omitempty"`
+	// Checkout is the checkout holding the target branch, when one does.
+	Checkout string `json:"checkout,omitempty"`
+	// BlockingFiles are the files in Checkout that stopped the fast-forward (waiting).
+	BlockingFiles []string `json:"blocking_files,omitempty"`
+	// CheckOutput is the failing check's message (checks_failed).
+	CheckOutput string `json:"check_output,omitempty"`
+	// Detail is git's own explanation for conflicted and waiting outcomes.
+	Detail string `json:"detail,omitempty"`
+}
+
+// maxLandTries bounds how often a landing starts over because the target moved under it.
+const maxLandTries = 5
+
+// Land lands an attempt's branch on the target branch, serialised per (repository, target)
+// across goroutines and processes, and idempotent per attempt:
+//
+//  1. commit what the agent left uncommitted (CommitPending); fetch an isolated copy's branch;
+//  2. when the branch tip is already in the target: already_landed (nothing_to_land when the
+//     tip is still the base commit);
+//  3. list the changed files and those outside the write area;
+//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise
+//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and
+//     `git commit-tree` with both parents and the trailers;
+//  5. run Check on a temporary checkout of the result (failure → checks_failed);
+//  6. move the target: `git update-ref <ref> <new> <old>` when no checkout holds it, else
+//     `git merge --ff-only <new>` in that checkout (a refusal → waiting_for_clean_checkout).
+//     A target that moved meanwhile makes the landing start over at 2 (ErrTargetMoving after
+//     5 rounds).
+//
+// A crash before step 6 leaves the target untouched and the next call redoes the work; a crash
+// after it makes the next call return already_landed. Errors are returned for invalid input
+// (ErrInvalidMissionID, ErrInvalidRef, ErrReadOnlyWorkspace, ErrPathEscapes, ...), unresolved
+// conflicts in the workspace (ErrUnresolvedConflicts), locks held too long (ErrLockBusy) and
+// git failures (*GitError); outcomes such as conflicts are a Landing, not an error.
+func (m *Manager) Land(ctx context.Context, req LandRequest) (Landing, error) {
+	if err := m.checkOpen(); err != nil {
+		return Landing{}, err
+	}
+	target, err := m.checkLandRequest(req)
+	if err != nil {
+		return Landing{}, fmt.Errorf("land %s a%d: %w", req.MissionID, req.Attempt, err)
+	}
+	release, err := m.locks.acquire(ctx, landKey(req.Repo.id, target))
+	if err != nil {
+		return Landing{}, fmt.Errorf("land %s a%d: %w", req.MissionID, req.Attempt, err)
+	}
+	defer release()
+	start := time.Now()
+	l, err := m.land(ctx, req, target)
+	if err != nil {
+		return l, fmt.Errorf("land %s a%d onto %s: %w", req.MissionID, req.Attempt, target, err)
+	}
+	m.log.Info("landing", "mission_id", req.MissionID, "attempt", req.Attempt, "target", target,
+		"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward,
+		"duration_s", time.Since(start).Seconds())
+	return l, nil
+}
+
+// checkLandRequest validates the request before anything runs and returns the target branch.
+func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
+	r, ws := req.Repo, req.Workspace
+	if r == nil {
+		return "", errors.New("Repo is required")
+	}
+	if err := ValidateMissionID(req.MissionID); err != nil {
+		return "", err
+	}
+	if err := ValidateAttempt(req.Attempt); err != nil {
+		return "", err
+	}
+	if ws.ReadOnly {
+		return "", ErrReadOnlyWorkspace
+	}
+	if ws.Strategy != StrategyWorktree && ws.Strategy != StrategyIsolatedCopy {
+		return "", fmt.Errorf("%w: cannot land a %q workspace", ErrInvalidStrategy, ws.Strategy)
+	}
+	if ws.RepoID != "" && ws.RepoID != r.id {
+		return "", fmt.Errorf("%w: workspace belongs to repository %s", ErrPathEscapes, ws.RepoID)
+	}
+	if _, err := m.checkOwned(r, ws); err != nil {
+		return "", err
+	}
+	if !strings.HasPrefix(ws.Branch, BranchPrefix+req.MissionID+"/a") {
+		return "", fmt.Errorf("%w: branch %q does not belong to mission %s", ErrInvalidRef, ws.Branch, req.MissionID)
+	}
+	for _, p := range req.WriteArea {
+		if !doublestar.ValidatePattern(p) {
+			return "", fmt.Errorf("write area pattern %q is not a valid glob", p)
+		}
+	}
+	target := req.TargetBranch
+	if target == "" {
+		target = ws.TargetBranch
+	}
+	return targetOf(r, target)
+}
+
+func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Landing, error) {
+	r, ws := req.Repo, req.Workspace
+	if _, err := os.Stat(ws.Path); err == nil {
+		if _, err := m.commitPending(ctx, ws, ""); err != nil {
+			return Landing{}, fmt.Errorf("commit pending work: %w", err)
+		}
+		if ws.Strategy == StrategyIsolatedCopy {
+			if err := m.fetchIsolated(ctx, r, ws); err != nil {
+				return Landing{}, err
+			}
+		}
+	}
+	for range maxLandTries {
+		l, again, err := m.landOnce(ctx, req, target)
+		if !again {
+			return l, err
+		}
+		m.log.Debug("target moved during landing; starting over", "mission_id", req.MissionID, "target", target)
+	}
+	return Landing{}, ErrTargetMoving
+}
+
+// landOnce does steps 2–6 against one reading of the target; again=true means the target
+// moved and the caller should start over.
+func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) (l Landing, again bool, err error) {
+	r, ws := req.Repo, req.Workspace
+	tipH, err := r.branchTip(ws.Branch)
+	if err != nil {
+		return l, false, fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
+	}
+	oldH, err := r.branchTip(target)
+	if err != nil {
+		return l, false, err
+	}
+	tip, old := tipH.String(), oldH.String()
+	l = Landing{BranchTip: tip, OldTarget: old, NewTarget: old}
+	base, err := m.mergeBase(ctx, r, old, tip)
+	if err != nil {
+		return l, false, err
+	}
+	if base == tip {
+		l.Status = LandAlreadyLanded
+		if tip == ws.BaseCommit {
+			l.Status = LandNothingToLand
+		} else {
+			l.Commit = r.findLanding(oldH, tipH)
+		}
+		return l, false, nil
+	}
+	if l.ChangedFiles, err = r.changedPaths(ctx, base, tip); err != nil {
+		return l, false, err
+	}
+	if len(l.ChangedFiles) == 0 {
+		l.Status = LandNothingToLand
+		return l, false, nil
+	}
+	l.OutsideWriteArea = outsideWriteArea(l.ChangedFiles, req.WriteArea)
+	if base == old {
+		l.FastForward, l.Commit = true, tip
+	} else {
+		done, err := m.mergeCommit(ctx, req, &l)
+		if err != nil || done {
+			return l, false, err
+		}
+	}
+	if req.Check != nil {
+		if done, err := m.runCheck(ctx, r, &l, req.Check); err != nil || done {
+			return l, false, err
+		}
+	}
+	return m.moveTarget(ctx, r, target, l)
+}
+
+// mergeCommit merges in the object database; done=true when the merge conflicted (l says so).
+func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) (done bool, err error) {
+	tree, conflicts, detail, err := m.mergeTree(ctx, req.Repo, l.OldTarget, l.BranchTip)
+	if err != nil {
+		return false, err
+	}
+	if len(conflicts) > 0 {
+		l.Status, l.ConflictPaths, l.Detail = LandConflicted, conflicts, detail
+		return true, nil
+	}
+	fallback := fmt.Sprintf("Land mission %s attempt %d", req.MissionID, req.Attempt)
+	msg := withTrailers(req.Message, fallback, req.MissionID, req.Attempt)
+	out, err := m.git.run(ctx, req.Repo.root, runOpts{stdin: []byte(msg)}, "commit-tree", "--no-gpg-sign",
+		"-p", l.OldTarget, "-p", l.BranchTip, "-F", "-", "--end-of-options", tree)
+	if err != nil {
+		return false, fmt.Errorf("commit merge: %w", err)
+	}
+	l.Commit = strings.TrimSpace(string(out))
+	return false, nil
+}
+
+// mergeBase returns the best common ancestor of a and b; unrelated histories are an error.
+func (m *Manager) mergeBase(ctx context.Context, r *Repo, a, b string) (string, error) {
+	out, err := m.git.run(ctx, r.root, runOpts{readOnly: true}, "merge-base", "--end-of-options", a, b)
+	if exitCode(err) == 1 {
+		return "", fmt.Errorf("%s and %s have no common history", a, b)
+	}
+	if err != nil {
+		return "", fmt.Errorf("merge base: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// mergeTree runs `git merge-tree --write-tree --name-only -z` and returns the merged tree or
+// the conflicting paths with git's conflict messages.
+func (m *Manager) mergeTree(ctx context.Context, r *Repo, ours, theirs string) (tree string, conflicts []string, detail string, err error) {
+	out, err := m.git.run(ctx, r.root, runOpts{}, "merge-tree", "--write-tree", "--name-only", "-z",
+		"--messages", "--end-of-options", ours, theirs)
+	if err != nil && exitCode(err) != 1 {
+		return "", nil, "", fmt.Errorf("merge-tree: %w", err)
+	}
+	fields := strings.Split(string(out), "\x00")
+	tree = fields[0]
+	if err == nil {
+		return tree, nil, "", nil
+	}
+	i := 1
+	for ; i < len(fields) && fields[i] != ""; i++ {
+		conflicts = append(conflicts, fields[i])
+	}
+	conflicts = dedupe(conflicts)
+	var msgs []string
+	for i++; i < len(fields); { // groups: <n> NUL <n paths> NUL <type> NUL <message> NUL
+		n, err := strconv.Atoi(fields[i])
+		if err != nil || i+n+2 >= len(fields) {
+			break
+		}
+		if msg := strings.TrimSpace(fields[i+n+2]); strings.HasPrefix(msg, "CONFLICT") {
+			msgs = append(msgs, msg)
+		}
+		i += n + 3
+	}
+	if len(conflicts) == 0 {
+		return "", nil, "", fmt.Errorf("merge-tree reported conflicts without paths: %w", err)
+	}
+	return tree, conflicts, strings.Join(msgs, "\n"), nil
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// outsideWriteArea returns the paths no pattern matches (none when there are no patterns).
+func outsideWriteArea(paths, area []string) []string {
+	if len(area) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		inside := false
+		for _, pat := range area {
+			if ok, _ := doublestar.Match(pat, p); ok {
+				inside = true
+				break
+			}
+		}
+		if !inside {
+			out = append(out, p)
+		}
+	}
+	return out
+}

@@ -1,0 +1,152 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// moveTarget moves the target branch to l.Commit (step 6 of Land). The land lock is held.
+func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Landing) (Landing, bool, error) {
+	holders, err := m.checkoutsHolding(r, target)
+	if err != nil {
+		return l, false, err
+	}
+	if len(holders) == 0 {
+		err := m.gitLocks.retry(ctx, func() error {
+			_, err := m.git.run(ctx, r.root, runOpts{}, "update-ref", "-m", "mcp-scheduler: land "+l.BranchTip,
+				"--end-of-options", "refs/heads/"+target, l.Commit, l.OldTarget)
+			return err
+		})
+		if err != nil {
+			if m.targetMoved(r, target, l.OldTarget) {
+				return l, true, nil
+			}
+			return l, false, fmt.Errorf("update %s: %w", target, err)
+		}
+		l.Status, l.NewTarget = LandLanded, l.Commit
+		return l, false, nil
+	}
+	l.Checkout = holders[0]
+	if m.targetMoved(r, target, l.OldTarget) {
+		return l, true, nil
+	}
+	err = m.gitLocks.retry(ctx, func() error {
+		_, err := m.git.run(ctx, l.Checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
+			"--end-of-options", l.Commit)
+		return err
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return l, false, ctx.Err()
+		}
+		if m.targetMoved(r, target, l.OldTarget) {
+			return l, true, nil
+		}
+		var ge *GitError
+		if !errors.As(err, &ge) {
+			return l, false, err
+		}
+		l.Status = LandWaiting
+		l.BlockingFiles = blockingFiles(ge.Stderr)
+		if lock := lockInError(err); lock != "" {
+			l.BlockingFiles = append(l.BlockingFiles, lock)
+		}
+		l.Detail = strings.TrimSpace(ge.Stderr)
+		return l, false, nil
+	}
+	now, err := r.branchTip(target)
+	if err != nil {
+		return l, false, err
+	}
+	if now.String() != l.Commit {
+		return l, false, fmt.Errorf("fast-forward in %s left %s at %s, expected %s", l.Checkout, target, now, l.Commit)
+	}
+	l.Status, l.NewTarget = LandLanded, l.Commit
+	return l, false, nil
+}
+
+// targetMoved reports whether the target no longer points at old.
+func (m *Manager) targetMoved(r *Repo, target, old string) bool {
+	now, err := r.branchTip(target)
+	return err == nil && now.String() != old
+}
+
+// blockingFiles extracts the tab-indented paths git lists after "would be overwritten by
+// merge:" (local changes and untracked files alike).
+func blockingFiles(stderr string) []string {
+	var files []string
+	listing := false
+	for _, line := range strings.Split(stderr, "\n") {
+		switch {
+		case strings.Contains(line, "would be overwritten by merge"):
+			listing = true
+		case listing && strings.HasPrefix(line, "\t"):
+			files = append(files, strings.TrimSpace(line))
+		default:
+			listing = false
+		}
+	}
+	return files
+}
+
+// runCheck runs the repository's checks on a temporary detached checkout of l.Commit.
+// done=true when they failed (l says so).
+func (m *Manager) runCheck(ctx context.Context, r *Repo, l *Landing, check func(context.Context, string) error) (bool, error) {
+	dir, err := os.MkdirTemp(m.scratch, "check-"+r.id+"-")
+	if err != nil {
+		return false, fmt.Errorf("checks: %w", err)
+	}
+	cleanup := func() error {
+		return m.withStructure(context.WithoutCancel(ctx), r, func() error {
+			return m.discard(context.WithoutCancel(ctx), r, dir, "", false)
+		})
+	}
+	err = m.withStructure(ctx, r, func() error {
+		_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--detach", "--end-of-options", dir, l.Commit)
+		return err
+	})
+	if err != nil {
+		return false, errors.Join(fmt.Errorf("checks: temporary checkout: %w", err), cleanup())
+	}
+	checkErr := check(ctx, dir)
+	if err := cleanup(); err != nil {
+		m.log.Warn("could not remove the checks' temporary checkout", "path", dir, "err", err)
+	}
+	if checkErr == nil {
+		return false, nil
+	}
+	if ctx.Err() != nil {
+		return false, fmt.Errorf("checks: %w", ctx.Err())
+	}
+	l.Status, l.CheckOutput = LandChecksFailed, checkErr.Error()
+	return true, nil
+}
+
+// findLanding walks the target's first-parent history (at most 1000 commits) for the commit
+// that brought tip in: tip itself (fast-forward) or a merge whose other parent is tip.
+func (r *Repo) findLanding(targetTip, tip plumbing.Hash) string {
+	r.ggMu.Lock()
+	defer r.ggMu.Unlock()
+	h := targetTip
+	for range 1000 {
+		if h == tip {
+			return h.String()
+		}
+		c, err := r.gg.CommitObject(h)
+		if err != nil || len(c.ParentHashes) == 0 {
+			break
+		}
+		for _, p := range c.ParentHashes[1:] {
+			if p == tip {
+				return h.String()
+			}
+		}
+		h = c.ParentHashes[0]
+	}
+	return tip.String()
+}
