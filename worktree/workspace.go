@@ -230,6 +230,8 @@ func (m *Manager) discard(ctx context.Context, r *Repo, path, branch string, del
 			errs = append(errs, err)
 		}
 	}
-	_ = os.Remove(filepath.Dir(path)) // the mission directory, when it is now empty
+	if parent := filepath.Dir(path); filepath.Dir(filepath.Dir(parent)) == m.root {
+		_ = os.Remove(parent) // the mission directory, when it is now empty
+	}
 	return errors.Join(errs...)
 }
