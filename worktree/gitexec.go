@@ -43,6 +43,7 @@ var fixedConfig = []string{
 	"maintenance.auto=false",
 	"submodule.recurse=false",
 	"advice.detachedHead=false",
+	"core.quotePath=false",
 }
 
 // locatingVars are inherited variables that would redirect git to another repository, index

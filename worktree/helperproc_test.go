@@ -71,6 +71,7 @@ func runHelper(mode string) int {
 func helperCommand(mode string, args helperArgs) *exec.Cmd {
 	data, _ := json.Marshal(args)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperArgsEnv+"="+string(data))
+	// GORACE: under -race the runtime otherwise sleeps a second before exiting.
+	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperArgsEnv+"="+string(data), "GORACE=atexit_sleep_ms=0")
 	return cmd
 }

@@ -393,3 +393,32 @@ func TestLand_LargeRepository(t *testing.T) {
 	require.Equal(t, "changed\n", readFile(t, tr.dir, "pkg00/file0000.txt"))
 	require.Equal(t, 2000, len(strings.Split(tr.git("ls-files"), "\n")))
 }
+
+// What a fast-forward killed half-way leaves in the person's checkout: the new files written
+// (untracked) and modified files rewritten, the index not updated. Files already holding
+// exactly the landed content do not block; a file with other content still does.
+func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt text eol=crlf\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	ws := prepare(t, m, r, "m", 1)
+	writeFile(t, ws.Path, "a.txt", "A\r\n")
+	writeFile(t, ws.Path, "new dir/ü.txt", "new\r\n")
+	tr.write("a.txt", "A\r\n")           // same content as incoming
+	tr.write("new dir/ü.txt", "other\n") // different: blocks
+
+	l := land(t, m, r, ws)
+	require.Equal(t, LandWaiting, l.Status)
+	require.ElementsMatch(t, []string{"a.txt", "new dir/ü.txt"}, l.BlockingFiles)
+	require.Equal(t, "other\n", readFile(t, tr.dir, "new dir/ü.txt"))
+	require.Equal(t, "A\r\n", readFile(t, tr.dir, "a.txt"), "set-aside files are put back")
+
+	tr.write("new dir/ü.txt", "new\r\n") // now identical too
+	l = land(t, m, r, ws)
+	require.Equal(t, LandLanded, l.Status)
+	require.Equal(t, l.Commit, tr.git("rev-parse", "HEAD"))
+	require.Empty(t, tr.git("status", "--porcelain"))
+	entries, err := os.ReadDir(filepath.Join(m.Config().DataDir, "tmp"))
+	require.NoError(t, err)
+	require.Empty(t, entries)
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/go-git/go-git/v5/plumbing"
@@ -51,6 +52,9 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 		if !errors.As(err, &ge) {
 			return l, false, err
 		}
+		if done, rerr := m.retryOverIdenticalFiles(ctx, r, &l, blockingFiles(ge.Stderr)); rerr != nil || done {
+			return l, false, rerr
+		}
 		l.Status = LandWaiting
 		l.BlockingFiles = blockingFiles(ge.Stderr)
 		if lock := lockInError(err); lock != "" {
@@ -86,7 +90,11 @@ func blockingFiles(stderr string) []string {
 		case strings.Contains(line, "would be overwritten by merge"):
 			listing = true
 		case listing && strings.HasPrefix(line, "\t"):
-			files = append(files, strings.TrimSpace(line))
+			f := strings.TrimSpace(line)
+			if uq, err := strconv.Unquote(f); err == nil && strings.HasPrefix(f, `"`) {
+				f = uq
+			}
+			files = append(files, f)
 		default:
 			listing = false
 		}

@@ -1,0 +1,133 @@
+package worktree
+
+import (
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// A scheduler process is SIGKILLed at a random moment of a landing (sometimes alone, leaving
+// its git child running as an orphan; sometimes with its whole process group, git included).
+// The next landing of the same attempt, by another process, completes or finds it landed;
+// the work is never landed twice and the repository stays consistent.
+func TestLand_SIGKILLMidLandingThenRetryNeverDoubles(t *testing.T) {
+	for _, checkedOut := range []bool{false, true} {
+		t.Run(fmt.Sprintf("target_checked_out=%v", checkedOut), func(t *testing.T) {
+			crashLoop(t, checkedOut, 8)
+		})
+	}
+}
+
+func crashLoop(t *testing.T, checkedOut bool, iterations int) {
+	tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
+	if !checkedOut {
+		tr.git("checkout", "-q", "--detach")
+	}
+	dataDir := t.TempDir()
+	m := newTestManager(t, func(c *Config) { c.DataDir = dataDir; c.StaleLockAge = 200 * time.Millisecond })
+	r := openRepo(t, m, tr.dir)
+	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 42))
+
+	newAttempt := func(i int) Workspace {
+		if i%2 == 1 { // a person moves main, so this landing needs a three-way merge
+			if !checkedOut {
+				tr.git("checkout", "-q", "main")
+			}
+			tr.write(fmt.Sprintf("person-%d.txt", i), "person\n")
+			tr.commitAll(fmt.Sprintf("person %d", i))
+			if !checkedOut {
+				tr.git("checkout", "-q", "--detach")
+			}
+		}
+		ws, err := m.Prepare(ctxT(t), PrepareRequest{Repo: r, MissionID: fmt.Sprintf("crash-%d", i), Attempt: 1, TargetBranch: "main"})
+		require.NoError(t, err)
+		for f := range 20 {
+			writeFile(t, ws.Path, fmt.Sprintf("mission-%d/f%02d.txt", i, f), fmt.Sprintf("%d/%d\n", i, f))
+		}
+		return ws
+	}
+
+	// Calibrate: one uninterrupted landing in a helper process.
+	ws := newAttempt(0)
+	start := time.Now()
+	out, err := helperCommand("land", helperArgs{DataDir: dataDir, RepoDir: tr.dir, Workspace: ws}).CombinedOutput()
+	require.NoError(t, err, string(out))
+	full := time.Since(start)
+	require.Contains(t, string(out), `"status":"landed"`)
+
+	outcomes := map[string]int{}
+	for i := 1; i <= iterations; i++ {
+		ws := newAttempt(i)
+		before := tr.tip("main")
+		cmd := helperCommand("land", helperArgs{DataDir: dataDir, RepoDir: tr.dir, Workspace: ws})
+		group := i%2 == 0
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, cmd.Start())
+		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		if group {
+			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		} else {
+			_ = cmd.Process.Kill()
+		}
+		waitErr := cmd.Wait()
+		killed := waitErr != nil && strings.Contains(waitErr.Error(), "killed")
+		outcomes[crashState(t, tr, ws, before, killed)]++
+
+		l, err := m.Land(ctxT(t), LandRequest{Repo: r, MissionID: ws.MissionID, Attempt: 1, Workspace: ws})
+		require.NoError(t, err, "iteration %d", i)
+		require.Contains(t, []LandStatus{LandLanded, LandAlreadyLanded}, l.Status, "iteration %d: %+v", i, l)
+
+		require.True(t, isAncestor(t, tr.dir, l.BranchTip, "main"), "iteration %d", i)
+		merges := tr.git("log", "--merges", "--format=%H", "--grep=^Mission-Id: "+ws.MissionID+"$", "main")
+		require.LessOrEqual(t, len(strings.Fields(merges)), 1, "iteration %d: landed twice", i)
+		pending := tr.git("log", "--no-merges", "--format=%H", "--grep=^Mission-Id: "+ws.MissionID+"$", "main")
+		require.Len(t, strings.Fields(pending), 1, "iteration %d: the pending work is committed once", i)
+		again := land(t, m, r, ws)
+		require.Equal(t, LandAlreadyLanded, again.Status)
+		for f := range 20 {
+			require.Equal(t, fmt.Sprintf("%d/%d", i, f), tr.git("show", fmt.Sprintf("main:mission-%d/f%02d.txt", i, f)))
+		}
+		if checkedOut {
+			require.Equal(t, tr.tip("main"), tr.git("rev-parse", "HEAD"))
+			require.Empty(t, tr.git("status", "--porcelain"), "iteration %d: the person's checkout is consistent", i)
+		}
+	}
+	t.Logf("one landing in a helper process: %s; where the kills struck: %v", full, outcomes)
+	time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
+	fsckClean(t, tr.dir)
+}
+
+// crashState describes how far a killed landing got: whether the pending work was committed,
+// whether the target moved, and which git lock files it left behind.
+func crashState(t *testing.T, tr *testRepo, ws Workspace, targetBefore string, killed bool) string {
+	if !killed {
+		return "finished before the kill"
+	}
+	state := "killed before committing"
+	switch {
+	case tr.tip("main") != targetBefore:
+		state = "killed after moving the target"
+	case tr.tip(ws.Branch) != ws.BaseCommit:
+		state = "killed after committing, before moving the target"
+	}
+	var locks []string
+	for _, dir := range []string{filepath.Join(tr.dir, ".git"), ws.Path} {
+		_ = filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && strings.HasSuffix(p, ".lock") {
+				locks = append(locks, filepath.Base(p))
+			}
+			return nil
+		})
+	}
+	if len(locks) > 0 {
+		state += " (left " + strings.Join(locks, ", ") + ")"
+	}
+	return state
+}

@@ -1,0 +1,105 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// retryOverIdenticalFiles handles a fast-forward that git refused because files in the
+// checkout would be overwritten, when every one of those files already holds exactly the
+// content the landing brings (as filtered by git: line endings, attributes). That is what a
+// fast-forward killed half-way leaves behind (files written, index not), and it also covers a
+// person who copied the same change by hand. Such files are set aside under DataDir/tmp, the
+// fast-forward is run again, and the copies are dropped once it succeeded, or put back if it
+// did not. A file whose content differs is never touched: the landing then waits.
+// done=true when the landing completed (l updated).
+func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landing, files []string) (bool, error) {
+	if len(files) == 0 || !m.allIncoming(ctx, r, l.Checkout, l.Commit, files) {
+		return false, nil
+	}
+	aside, err := os.MkdirTemp(m.scratch, "aside-")
+	if err != nil {
+		return false, err
+	}
+	moved, err := moveFiles(l.Checkout, aside, files)
+	if err != nil {
+		return false, errors.Join(err, restoreFiles(aside, l.Checkout, moved))
+	}
+	_, err = m.git.run(ctx, l.Checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
+		"--end-of-options", l.Commit)
+	if err != nil {
+		if rerr := restoreFiles(aside, l.Checkout, moved); rerr != nil {
+			return false, fmt.Errorf("put back files set aside in %s: %w", aside, rerr)
+		}
+		_ = os.RemoveAll(aside)
+		return false, nil
+	}
+	_ = os.RemoveAll(aside)
+	m.log.Warn("completed an interrupted fast-forward: files in the way already held the landed content",
+		"checkout", l.Checkout, "files", len(moved))
+	l.Status, l.NewTarget = LandLanded, l.Commit
+	return true, nil
+}
+
+// allIncoming reports whether every file's content in the checkout, hashed the way git would
+// store it, equals its blob in commit.
+func (m *Manager) allIncoming(ctx context.Context, r *Repo, checkout, commit string, files []string) bool {
+	for _, f := range files {
+		if f == "" || filepath.IsAbs(f) || hasDotDot(f) || hasControl(f) {
+			return false
+		}
+	}
+	worktree, err := m.git.run(ctx, checkout, runOpts{readOnly: true, stdin: []byte(strings.Join(files, "\n") + "\n")},
+		"hash-object", "--stdin-paths")
+	if err != nil {
+		return false
+	}
+	specs := make([]string, len(files))
+	for i, f := range files {
+		specs[i] = commit + ":" + f
+	}
+	incoming, err := m.git.run(ctx, r.root, runOpts{readOnly: true, stdin: []byte(strings.Join(specs, "\n") + "\n")},
+		"cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return false
+	}
+	a, b := strings.Fields(string(worktree)), strings.Fields(string(incoming))
+	if len(a) != len(files) || len(b) != len(files) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func moveFiles(from, to string, files []string) ([]string, error) {
+	var moved []string
+	for _, f := range files {
+		dst := filepath.Join(to, f)
+		if err := os.MkdirAll(filepath.Dir(dst), 0o700); err != nil {
+			return moved, err
+		}
+		if err := os.Rename(filepath.Join(from, f), dst); err != nil {
+			return moved, err
+		}
+		moved = append(moved, f)
+	}
+	return moved, nil
+}
+
+func restoreFiles(from, to string, files []string) error {
+	var errs []error
+	for _, f := range files {
+		if err := os.Rename(filepath.Join(from, f), filepath.Join(to, f)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
