@@ -1,0 +1,44 @@
+package worktree
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestDiff_FilesWithRenamesAndAUnifiedPatch(t *testing.T) {
+	body := strings.Repeat("stable line\n", 30)
+	tr := newTestRepo(t, map[string]string{"keep.txt": "1\n2\n", "old.txt": body, "del.txt": "bye\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	ws := prepare(t, m, r, "m", 1)
+	writeFile(t, ws.Path, "keep.txt", "1\nTWO\n")
+	writeFile(t, ws.Path, "added.txt", "hi\n")
+	gitIn(t, ws.Path, "mv", "old.txt", "renamed.txt")
+	gitIn(t, ws.Path, "rm", "-q", "del.txt")
+	commit, changed, err := m.CommitPending(ctxT(t), ws, "work")
+	require.NoError(t, err)
+	require.True(t, changed)
+
+	d, err := m.Diff(ctxT(t), r, ws.BaseCommit, ws.Branch)
+	require.NoError(t, err)
+
+	require.Equal(t, ws.BaseCommit, d.From)
+	require.Equal(t, commit, d.To)
+	require.Equal(t, []FileChange{
+		{Path: "added.txt", Action: FileAdded},
+		{Path: "del.txt", Action: FileDeleted},
+		{Path: "keep.txt", Action: FileModified},
+		{Path: "renamed.txt", OldPath: "old.txt", Action: FileRenamed},
+	}, d.Files)
+	require.Contains(t, d.Patch, "-2\n+TWO\n")
+	require.Contains(t, d.Patch, "+++ b/added.txt")
+	require.False(t, d.Truncated)
+
+	same, err := m.Diff(ctxT(t), r, "main", ws.BaseCommit[:8])
+	require.NoError(t, err)
+	require.Empty(t, same.Files)
+	_, err = m.Diff(ctxT(t), r, "no-such-branch", "main")
+	require.ErrorIs(t, err, ErrUnknownRef)
+}
