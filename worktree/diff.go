@@ -65,7 +65,7 @@ func (m *Manager) Diff(ctx context.Context, r *Repo, from, to string) (DiffResul
 	res := DiffResult{From: fromH.String(), To: toH.String()}
 	r.ggMu.Lock()
 	defer r.ggMu.Unlock()
-	changes, err := r.treeChanges(ctx, fromH, toH)
+	changes, err := r.treeChanges(ctx, fromH, toH, true)
 	if err != nil {
 		return DiffResult{}, fmt.Errorf("diff %s..%s: %w", from, to, err)
 	}
@@ -84,8 +84,9 @@ func (m *Manager) Diff(ctx context.Context, r *Repo, from, to string) (DiffResul
 	return res, nil
 }
 
-// treeChanges diffs the trees of two commits with rename detection. ggMu must be held.
-func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash) (object.Changes, error) {
+// treeChanges diffs the trees of two commits, with rename detection when asked (it doubles
+// the cost). ggMu must be held.
+func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash, renames bool) (object.Changes, error) {
 	trees := make([]*object.Tree, 2)
 	for i, h := range []plumbing.Hash{from, to} {
 		c, err := r.gg.CommitObject(h)
@@ -97,7 +98,7 @@ func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash) (object.
 		}
 	}
 	return object.DiffTreeWithOptions(ctx, trees[0], trees[1], &object.DiffTreeOptions{
-		DetectRenames: true, RenameScore: 50, RenameLimit: 1000, OnlyExactRenames: false,
+		DetectRenames: renames, RenameScore: 50, RenameLimit: 1000,
 	})
 }
 
@@ -117,11 +118,12 @@ func fileChange(c *object.Change) FileChange {
 	}
 }
 
-// changedPaths lists the paths changed between two commits (both names of a rename), sorted.
+// changedPaths lists the paths changed between two commits, sorted. Renames need no
+// detection here: both names are listed either way.
 func (r *Repo) changedPaths(ctx context.Context, from, to string) ([]string, error) {
 	r.ggMu.Lock()
 	defer r.ggMu.Unlock()
-	changes, err := r.treeChanges(ctx, plumbing.NewHash(from), plumbing.NewHash(to))
+	changes, err := r.treeChanges(ctx, plumbing.NewHash(from), plumbing.NewHash(to), false)
 	if err != nil {
 		return nil, fmt.Errorf("changed files: %w", err)
 	}

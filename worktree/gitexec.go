@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,6 +20,7 @@ type gitRunner struct {
 	timeout time.Duration
 	author  Signature
 	baseEnv []string
+	log     *slog.Logger
 }
 
 // runOpts tunes one git invocation.
@@ -58,7 +60,7 @@ var locatingVars = []string{
 	"GIT_TERMINAL_PROMPT", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER", "LC_ALL", "LANG",
 }
 
-func newGitRunner(path string, timeout time.Duration, author Signature) *gitRunner {
+func newGitRunner(path string, timeout time.Duration, author Signature, log *slog.Logger) *gitRunner {
 	env := make([]string, 0, len(os.Environ())+12)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -78,7 +80,7 @@ func newGitRunner(path string, timeout time.Duration, author Signature) *gitRunn
 		"GIT_COMMITTER_NAME="+author.Name,
 		"GIT_COMMITTER_EMAIL="+author.Email,
 	)
-	return &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env}
+	return &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env, log: log}
 }
 
 func isLocatingVar(name string) bool {
@@ -119,7 +121,12 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 	if o.stdin != nil {
 		cmd.Stdin = bytes.NewReader(o.stdin)
 	}
+	start := time.Now()
 	err := cmd.Run()
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("git", "args", strings.Join(args, " "), "dir", dir, "duration_ms",
+			float64(time.Since(start).Microseconds())/1000, "ok", err == nil)
+	}
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -183,29 +184,50 @@ func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
 
 func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Landing, error) {
 	r, ws := req.Repo, req.Workspace
+	var probe *pendingProbe
 	if _, err := os.Stat(ws.Path); err == nil {
-		if _, err := m.commitPending(ctx, ws, ""); err != nil {
-			return Landing{}, fmt.Errorf("commit pending work: %w", err)
-		}
 		if ws.Strategy == StrategyIsolatedCopy {
+			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
 			if err := m.fetchIsolated(ctx, r, ws); err != nil {
 				return Landing{}, err
 			}
+		} else {
+			// Look for uncommitted work while the merge is computed; nothing moves before
+			// the answer is in.
+			if probe, err = m.probePending(ctx, ws); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
+			defer probe.wait()
 		}
 	}
-	for range maxLandTries {
-		l, again, err := m.landOnce(ctx, req, target)
+	for tries := 0; tries < maxLandTries; {
+		l, again, err := m.landOnce(ctx, req, target, probe)
+		if err == nil && !again {
+			err = probe.settle()
+		}
+		if errors.Is(err, errPendingWork) {
+			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
+			probe = nil
+			continue
+		}
 		if !again {
 			return l, err
 		}
+		tries++
 		m.log.Debug("target moved during landing; starting over", "mission_id", req.MissionID, "target", target)
 	}
 	return Landing{}, ErrTargetMoving
 }
 
 // landOnce does steps 2–6 against one reading of the target; again=true means the target
-// moved and the caller should start over.
-func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) (l Landing, again bool, err error) {
+// moved and the caller should start over. Before anything runs that is not a pure object
+// write (checks, moving the target) the pending-work probe must have reported a clean
+// workspace; errPendingWork otherwise.
+func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, probe *pendingProbe) (l Landing, again bool, err error) {
 	r, ws := req.Repo, req.Workspace
 	tipH, err := r.branchTip(ws.Branch)
 	if err != nil {
@@ -230,21 +252,41 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) 
 		}
 		return l, false, nil
 	}
-	if l.ChangedFiles, err = r.changedPaths(ctx, base, tip); err != nil {
+	// The changed files (go-git) and the merge (git) are independent: compute them at once.
+	var paths []string
+	changed := make(chan error, 1)
+	go func() {
+		var err error
+		paths, err = r.changedPaths(ctx, base, tip)
+		changed <- err
+	}()
+	merged := l
+	var mergeDone bool
+	var mergeErr error
+	if base == old {
+		merged.FastForward, merged.Commit = true, tip
+	} else {
+		mergeDone, mergeErr = m.mergeCommit(ctx, req, &merged)
+	}
+	if err := <-changed; err != nil {
 		return l, false, err
 	}
+	l.ChangedFiles = paths
 	if len(l.ChangedFiles) == 0 {
 		l.Status = LandNothingToLand
 		return l, false, nil
 	}
+	if mergeErr != nil {
+		return l, false, mergeErr
+	}
+	l.FastForward, l.Commit = merged.FastForward, merged.Commit
+	l.Status, l.ConflictPaths, l.Detail = merged.Status, merged.ConflictPaths, merged.Detail
 	l.OutsideWriteArea = outsideWriteArea(l.ChangedFiles, req.WriteArea)
-	if base == old {
-		l.FastForward, l.Commit = true, tip
-	} else {
-		done, err := m.mergeCommit(ctx, req, &l)
-		if err != nil || done {
-			return l, false, err
-		}
+	if mergeDone {
+		return l, false, nil
+	}
+	if err := probe.settle(); err != nil {
+		return l, false, err
 	}
 	if req.Check != nil {
 		if done, err := m.runCheck(ctx, r, &l, req.Check); err != nil || done {
@@ -252,6 +294,57 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) 
 		}
 	}
 	return m.moveTarget(ctx, r, target, l)
+}
+
+// errPendingWork: the workspace holds uncommitted work; commit it and start the landing over.
+var errPendingWork = errors.New("workspace has uncommitted work")
+
+// pendingProbe runs `git status` on a workspace in the background.
+type pendingProbe struct {
+	done  chan struct{}
+	dirty bool
+	err   error
+}
+
+// probePending checks that the workspace is on its branch, then starts the status probe.
+func (m *Manager) probePending(ctx context.Context, ws Workspace) (*pendingProbe, error) {
+	gitDir, err := gitDirOf(ws.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOnBranch(gitDir, ws.Branch); err != nil {
+		return nil, err
+	}
+	p := &pendingProbe{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		entries, err := m.statusEntries(ctx, ws.Path)
+		_, mergeErr := os.Stat(filepath.Join(gitDir, "MERGE_HEAD"))
+		p.dirty, p.err = len(entries) > 0 || mergeErr == nil, err
+	}()
+	return p, nil
+}
+
+// wait blocks until the probe finished (nil-safe).
+func (p *pendingProbe) wait() {
+	if p != nil {
+		<-p.done
+	}
+}
+
+// settle waits for the probe and returns errPendingWork when the workspace is dirty.
+func (p *pendingProbe) settle() error {
+	if p == nil {
+		return nil
+	}
+	p.wait()
+	if p.err != nil {
+		return p.err
+	}
+	if p.dirty {
+		return errPendingWork
+	}
+	return nil
 }
 
 // mergeCommit merges in the object database; done=true when the merge conflicted (l says so).
