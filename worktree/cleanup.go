@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -274,8 +275,8 @@ func (c *cleaner) keepReason(ctx context.Context, mission string, attempt int, b
 	if branch != "" {
 		if h, err := c.r.branchTip(branch); err == nil {
 			tip = h
-			if commit, err := c.r.commit(h); err == nil && commit.Committer.When.After(last) {
-				last = commit.Committer.When
+			if when, err := c.r.commitTime(h); err == nil && when.After(last) {
+				last = when
 			}
 		}
 	}
@@ -373,20 +374,24 @@ func parseAttemptBranch(b string) (string, int, bool) {
 
 // schedulerBranches lists local branches under mcp-scheduler/.
 func (r *Repo) schedulerBranches() ([]string, error) {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	iter, err := r.gg.Branches()
+	var out []string
+	err := r.read(func(gg *git.Repository) error {
+		out = nil
+		iter, err := gg.Branches()
+		if err != nil {
+			return err
+		}
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if name := ref.Name().Short(); strings.HasPrefix(name, BranchPrefix) {
+				out = append(out, name)
+			}
+			return nil
+		})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list branches: %w", err)
 	}
-	var out []string
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		if name := ref.Name().Short(); strings.HasPrefix(name, BranchPrefix) {
-			out = append(out, name)
-		}
-		return nil
-	})
-	return out, err
+	return out, nil
 }
 
 func (c *cleaner) drainPool(ctx context.Context) error {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/filemode"
 	"github.com/go-git/go-git/v5/plumbing/object"
@@ -64,33 +65,37 @@ func (m *Manager) Diff(ctx context.Context, r *Repo, from, to string) (DiffResul
 		return DiffResult{}, fmt.Errorf("diff: %w", err)
 	}
 	res := DiffResult{From: fromH.String(), To: toH.String()}
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	changes, err := r.treeChanges(ctx, fromH, toH, true)
+	err = r.read(func(gg *git.Repository) error {
+		res.Files, res.Patch = nil, ""
+		changes, err := treeChanges(ctx, gg, fromH, toH)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			res.Files = append(res.Files, fileChange(c))
+		}
+		patch, err := changes.PatchContext(ctx)
+		if err != nil {
+			return fmt.Errorf("patch: %w", err)
+		}
+		res.Patch = patch.String()
+		return nil
+	})
 	if err != nil {
 		return DiffResult{}, fmt.Errorf("diff %s..%s: %w", from, to, err)
 	}
-	for _, c := range changes {
-		res.Files = append(res.Files, fileChange(c))
-	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
-	patch, err := changes.PatchContext(ctx)
-	if err != nil {
-		return DiffResult{}, fmt.Errorf("diff %s..%s: patch: %w", from, to, err)
-	}
-	res.Patch = patch.String()
 	if len(res.Patch) > MaxPatchBytes {
 		res.Patch, res.Truncated = res.Patch[:MaxPatchBytes], true
 	}
 	return res, nil
 }
 
-// treeChanges diffs the trees of two commits, with rename detection when asked (it doubles
-// the cost). ggMu must be held.
-func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash, renames bool) (object.Changes, error) {
+// treeChanges diffs the trees of two commits with rename detection.
+func treeChanges(ctx context.Context, gg *git.Repository, from, to plumbing.Hash) (object.Changes, error) {
 	trees := make([]*object.Tree, 2)
 	for i, h := range []plumbing.Hash{from, to} {
-		c, err := r.gg.CommitObject(h)
+		c, err := gg.CommitObject(h)
 		if err != nil {
 			return nil, fmt.Errorf("read commit %s: %w", h, err)
 		}
@@ -99,7 +104,7 @@ func (r *Repo) treeChanges(ctx context.Context, from, to plumbing.Hash, renames 
 		}
 	}
 	return object.DiffTreeWithOptions(ctx, trees[0], trees[1], &object.DiffTreeOptions{
-		DetectRenames: renames, RenameScore: 50, RenameLimit: 1000,
+		DetectRenames: true, RenameScore: 50, RenameLimit: 1000,
 	})
 }
 
@@ -124,20 +129,22 @@ func fileChange(c *object.Change) FileChange {
 // its cost follows the size of the change, not of the repository (go-git's DiffTree took
 // about 5 ms for a one-file change in a 2,000-file repository).
 func (r *Repo) changedPaths(ctx context.Context, from, to string) ([]string, error) {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	var trees [2]*object.Tree
-	for i, h := range []string{from, to} {
-		c, err := r.gg.CommitObject(plumbing.NewHash(h))
-		if err != nil {
-			return nil, fmt.Errorf("changed files: read commit %s: %w", h, err)
-		}
-		if trees[i], err = c.Tree(); err != nil {
-			return nil, fmt.Errorf("changed files: read tree of %s: %w", h, err)
-		}
-	}
 	var paths []string
-	if err := r.diffTrees(ctx, trees[0], trees[1], "", &paths); err != nil {
+	err := r.read(func(gg *git.Repository) error {
+		paths = nil
+		var trees [2]*object.Tree
+		for i, h := range []string{from, to} {
+			c, err := gg.CommitObject(plumbing.NewHash(h))
+			if err != nil {
+				return fmt.Errorf("read commit %s: %w", h, err)
+			}
+			if trees[i], err = c.Tree(); err != nil {
+				return fmt.Errorf("read tree of %s: %w", h, err)
+			}
+		}
+		return diffTrees(ctx, gg, trees[0], trees[1], "", &paths)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("changed files: %w", err)
 	}
 	sort.Strings(paths)
@@ -145,8 +152,8 @@ func (r *Repo) changedPaths(ctx context.Context, from, to string) ([]string, err
 }
 
 // diffTrees appends to out the paths under prefix that differ between a and b (either may be
-// nil: everything under the other one counts). ggMu must be held.
-func (r *Repo) diffTrees(ctx context.Context, a, b *object.Tree, prefix string, out *[]string) error {
+// nil: everything under the other one counts).
+func diffTrees(ctx context.Context, gg *git.Repository, a, b *object.Tree, prefix string, out *[]string) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -168,12 +175,12 @@ func (r *Repo) diffTrees(ctx context.Context, a, b *object.Tree, prefix string, 
 		var sa, sb *object.Tree
 		var err error
 		if ea.Mode == filemode.Dir {
-			if sa, err = r.gg.TreeObject(ea.Hash); err != nil {
+			if sa, err = gg.TreeObject(ea.Hash); err != nil {
 				return err
 			}
 		}
 		if ok && eb.Mode == filemode.Dir {
-			if sb, err = r.gg.TreeObject(eb.Hash); err != nil {
+			if sb, err = gg.TreeObject(eb.Hash); err != nil {
 				return err
 			}
 		}
@@ -181,7 +188,7 @@ func (r *Repo) diffTrees(ctx context.Context, a, b *object.Tree, prefix string, 
 			*out = append(*out, prefix+name) // a file (or link, or submodule) on either side
 		}
 		if sa != nil || sb != nil {
-			if err := r.diffTrees(ctx, sa, sb, prefix+name+"/", out); err != nil {
+			if err := diffTrees(ctx, gg, sa, sb, prefix+name+"/", out); err != nil {
 				return err
 			}
 		}
@@ -194,11 +201,11 @@ func (r *Repo) diffTrees(ctx context.Context, a, b *object.Tree, prefix string, 
 			*out = append(*out, prefix+name)
 			continue
 		}
-		sb, err := r.gg.TreeObject(eb.Hash)
+		sb, err := gg.TreeObject(eb.Hash)
 		if err != nil {
 			return err
 		}
-		if err := r.diffTrees(ctx, nil, sb, prefix+name+"/", out); err != nil {
+		if err := diffTrees(ctx, gg, nil, sb, prefix+name+"/", out); err != nil {
 			return err
 		}
 	}

@@ -422,3 +422,37 @@ func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries)
 }
+
+// The person's `git gc` repacks objects behind go-git's back (new pack, loose objects gone);
+// reads re-index and landing and diffs keep working.
+func TestLand_WorksAfterThePersonRunsGitGC(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	gc := func() {
+		tr.git("gc", "--quiet", "--prune=now")
+		tr.git("repack", "-a", "-d", "-q") // a new pack generation: the previous pack is gone
+	}
+	var landed []Workspace
+	for i, mission := range []string{"one", "two", "three"} {
+		ws := prepare(t, m, r, mission, 1)
+		writeFile(t, ws.Path, mission+".txt", mission+"\n")
+		_, _, err := m.CommitPending(ctxT(t), ws, "")
+		require.NoError(t, err)
+		tr.write(fmt.Sprintf("p%d.txt", i), "p\n")
+		tr.commitAll("person")
+		gc() // go-git has read (and indexed) the previous generation by now
+
+		l := land(t, m, r, ws)
+		require.Equal(t, LandLanded, l.Status, mission)
+		require.Equal(t, []string{mission + ".txt"}, l.ChangedFiles)
+		landed = append(landed, ws)
+	}
+	d, err := m.Diff(ctxT(t), r, landed[0].BaseCommit, "main")
+	require.NoError(t, err)
+	require.Len(t, d.Files, 6)
+	for _, ws := range landed {
+		require.Equal(t, LandAlreadyLanded, land(t, m, r, ws).Status)
+	}
+	fsckClean(t, tr.dir)
+}

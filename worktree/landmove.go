@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -138,23 +139,30 @@ func (m *Manager) runCheck(ctx context.Context, r *Repo, l *Landing, check func(
 // findLanding walks the target's first-parent history (at most 1000 commits) for the commit
 // that brought tip in: tip itself (fast-forward) or a merge whose other parent is tip.
 func (r *Repo) findLanding(targetTip, tip plumbing.Hash) string {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	h := targetTip
-	for range 1000 {
-		if h == tip {
-			return h.String()
-		}
-		c, err := r.gg.CommitObject(h)
-		if err != nil || len(c.ParentHashes) == 0 {
-			break
-		}
-		for _, p := range c.ParentHashes[1:] {
-			if p == tip {
-				return h.String()
+	found := tip.String()
+	_ = r.read(func(gg *git.Repository) error {
+		h := targetTip
+		for range 1000 {
+			if h == tip {
+				found = h.String()
+				return nil
 			}
+			c, err := gg.CommitObject(h)
+			if err != nil {
+				return err
+			}
+			if len(c.ParentHashes) == 0 {
+				return nil
+			}
+			for _, p := range c.ParentHashes[1:] {
+				if p == tip {
+					found = h.String()
+					return nil
+				}
+			}
+			h = c.ParentHashes[0]
 		}
-		h = c.ParentHashes[0]
-	}
-	return tip.String()
+		return nil
+	})
+	return found
 }
