@@ -103,10 +103,12 @@ type CleanupRequest struct {
 
 // CleanupEntry is one workspace or branch that Cleanup removed or kept.
 type CleanupEntry struct {
+	// MissionID and Attempt name the attempt ("" and 0 for a warm-pool checkout).
 	MissionID string `json:"mission_id,omitempty"`
 	Attempt   int    `json:"attempt,omitempty"`
 	// Path is the workspace directory ("" for a branch without a workspace).
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Branch is the attempt's branch ("" for snapshots and pool checkouts).
 	Branch string `json:"branch,omitempty"`
 	// Reason: for kept entries "keep" (the engine's Keep), "recent", "dirty" or "unlanded";
 	// for removed ones "expired", "incomplete" (an interrupted creation) or "pool".
@@ -117,8 +119,10 @@ type CleanupEntry struct {
 
 // CleanupReport says what Cleanup did (or would do, in a dry run).
 type CleanupReport struct {
+	// Removed lists what was removed (or would be, in a dry run).
 	Removed []CleanupEntry `json:"removed,omitempty"`
-	Kept    []CleanupEntry `json:"kept,omitempty"`
+	// Kept lists what stayed, each with its reason.
+	Kept []CleanupEntry `json:"kept,omitempty"`
 	// Pruned lists stale registrations (directories deleted by hand) that were pruned.
 	Pruned []string `json:"pruned,omitempty"`
 	// DiskBytes is the apparent size of the repository's workspace directory afterwards

@@ -17,18 +17,18 @@ type FileAction string
 
 // File actions.
 const (
-	FileAdded    FileAction = "added"
-	FileDeleted  FileAction = "deleted"
-	FileModified FileAction = "modified"
-	FileRenamed  FileAction = "renamed"
+	FileAdded    FileAction = "added"    // the path is new
+	FileDeleted  FileAction = "deleted"  // the path is gone
+	FileModified FileAction = "modified" // content or mode changed
+	FileRenamed  FileAction = "renamed"  // moved from OldPath (with or without edits)
 )
 
 // FileChange is one changed file. Path is the new path (the old one for deletions); OldPath is
 // set for renames.
 type FileChange struct {
-	Path    string     `json:"path"`
-	OldPath string     `json:"old_path,omitempty"`
-	Action  FileAction `json:"action"`
+	Path    string     `json:"path"`               // slash-separated, relative to the top level
+	OldPath string     `json:"old_path,omitempty"` // renames only
+	Action  FileAction `json:"action"`             // what happened
 }
 
 // DiffResult is the difference between two commits.

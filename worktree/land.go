@@ -64,6 +64,7 @@ type LandRequest struct {
 
 // Landing is the result of Land. Commit ids are full hex.
 type Landing struct {
+	// Status is the outcome.
 	Status LandStatus `json:"status"`
 	// Commit is what the target points at for this attempt: the merge commit, or the branch
 	// tip for a fast-forward. For already_landed, the target commit that brought the tip in
