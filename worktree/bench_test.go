@@ -56,7 +56,7 @@ func BenchmarkWorkspaceCreate(b *testing.B) {
 	rp := openRepo(b, mp, tr.dir)
 	require.NoError(b, mp.FillPool(ctxT(b), rp))
 	rawDir := b.TempDir()
-	var raw, cold, warm []time.Duration
+	var raw, rawParallel, cold, warm []time.Duration
 	b.StopTimer()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -67,6 +67,15 @@ func BenchmarkWorkspaceCreate(b *testing.B) {
 					out, err := exec.Command("git", "-C", tr.dir, "worktree", "add", "-q", "-b", fmt.Sprintf("raw-%d", i), dir, "main").CombinedOutput()
 					require.NoError(b, err, string(out))
 				}))
+			},
+			func() { // the same with parallel checkout, as Prepare runs it
+				pdir := dir + "-parallel"
+				rawParallel = append(rawParallel, timeIt(b, func() {
+					out, err := exec.Command("git", "-C", tr.dir, "-c", "checkout.workers=0", "worktree", "add", "-q", "-b",
+						fmt.Sprintf("rawp-%d", i), pdir, "main").CombinedOutput()
+					require.NoError(b, err, string(out))
+				}))
+				gitIn(b, tr.dir, "worktree", "remove", "--force", pdir)
 			},
 			func() {
 				var ws Workspace
@@ -93,7 +102,8 @@ func BenchmarkWorkspaceCreate(b *testing.B) {
 		}
 		gitIn(b, tr.dir, "worktree", "remove", "--force", dir)
 	}
-	reportRatios(b, "git_worktree_add", raw, map[string][]time.Duration{"prepare": cold, "prepare_warm_pool": warm})
+	reportRatios(b, "git_worktree_add", raw, map[string][]time.Duration{
+		"git_worktree_add_parallel_checkout": rawParallel, "prepare": cold, "prepare_warm_pool": warm})
 }
 
 // BenchmarkLand: landing a non-conflicting mission (committed work, a diverged target that is

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // LandStatus is the outcome of a landing.
@@ -240,8 +241,10 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, 
 	}
 	tip, old := tipH.String(), oldH.String()
 	l = Landing{BranchTip: tip, OldTarget: old, NewTarget: old}
-	base, err := m.mergeBase(ctx, r, old, tip)
-	if err != nil {
+	var base string
+	if mb, ok := r.quickMergeBase(oldH, tipH, plumbing.NewHash(ws.BaseCommit)); ok {
+		base = mb.String()
+	} else if base, err = m.mergeBase(ctx, r, old, tip); err != nil {
 		return l, false, err
 	}
 	if base == tip {
