@@ -37,7 +37,7 @@ type runOpts struct {
 // fixedConfig is passed as -c to every git process: no hooks (ours are not the person's
 // commits, and an agent can write into the shared hooks directory), no network, no signing
 // prompts, no automatic gc in the middle of our operations, no submodule recursion, paths
-// unquoted in messages, checkouts written by parallel workers.
+// unquoted in messages.
 var fixedConfig = []string{
 	"core.hooksPath=/dev/null",
 	"protocol.allow=never",
@@ -47,7 +47,6 @@ var fixedConfig = []string{
 	"submodule.recurse=false",
 	"advice.detachedHead=false",
 	"core.quotePath=false",
-	"checkout.workers=0", // parallel checkout, one worker per core (git ≥ 2.32)
 }
 
 // locatingVars are inherited variables that would redirect git to another repository, index
