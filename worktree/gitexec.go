@@ -47,6 +47,7 @@ var fixedConfig = []string{
 	"submodule.recurse=false",
 	"advice.detachedHead=false",
 	"core.quotePath=false",
+	"core.fsmonitor=false", // never start a monitor daemon in a workspace
 }
 
 // locatingVars are inherited variables that would redirect git to another repository, index
