@@ -99,14 +99,18 @@ type cleaner struct {
 }
 
 func (c *cleaner) run(ctx context.Context) error {
-	if err := c.prune(ctx); err != nil {
+	regs, err := c.m.listWorktrees(ctx, c.r)
+	if err != nil {
+		return err
+	}
+	if err := c.prune(ctx, regs); err != nil {
 		return err
 	}
 	seen, err := c.workspaces(ctx)
 	if err != nil {
 		return err
 	}
-	if err := c.orphanBranches(ctx, seen); err != nil {
+	if err := c.orphanBranches(ctx, regs, seen); err != nil {
 		return err
 	}
 	if c.req.DrainPool {
@@ -116,11 +120,7 @@ func (c *cleaner) run(ctx context.Context) error {
 }
 
 // prune removes registrations inside the data directory whose checkout is gone.
-func (c *cleaner) prune(ctx context.Context) error {
-	regs, err := c.m.listWorktrees(ctx, c.r)
-	if err != nil {
-		return err
-	}
+func (c *cleaner) prune(ctx context.Context, regs []registration) error {
 	for _, reg := range regs {
 		if !reg.Prunable || !isUnder(c.m.cfg.DataDir, reg.Path) {
 			continue
@@ -189,11 +189,11 @@ func (c *cleaner) workspace(ctx context.Context, mission string, attempt int, pa
 		return nil
 	}
 	if _, err := gitDirOf(path); err == nil && !c.req.RemoveDirty && ws.Strategy != StrategySnapshot {
-		entries, err := c.m.statusEntries(ctx, path)
+		dirty, err := c.m.dirty(ctx, path)
 		if err != nil {
 			return err
 		}
-		if len(entries) > 0 {
+		if dirty {
 			entry.Reason = "dirty"
 			c.rep.Kept = append(c.rep.Kept, entry)
 			return nil
@@ -260,19 +260,18 @@ func (c *cleaner) remove(ctx context.Context, e CleanupEntry, deleteBranch bool)
 	return c.m.discard(ctx, c.r, e.Path, e.Branch, deleteBranch)
 }
 
-// orphanBranches handles mission branches whose workspace record is gone.
-func (c *cleaner) orphanBranches(ctx context.Context, seen map[string]bool) error {
+// orphanBranches handles mission branches whose workspace record is gone and that no existing
+// checkout holds.
+func (c *cleaner) orphanBranches(ctx context.Context, regs []registration, seen map[string]bool) error {
 	branches, err := c.r.schedulerBranches()
 	if err != nil {
 		return err
 	}
-	holders := map[string]bool{}
-	regs, err := c.m.listWorktrees(ctx, c.r)
-	if err != nil {
-		return err
-	}
+	holders := map[string]bool{} // branches checked out in a checkout that still exists
 	for _, reg := range regs {
-		holders[reg.Branch] = true
+		if !reg.Prunable {
+			holders[reg.Branch] = true
+		}
 	}
 	for _, b := range branches {
 		if seen[b] || holders[b] {

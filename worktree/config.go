@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -117,7 +118,7 @@ func (c Config) validate() error {
 		}
 	}
 	for _, s := range []string{c.Author.Name, c.Author.Email} {
-		if hasControl(s) || containsAny(s, "<>") {
+		if hasControl(s) || strings.ContainsAny(s, "<>") {
 			return fmt.Errorf("config: author %q contains control characters or angle brackets", s)
 		}
 	}

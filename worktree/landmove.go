@@ -37,11 +37,7 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 	if m.targetMoved(r, target, l.OldTarget) {
 		return l, true, nil
 	}
-	err = m.gitLocks.retry(ctx, func() error {
-		_, err := m.git.run(ctx, l.Checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
-			"--end-of-options", l.Commit)
-		return err
-	})
+	err = m.gitLocks.retry(ctx, func() error { return m.fastForward(ctx, l.Checkout, l.Commit) })
 	if err != nil {
 		if ctx.Err() != nil {
 			return l, false, ctx.Err()
@@ -73,6 +69,13 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 	}
 	l.Status, l.NewTarget = LandLanded, l.Commit
 	return l, false, nil
+}
+
+// fastForward runs the person's own `git merge --ff-only <commit>` in a checkout.
+func (m *Manager) fastForward(ctx context.Context, checkout, commit string) error {
+	_, err := m.git.run(ctx, checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
+		"--end-of-options", commit)
+	return err
 }
 
 // targetMoved reports whether the target no longer points at old.

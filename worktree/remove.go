@@ -33,12 +33,12 @@ func (m *Manager) Remove(ctx context.Context, ws Workspace, opts RemoveOptions) 
 	}
 	err = m.withStructure(ctx, r, func() error {
 		if _, err := gitDirOf(path); err == nil && !opts.Force && ws.Strategy != StrategySnapshot {
-			entries, err := m.statusEntries(ctx, path)
+			dirty, err := m.dirty(ctx, path)
 			if err != nil {
 				return err
 			}
-			if len(entries) > 0 {
-				return fmt.Errorf("%w: %d changed paths", ErrWorkspaceDirty, len(entries))
+			if dirty {
+				return ErrWorkspaceDirty
 			}
 		}
 		return m.discard(ctx, r, path, ws.Branch, opts.DeleteBranch)
