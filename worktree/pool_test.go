@@ -76,3 +76,21 @@ func readyPool(t *testing.T, m *Manager, r *Repo) []string {
 	}
 	return ready
 }
+
+// B18 with the pool on: the attempt's branch is checked out in a person's worktree. The claim
+// is not attempted, the error is the clear one, and the person's branch is untouched.
+func TestWarmPool_BranchCheckedOutElsewhereIsLeftAlone(t *testing.T) {
+	tr := newTestRepo(t, nil)
+	m := newTestManager(t, func(c *Config) { c.WarmPool = 1 })
+	r := openRepo(t, m, tr.dir)
+	require.NoError(t, m.FillPool(ctxT(t), r))
+	elsewhere := filepath.Join(t.TempDir(), "persons")
+	tr.git("worktree", "add", "-q", "-b", AttemptBranch("m", 1), elsewhere)
+	tip := tr.tip(AttemptBranch("m", 1))
+
+	_, err := m.Prepare(ctxT(t), PrepareRequest{Repo: r, MissionID: "m", Attempt: 1})
+
+	require.ErrorIs(t, err, ErrBranchCheckedOut)
+	require.Equal(t, tip, tr.tip(AttemptBranch("m", 1)))
+	require.Len(t, readyPool(t, m, r), 1, "the pooled checkout was not used")
+}
