@@ -146,3 +146,22 @@ func gitDirOf(dir string) (string, error) {
 	}
 	return filepath.Clean(target), nil
 }
+
+// registeredAt reports whether a linked worktree registration points at path (read from the
+// administrative files, as `git worktree list` would, without starting a process).
+func registeredAt(r *Repo, path string) (bool, error) {
+	dir := filepath.Join(r.commonDir, "worktrees")
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("list worktree registrations: %w", err)
+	}
+	for _, e := range entries {
+		if p, ok := checkoutPath(r, filepath.Join(dir, e.Name())); ok && p == path {
+			return true, nil
+		}
+	}
+	return false, nil
+}

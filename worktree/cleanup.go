@@ -12,74 +12,9 @@ import (
 	"strings"
 	"time"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
-
-// RemoveOptions tunes Remove.
-type RemoveOptions struct {
-	// DeleteBranch also deletes the workspace's branch. Commits reachable only from it become
-	// unreachable (git gc collects them eventually).
-	DeleteBranch bool
-	// Force removes a workspace with uncommitted changes; without it Remove fails with
-	// ErrWorkspaceDirty and changes nothing.
-	Force bool
-}
-
-// Remove deletes one workspace: its checkout, its registration and its record, and its
-// branch when asked. A directory already deleted by hand is fine (the registration is pruned).
-// The main checkout is refused (ErrReadOnlyWorkspace); so is a path outside the data
-// directory (ErrPathEscapes).
-func (m *Manager) Remove(ctx context.Context, ws Workspace, opts RemoveOptions) error {
-	if err := m.checkOpen(); err != nil {
-		return err
-	}
-	path, err := m.ownedPath(ws)
-	if err != nil {
-		return fmt.Errorf("remove workspace: %w", err)
-	}
-	r, err := m.repoByID(ws.RepoID)
-	if err != nil {
-		return fmt.Errorf("remove workspace %s: %w", path, err)
-	}
-	err = m.withStructure(ctx, r, func() error {
-		if _, err := gitDirOf(path); err == nil && !opts.Force && ws.Strategy != StrategySnapshot {
-			entries, err := m.statusEntries(ctx, path)
-			if err != nil {
-				return err
-			}
-			if len(entries) > 0 {
-				return fmt.Errorf("%w: %d changed paths", ErrWorkspaceDirty, len(entries))
-			}
-		}
-		return m.discard(ctx, r, path, ws.Branch, opts.DeleteBranch)
-	})
-	if err != nil {
-		return fmt.Errorf("remove workspace %s: %w", path, err)
-	}
-	return nil
-}
-
-// repoByID finds an opened repository by id, else opens the one recorded in repo.json.
-func (m *Manager) repoByID(id string) (*Repo, error) {
-	m.mu.Lock()
-	for _, r := range m.repos {
-		if r.id == id {
-			m.mu.Unlock()
-			return r, nil
-		}
-	}
-	m.mu.Unlock()
-	roots, err := m.KnownRepositories()
-	if err != nil {
-		return nil, err
-	}
-	for _, root := range roots {
-		if r, err := m.Open(root); err == nil && r.id == id {
-			return r, nil
-		}
-	}
-	return nil, fmt.Errorf("%w: repository %s is unknown to this data directory", ErrWorkspaceGone, id)
-}
 
 // CleanupRequest asks to clean one repository's workspaces.
 type CleanupRequest struct {
@@ -102,10 +37,12 @@ type CleanupRequest struct {
 
 // CleanupEntry is one workspace or branch that Cleanup removed or kept.
 type CleanupEntry struct {
+	// MissionID and Attempt name the attempt ("" and 0 for a warm-pool checkout).
 	MissionID string `json:"mission_id,omitempty"`
 	Attempt   int    `json:"attempt,omitempty"`
 	// Path is the workspace directory ("" for a branch without a workspace).
-	Path   string `json:"path,omitempty"`
+	Path string `json:"path,omitempty"`
+	// Branch is the attempt's branch ("" for snapshots and pool checkouts).
 	Branch string `json:"branch,omitempty"`
 	// Reason: for kept entries "keep" (the engine's Keep), "recent", "dirty" or "unlanded";
 	// for removed ones "expired", "incomplete" (an interrupted creation) or "pool".
@@ -116,8 +53,10 @@ type CleanupEntry struct {
 
 // CleanupReport says what Cleanup did (or would do, in a dry run).
 type CleanupReport struct {
+	// Removed lists what was removed (or would be, in a dry run).
 	Removed []CleanupEntry `json:"removed,omitempty"`
-	Kept    []CleanupEntry `json:"kept,omitempty"`
+	// Kept lists what stayed, each with its reason.
+	Kept []CleanupEntry `json:"kept,omitempty"`
 	// Pruned lists stale registrations (directories deleted by hand) that were pruned.
 	Pruned []string `json:"pruned,omitempty"`
 	// DiskBytes is the apparent size of the repository's workspace directory afterwards
@@ -160,14 +99,18 @@ type cleaner struct {
 }
 
 func (c *cleaner) run(ctx context.Context) error {
-	if err := c.prune(ctx); err != nil {
+	regs, err := c.m.listWorktrees(ctx, c.r)
+	if err != nil {
+		return err
+	}
+	if err := c.prune(ctx, regs); err != nil {
 		return err
 	}
 	seen, err := c.workspaces(ctx)
 	if err != nil {
 		return err
 	}
-	if err := c.orphanBranches(ctx, seen); err != nil {
+	if err := c.orphanBranches(ctx, regs, seen); err != nil {
 		return err
 	}
 	if c.req.DrainPool {
@@ -177,11 +120,7 @@ func (c *cleaner) run(ctx context.Context) error {
 }
 
 // prune removes registrations inside the data directory whose checkout is gone.
-func (c *cleaner) prune(ctx context.Context) error {
-	regs, err := c.m.listWorktrees(ctx, c.r)
-	if err != nil {
-		return err
-	}
+func (c *cleaner) prune(ctx context.Context, regs []registration) error {
 	for _, reg := range regs {
 		if !reg.Prunable || !isUnder(c.m.cfg.DataDir, reg.Path) {
 			continue
@@ -250,11 +189,11 @@ func (c *cleaner) workspace(ctx context.Context, mission string, attempt int, pa
 		return nil
 	}
 	if _, err := gitDirOf(path); err == nil && !c.req.RemoveDirty && ws.Strategy != StrategySnapshot {
-		entries, err := c.m.statusEntries(ctx, path)
+		dirty, err := c.m.dirty(ctx, path)
 		if err != nil {
 			return err
 		}
-		if len(entries) > 0 {
+		if dirty {
 			entry.Reason = "dirty"
 			c.rep.Kept = append(c.rep.Kept, entry)
 			return nil
@@ -274,8 +213,8 @@ func (c *cleaner) keepReason(ctx context.Context, mission string, attempt int, b
 	if branch != "" {
 		if h, err := c.r.branchTip(branch); err == nil {
 			tip = h
-			if commit, err := c.r.commit(h); err == nil && commit.Committer.When.After(last) {
-				last = commit.Committer.When
+			if when, err := c.r.commitTime(h); err == nil && when.After(last) {
+				last = when
 			}
 		}
 	}
@@ -321,19 +260,18 @@ func (c *cleaner) remove(ctx context.Context, e CleanupEntry, deleteBranch bool)
 	return c.m.discard(ctx, c.r, e.Path, e.Branch, deleteBranch)
 }
 
-// orphanBranches handles mission branches whose workspace record is gone.
-func (c *cleaner) orphanBranches(ctx context.Context, seen map[string]bool) error {
+// orphanBranches handles mission branches whose workspace record is gone and that no existing
+// checkout holds.
+func (c *cleaner) orphanBranches(ctx context.Context, regs []registration, seen map[string]bool) error {
 	branches, err := c.r.schedulerBranches()
 	if err != nil {
 		return err
 	}
-	holders := map[string]bool{}
-	regs, err := c.m.listWorktrees(ctx, c.r)
-	if err != nil {
-		return err
-	}
+	holders := map[string]bool{} // branches checked out in a checkout that still exists
 	for _, reg := range regs {
-		holders[reg.Branch] = true
+		if !reg.Prunable {
+			holders[reg.Branch] = true
+		}
 	}
 	for _, b := range branches {
 		if seen[b] || holders[b] {
@@ -373,20 +311,24 @@ func parseAttemptBranch(b string) (string, int, bool) {
 
 // schedulerBranches lists local branches under mcp-scheduler/.
 func (r *Repo) schedulerBranches() ([]string, error) {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	iter, err := r.gg.Branches()
+	var out []string
+	err := r.read(func(gg *git.Repository) error {
+		out = nil
+		iter, err := gg.Branches()
+		if err != nil {
+			return err
+		}
+		return iter.ForEach(func(ref *plumbing.Reference) error {
+			if name := ref.Name().Short(); strings.HasPrefix(name, BranchPrefix) {
+				out = append(out, name)
+			}
+			return nil
+		})
+	})
 	if err != nil {
 		return nil, fmt.Errorf("list branches: %w", err)
 	}
-	var out []string
-	err = iter.ForEach(func(ref *plumbing.Reference) error {
-		if name := ref.Name().Short(); strings.HasPrefix(name, BranchPrefix) {
-			out = append(out, name)
-		}
-		return nil
-	})
-	return out, err
+	return out, nil
 }
 
 func (c *cleaner) drainPool(ctx context.Context) error {

@@ -57,6 +57,12 @@ func (m *Manager) Status(ctx context.Context, ws Workspace) (WorkspaceStatus, er
 	return st, nil
 }
 
+// dirty reports whether a checkout has uncommitted changes or untracked files.
+func (m *Manager) dirty(ctx context.Context, dir string) (bool, error) {
+	entries, err := m.statusEntries(ctx, dir)
+	return len(entries) > 0, err
+}
+
 func (m *Manager) statusEntries(ctx context.Context, dir string) ([]statusEntry, error) {
 	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "--no-optional-locks", "status",
 		"--porcelain=v1", "-z", "--untracked-files=normal")

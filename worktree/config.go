@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -13,8 +14,8 @@ import (
 // Signature is the author and committer of the commits this package writes (pending work and
 // merge commits). Both fields must be non-empty after defaults.
 type Signature struct {
-	Name  string
-	Email string
+	Name  string // "mcp-scheduler" by default
+	Email string // "mcp-scheduler@localhost" by default
 }
 
 // Config configures a Manager. Zero values take the defaults listed per field (WithDefaults).
@@ -54,12 +55,12 @@ type Config struct {
 
 // Defaults used by WithDefaults.
 const (
-	DefaultGitTimeout   = 2 * time.Minute
-	DefaultRetention    = 24 * time.Hour
-	DefaultStaleLockAge = 10 * time.Second
-	DefaultLockWait     = 30 * time.Second
-	DefaultAuthorName   = "mcp-scheduler"
-	DefaultAuthorEmail  = "mcp-scheduler@localhost"
+	DefaultGitTimeout   = 2 * time.Minute           // Config.GitTimeout
+	DefaultRetention    = 24 * time.Hour            // Config.Retention
+	DefaultStaleLockAge = 10 * time.Second          // Config.StaleLockAge
+	DefaultLockWait     = 30 * time.Second          // Config.LockWait
+	DefaultAuthorName   = "mcp-scheduler"           // Config.Author.Name
+	DefaultAuthorEmail  = "mcp-scheduler@localhost" // Config.Author.Email
 	// MaxWarmPool caps Config.WarmPool.
 	MaxWarmPool = 16
 )
@@ -117,7 +118,7 @@ func (c Config) validate() error {
 		}
 	}
 	for _, s := range []string{c.Author.Name, c.Author.Email} {
-		if hasControl(s) || containsAny(s, "<>") {
+		if hasControl(s) || strings.ContainsAny(s, "<>") {
 			return fmt.Errorf("config: author %q contains control characters or angle brackets", s)
 		}
 	}

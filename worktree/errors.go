@@ -58,11 +58,11 @@ var (
 // timeout) and its captured standard error (at most 8 KiB; standard output instead when git
 // printed its message there and nothing on stderr). Use errors.As to read it.
 type GitError struct {
-	Dir      string
-	Args     []string
-	ExitCode int
-	Stderr   string
-	Err      error
+	Dir      string   // the -C directory
+	Args     []string // the git arguments after the fixed -C/-c prefix
+	ExitCode int      // the exit status, -1 when git did not exit normally
+	Stderr   string   // git's message
+	Err      error    // the exec or context error
 }
 
 // Error renders "git <args>: exit N: <first lines of stderr>".

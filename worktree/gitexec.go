@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strings"
@@ -19,6 +20,7 @@ type gitRunner struct {
 	timeout time.Duration
 	author  Signature
 	baseEnv []string
+	log     *slog.Logger
 }
 
 // runOpts tunes one git invocation.
@@ -34,7 +36,8 @@ type runOpts struct {
 
 // fixedConfig is passed as -c to every git process: no hooks (ours are not the person's
 // commits, and an agent can write into the shared hooks directory), no network, no signing
-// prompts, no automatic gc in the middle of our operations, no submodule recursion.
+// prompts, no automatic gc in the middle of our operations, no submodule recursion, paths
+// unquoted in messages.
 var fixedConfig = []string{
 	"core.hooksPath=/dev/null",
 	"protocol.allow=never",
@@ -44,6 +47,7 @@ var fixedConfig = []string{
 	"submodule.recurse=false",
 	"advice.detachedHead=false",
 	"core.quotePath=false",
+	"core.fsmonitor=false", // never start a monitor daemon in a workspace
 }
 
 // locatingVars are inherited variables that would redirect git to another repository, index
@@ -58,7 +62,7 @@ var locatingVars = []string{
 	"GIT_TERMINAL_PROMPT", "GIT_ALLOW_PROTOCOL", "GIT_PROTOCOL_FROM_USER", "LC_ALL", "LANG",
 }
 
-func newGitRunner(path string, timeout time.Duration, author Signature) *gitRunner {
+func newGitRunner(path string, timeout time.Duration, author Signature, log *slog.Logger) *gitRunner {
 	env := make([]string, 0, len(os.Environ())+12)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
@@ -78,7 +82,7 @@ func newGitRunner(path string, timeout time.Duration, author Signature) *gitRunn
 		"GIT_COMMITTER_NAME="+author.Name,
 		"GIT_COMMITTER_EMAIL="+author.Email,
 	)
-	return &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env}
+	return &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env, log: log}
 }
 
 func isLocatingVar(name string) bool {
@@ -119,7 +123,12 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 	if o.stdin != nil {
 		cmd.Stdin = bytes.NewReader(o.stdin)
 	}
+	start := time.Now()
 	err := cmd.Run()
+	if g.log.Enabled(ctx, slog.LevelDebug) {
+		g.log.Debug("git", "args", strings.Join(args, " "), "dir", dir, "duration_ms",
+			float64(time.Since(start).Microseconds())/1000, "ok", err == nil)
+	}
 	if err == nil {
 		return stdout.Bytes(), nil
 	}

@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // LandStatus is the outcome of a landing.
@@ -63,6 +63,7 @@ type LandRequest struct {
 
 // Landing is the result of Land. Commit ids are full hex.
 type Landing struct {
+	// Status is the outcome.
 	Status LandStatus `json:"status"`
 	// Commit is what the target points at for this attempt: the merge commit, or the branch
 	// tip for a fast-forward. For already_landed, the target commit that brought the tip in
@@ -183,29 +184,50 @@ func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
 
 func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Landing, error) {
 	r, ws := req.Repo, req.Workspace
+	var probe *pendingProbe
 	if _, err := os.Stat(ws.Path); err == nil {
-		if _, err := m.commitPending(ctx, ws, ""); err != nil {
-			return Landing{}, fmt.Errorf("commit pending work: %w", err)
-		}
 		if ws.Strategy == StrategyIsolatedCopy {
+			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
 			if err := m.fetchIsolated(ctx, r, ws); err != nil {
 				return Landing{}, err
 			}
+		} else {
+			// Look for uncommitted work while the merge is computed; nothing moves before
+			// the answer is in.
+			if probe, err = m.probePending(ctx, ws); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
+			defer probe.wait()
 		}
 	}
-	for range maxLandTries {
-		l, again, err := m.landOnce(ctx, req, target)
+	for tries := 0; tries < maxLandTries; {
+		l, again, err := m.landOnce(ctx, req, target, probe)
+		if err == nil && !again {
+			err = probe.settle()
+		}
+		if errors.Is(err, errPendingWork) {
+			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
+			probe = nil
+			continue
+		}
 		if !again {
 			return l, err
 		}
+		tries++
 		m.log.Debug("target moved during landing; starting over", "mission_id", req.MissionID, "target", target)
 	}
 	return Landing{}, ErrTargetMoving
 }
 
 // landOnce does steps 2–6 against one reading of the target; again=true means the target
-// moved and the caller should start over.
-func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) (l Landing, again bool, err error) {
+// moved and the caller should start over. Before anything runs that is not a pure object
+// write (checks, moving the target) the pending-work probe must have reported a clean
+// workspace; errPendingWork otherwise.
+func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, probe *pendingProbe) (l Landing, again bool, err error) {
 	r, ws := req.Repo, req.Workspace
 	tipH, err := r.branchTip(ws.Branch)
 	if err != nil {
@@ -217,8 +239,10 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) 
 	}
 	tip, old := tipH.String(), oldH.String()
 	l = Landing{BranchTip: tip, OldTarget: old, NewTarget: old}
-	base, err := m.mergeBase(ctx, r, old, tip)
-	if err != nil {
+	var base string
+	if mb, ok := r.quickMergeBase(oldH, tipH, plumbing.NewHash(ws.BaseCommit)); ok {
+		base = mb.String()
+	} else if base, err = m.mergeBase(ctx, r, old, tip); err != nil {
 		return l, false, err
 	}
 	if base == tip {
@@ -230,21 +254,41 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) 
 		}
 		return l, false, nil
 	}
-	if l.ChangedFiles, err = r.changedPaths(ctx, base, tip); err != nil {
+	// The changed files (go-git) and the merge (git) are independent: compute them at once.
+	var paths []string
+	changed := make(chan error, 1)
+	go func() {
+		var err error
+		paths, err = r.changedPaths(ctx, base, tip)
+		changed <- err
+	}()
+	merged := l
+	var mergeDone bool
+	var mergeErr error
+	if base == old {
+		merged.FastForward, merged.Commit = true, tip
+	} else {
+		mergeDone, mergeErr = m.mergeCommit(ctx, req, &merged)
+	}
+	if err := <-changed; err != nil {
 		return l, false, err
 	}
+	l.ChangedFiles = paths
 	if len(l.ChangedFiles) == 0 {
 		l.Status = LandNothingToLand
 		return l, false, nil
 	}
+	if mergeErr != nil {
+		return l, false, mergeErr
+	}
+	l.FastForward, l.Commit = merged.FastForward, merged.Commit
+	l.Status, l.ConflictPaths, l.Detail = merged.Status, merged.ConflictPaths, merged.Detail
 	l.OutsideWriteArea = outsideWriteArea(l.ChangedFiles, req.WriteArea)
-	if base == old {
-		l.FastForward, l.Commit = true, tip
-	} else {
-		done, err := m.mergeCommit(ctx, req, &l)
-		if err != nil || done {
-			return l, false, err
-		}
+	if mergeDone {
+		return l, false, nil
+	}
+	if err := probe.settle(); err != nil {
+		return l, false, err
 	}
 	if req.Check != nil {
 		if done, err := m.runCheck(ctx, r, &l, req.Check); err != nil || done {
@@ -252,86 +296,6 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string) 
 		}
 	}
 	return m.moveTarget(ctx, r, target, l)
-}
-
-// mergeCommit merges in the object database; done=true when the merge conflicted (l says so).
-func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) (done bool, err error) {
-	tree, conflicts, detail, err := m.mergeTree(ctx, req.Repo, l.OldTarget, l.BranchTip)
-	if err != nil {
-		return false, err
-	}
-	if len(conflicts) > 0 {
-		l.Status, l.ConflictPaths, l.Detail = LandConflicted, conflicts, detail
-		return true, nil
-	}
-	fallback := fmt.Sprintf("Land mission %s attempt %d", req.MissionID, req.Attempt)
-	msg := withTrailers(req.Message, fallback, req.MissionID, req.Attempt)
-	out, err := m.git.run(ctx, req.Repo.root, runOpts{stdin: []byte(msg)}, "commit-tree", "--no-gpg-sign",
-		"-p", l.OldTarget, "-p", l.BranchTip, "-F", "-", "--end-of-options", tree)
-	if err != nil {
-		return false, fmt.Errorf("commit merge: %w", err)
-	}
-	l.Commit = strings.TrimSpace(string(out))
-	return false, nil
-}
-
-// mergeBase returns the best common ancestor of a and b; unrelated histories are an error.
-func (m *Manager) mergeBase(ctx context.Context, r *Repo, a, b string) (string, error) {
-	out, err := m.git.run(ctx, r.root, runOpts{readOnly: true}, "merge-base", "--end-of-options", a, b)
-	if exitCode(err) == 1 {
-		return "", fmt.Errorf("%s and %s have no common history", a, b)
-	}
-	if err != nil {
-		return "", fmt.Errorf("merge base: %w", err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// mergeTree runs `git merge-tree --write-tree --name-only -z` and returns the merged tree or
-// the conflicting paths with git's conflict messages.
-func (m *Manager) mergeTree(ctx context.Context, r *Repo, ours, theirs string) (tree string, conflicts []string, detail string, err error) {
-	out, err := m.git.run(ctx, r.root, runOpts{}, "merge-tree", "--write-tree", "--name-only", "-z",
-		"--messages", "--end-of-options", ours, theirs)
-	if err != nil && exitCode(err) != 1 {
-		return "", nil, "", fmt.Errorf("merge-tree: %w", err)
-	}
-	fields := strings.Split(string(out), "\x00")
-	tree = fields[0]
-	if err == nil {
-		return tree, nil, "", nil
-	}
-	i := 1
-	for ; i < len(fields) && fields[i] != ""; i++ {
-		conflicts = append(conflicts, fields[i])
-	}
-	conflicts = dedupe(conflicts)
-	var msgs []string
-	for i++; i < len(fields); { // groups: <n> NUL <n paths> NUL <type> NUL <message> NUL
-		n, err := strconv.Atoi(fields[i])
-		if err != nil || i+n+2 >= len(fields) {
-			break
-		}
-		if msg := strings.TrimSpace(fields[i+n+2]); strings.HasPrefix(msg, "CONFLICT") {
-			msgs = append(msgs, msg)
-		}
-		i += n + 3
-	}
-	if len(conflicts) == 0 {
-		return "", nil, "", fmt.Errorf("merge-tree reported conflicts without paths: %w", err)
-	}
-	return tree, conflicts, strings.Join(msgs, "\n"), nil
-}
-
-func dedupe(s []string) []string {
-	seen := map[string]bool{}
-	out := s[:0]
-	for _, v := range s {
-		if !seen[v] {
-			seen[v] = true
-			out = append(out, v)
-		}
-	}
-	return out
 }
 
 // outsideWriteArea returns the paths no pattern matches (none when there are no patterns).

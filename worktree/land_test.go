@@ -176,73 +176,6 @@ func TestLand_CRLFAndGitattributes(t *testing.T) {
 	require.Empty(t, tr.git("status", "--porcelain"))
 }
 
-func TestLand_TargetCheckedOutCleanIsFastForwardedThere(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	ws := prepare(t, m, r, "m", 1)
-	writeFile(t, ws.Path, "a.txt", "A\n")
-	tr.write("p.txt", "person\n")
-	tr.commitAll("person") // forces a merge commit, then a fast-forward of the checkout
-
-	l := land(t, m, r, ws)
-
-	require.Equal(t, LandLanded, l.Status)
-	require.Equal(t, r.Root(), l.Checkout)
-	require.Equal(t, l.Commit, tr.git("rev-parse", "HEAD"))
-	require.Equal(t, "A\n", readFile(t, tr.dir, "a.txt"))
-	require.Empty(t, tr.git("status", "--porcelain"))
-	require.Equal(t, "main", tr.git("branch", "--show-current"))
-}
-
-func TestLand_TargetCheckedOutDirtyElsewhereKeepsPersonsChanges(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	ws := prepare(t, m, r, "m", 1)
-	writeFile(t, ws.Path, "a.txt", "A\n")
-	tr.write("mine.txt", "person's unsaved edit\n")
-	tr.write("scratch.txt", "untracked\n")
-
-	l := land(t, m, r, ws)
-
-	require.Equal(t, LandLanded, l.Status)
-	require.Equal(t, "A\n", readFile(t, tr.dir, "a.txt"))
-	require.Equal(t, "person's unsaved edit\n", readFile(t, tr.dir, "mine.txt"))
-	require.Equal(t, "untracked\n", readFile(t, tr.dir, "scratch.txt"))
-}
-
-func TestLand_TargetCheckedOutDirtySameFileWaits(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	ws := prepare(t, m, r, "m", 1)
-	writeFile(t, ws.Path, "a.txt", "mission\n")
-	writeFile(t, ws.Path, "new.txt", "mission adds\n")
-	tr.write("a.txt", "person's unsaved edit\n")
-	tr.write("new.txt", "person's untracked file\n")
-	before := tr.tip("main")
-
-	l := land(t, m, r, ws)
-
-	require.Equal(t, LandWaiting, l.Status)
-	require.Equal(t, r.Root(), l.Checkout)
-	require.ElementsMatch(t, []string{"a.txt", "new.txt"}, l.BlockingFiles)
-	require.Contains(t, l.Detail, "would be overwritten")
-	require.Equal(t, before, tr.tip("main"), "nothing moves")
-	require.Equal(t, "person's unsaved edit\n", readFile(t, tr.dir, "a.txt"))
-
-	tr.git("checkout", "--", "a.txt")
-	l = land(t, m, r, ws)
-	require.Equal(t, LandWaiting, l.Status)
-	require.Equal(t, []string{"new.txt"}, l.BlockingFiles, "an untracked file in the way blocks too")
-
-	require.NoError(t, os.Remove(filepath.Join(tr.dir, "new.txt")))
-	l = land(t, m, r, ws)
-	require.Equal(t, LandLanded, l.Status)
-	require.Equal(t, "mission\n", readFile(t, tr.dir, "a.txt"))
-}
-
 func TestLand_SecondCallIsAlreadyLanded(t *testing.T) {
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
@@ -394,31 +327,36 @@ func TestLand_LargeRepository(t *testing.T) {
 	require.Equal(t, 2000, len(strings.Split(tr.git("ls-files"), "\n")))
 }
 
-// What a fast-forward killed half-way leaves in the person's checkout: the new files written
-// (untracked) and modified files rewritten, the index not updated. Files already holding
-// exactly the landed content do not block; a file with other content still does.
-func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt text eol=crlf\n"})
+// The person's `git gc` repacks objects behind go-git's back (new pack, loose objects gone);
+// reads re-index and landing and diffs keep working.
+func TestLand_WorksAfterThePersonRunsGitGC(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
-	ws := prepare(t, m, r, "m", 1)
-	writeFile(t, ws.Path, "a.txt", "A\r\n")
-	writeFile(t, ws.Path, "new dir/ü.txt", "new\r\n")
-	tr.write("a.txt", "A\r\n")           // same content as incoming
-	tr.write("new dir/ü.txt", "other\n") // different: blocks
+	gc := func() {
+		tr.git("gc", "--quiet", "--prune=now")
+		tr.git("repack", "-a", "-d", "-q") // a new pack generation: the previous pack is gone
+	}
+	var landed []Workspace
+	for i, mission := range []string{"one", "two", "three"} {
+		ws := prepare(t, m, r, mission, 1)
+		writeFile(t, ws.Path, mission+".txt", mission+"\n")
+		_, _, err := m.CommitPending(ctxT(t), ws, "")
+		require.NoError(t, err)
+		tr.write(fmt.Sprintf("p%d.txt", i), "p\n")
+		tr.commitAll("person")
+		gc() // go-git has read (and indexed) the previous generation by now
 
-	l := land(t, m, r, ws)
-	require.Equal(t, LandWaiting, l.Status)
-	require.ElementsMatch(t, []string{"a.txt", "new dir/ü.txt"}, l.BlockingFiles)
-	require.Equal(t, "other\n", readFile(t, tr.dir, "new dir/ü.txt"))
-	require.Equal(t, "A\r\n", readFile(t, tr.dir, "a.txt"), "set-aside files are put back")
-
-	tr.write("new dir/ü.txt", "new\r\n") // now identical too
-	l = land(t, m, r, ws)
-	require.Equal(t, LandLanded, l.Status)
-	require.Equal(t, l.Commit, tr.git("rev-parse", "HEAD"))
-	require.Empty(t, tr.git("status", "--porcelain"))
-	entries, err := os.ReadDir(filepath.Join(m.Config().DataDir, "tmp"))
+		l := land(t, m, r, ws)
+		require.Equal(t, LandLanded, l.Status, mission)
+		require.Equal(t, []string{mission + ".txt"}, l.ChangedFiles)
+		landed = append(landed, ws)
+	}
+	d, err := m.Diff(ctxT(t), r, landed[0].BaseCommit, "main")
 	require.NoError(t, err)
-	require.Empty(t, entries)
+	require.Len(t, d.Files, 6)
+	for _, ws := range landed {
+		require.Equal(t, LandAlreadyLanded, land(t, m, r, ws).Status)
+	}
+	fsckClean(t, tr.dir)
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
 )
 
@@ -36,11 +37,7 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 	if m.targetMoved(r, target, l.OldTarget) {
 		return l, true, nil
 	}
-	err = m.gitLocks.retry(ctx, func() error {
-		_, err := m.git.run(ctx, l.Checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
-			"--end-of-options", l.Commit)
-		return err
-	})
+	err = m.gitLocks.retry(ctx, func() error { return m.fastForward(ctx, l.Checkout, l.Commit) })
 	if err != nil {
 		if ctx.Err() != nil {
 			return l, false, ctx.Err()
@@ -72,6 +69,13 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 	}
 	l.Status, l.NewTarget = LandLanded, l.Commit
 	return l, false, nil
+}
+
+// fastForward runs the person's own `git merge --ff-only <commit>` in a checkout.
+func (m *Manager) fastForward(ctx context.Context, checkout, commit string) error {
+	_, err := m.git.run(ctx, checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
+		"--end-of-options", commit)
+	return err
 }
 
 // targetMoved reports whether the target no longer points at old.
@@ -138,23 +142,30 @@ func (m *Manager) runCheck(ctx context.Context, r *Repo, l *Landing, check func(
 // findLanding walks the target's first-parent history (at most 1000 commits) for the commit
 // that brought tip in: tip itself (fast-forward) or a merge whose other parent is tip.
 func (r *Repo) findLanding(targetTip, tip plumbing.Hash) string {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	h := targetTip
-	for range 1000 {
-		if h == tip {
-			return h.String()
-		}
-		c, err := r.gg.CommitObject(h)
-		if err != nil || len(c.ParentHashes) == 0 {
-			break
-		}
-		for _, p := range c.ParentHashes[1:] {
-			if p == tip {
-				return h.String()
+	found := tip.String()
+	_ = r.read(func(gg *git.Repository) error {
+		h := targetTip
+		for range 1000 {
+			if h == tip {
+				found = h.String()
+				return nil
 			}
+			c, err := gg.CommitObject(h)
+			if err != nil {
+				return err
+			}
+			if len(c.ParentHashes) == 0 {
+				return nil
+			}
+			for _, p := range c.ParentHashes[1:] {
+				if p == tip {
+					found = h.String()
+					return nil
+				}
+			}
+			h = c.ParentHashes[0]
 		}
-		h = c.ParentHashes[0]
-	}
-	return tip.String()
+		return nil
+	})
+	return found
 }

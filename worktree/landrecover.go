@@ -29,9 +29,7 @@ func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landi
 	if err != nil {
 		return false, errors.Join(err, restoreFiles(aside, l.Checkout, moved))
 	}
-	_, err = m.git.run(ctx, l.Checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
-		"--end-of-options", l.Commit)
-	if err != nil {
+	if err := m.fastForward(ctx, l.Checkout, l.Commit); err != nil {
 		if rerr := restoreFiles(aside, l.Checkout, moved); rerr != nil {
 			return false, fmt.Errorf("put back files set aside in %s: %w", aside, rerr)
 		}

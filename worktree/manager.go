@@ -60,7 +60,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	bgCtx, bgCancel := context.WithCancel(context.Background())
 	m := &Manager{
 		cfg:     cfg,
-		git:     newGitRunner(cfg.GitPath, cfg.GitTimeout, cfg.Author),
+		git:     newGitRunner(cfg.GitPath, cfg.GitTimeout, cfg.Author, cfg.Logger),
 		locks:   newLockTable(dirs["locks"]),
 		log:     cfg.Logger,
 		root:    dirs["worktrees"],

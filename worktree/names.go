@@ -172,8 +172,6 @@ func hasControl(s string) bool {
 	return false
 }
 
-func containsAny(s, chars string) bool { return strings.ContainsAny(s, chars) }
-
 func hasDotDot(p string) bool {
 	for _, seg := range strings.FieldsFunc(p, func(r rune) bool { return r == '/' || r == '\\' }) {
 		if seg == ".." {

@@ -116,11 +116,12 @@ func (m *Manager) addPoolEntry(ctx context.Context, r *Repo) error {
 }
 
 // claimFromPool moves a ready pool entry to ws.Path and switches it to a new branch at
-// ws.BaseCommit. It reports false (and cleans up) when the pool is off, empty or the claim
-// failed, so the caller creates the worktree the normal way. The structural lock is held.
+// ws.BaseCommit. It reports false (and cleans up) when the pool is off or empty, when the
+// branch already exists, or when the claim failed, so the caller creates the worktree the
+// normal way. The structural lock is held.
 func (m *Manager) claimFromPool(ctx context.Context, r *Repo, ws *Workspace) (bool, error) {
-	if m.cfg.WarmPool == 0 {
-		return false, nil
+	if m.cfg.WarmPool == 0 || r.hasBranch(ws.Branch) {
+		return false, nil // an existing branch (a leftover, or checked out elsewhere) goes the careful way
 	}
 	defer m.startFill(r)
 	ready, err := m.poolEntries(ctx, r)
@@ -136,11 +137,7 @@ func (m *Manager) claimFromPool(ctx context.Context, r *Repo, ws *Workspace) (bo
 		m.log.Warn("warm pool: move failed", "path", entry, "err", err)
 		return false, m.discard(ctx, r, entry, "", false)
 	}
-	flag := "-c"
-	if r.hasBranch(ws.Branch) {
-		flag = "-C"
-	}
-	if _, err := m.git.run(ctx, ws.Path, runOpts{}, "switch", "-q", "--no-guess", flag, ws.Branch, "--end-of-options", ws.BaseCommit); err != nil {
+	if _, err := m.git.run(ctx, ws.Path, runOpts{}, "switch", "-q", "--no-guess", "-c", ws.Branch, "--end-of-options", ws.BaseCommit); err != nil {
 		m.log.Warn("warm pool: switch failed", "path", ws.Path, "err", err)
 		return false, m.discard(ctx, r, ws.Path, ws.Branch, true)
 	}

@@ -346,15 +346,13 @@ func (m *Manager) finishNew(ctx context.Context, r *Repo, ws *Workspace, want st
 // a registration (stale, or locked "initializing"), a directory, a sidecar. The branch is kept
 // (the caller decides). The structural lock is held.
 func (m *Manager) clearLeftovers(ctx context.Context, r *Repo, path, branch string) error {
-	regs, err := m.listWorktrees(ctx, r)
+	registered, err := registeredAt(r, path)
 	if err != nil {
 		return err
 	}
-	for _, reg := range regs {
-		if reg.Path == path {
-			m.log.Warn("removing leftover worktree registration", "path", path, "prunable", reg.Prunable)
-			return m.discard(ctx, r, path, branch, false)
-		}
+	if registered {
+		m.log.Warn("removing leftover worktree registration", "path", path)
+		return m.discard(ctx, r, path, branch, false)
 	}
 	if _, err := os.Lstat(path); err == nil {
 		m.log.Warn("removing leftover workspace directory", "path", path)

@@ -8,14 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
-	"github.com/go-git/go-git/v5/plumbing/object"
 )
 
 // ExcludePattern is the one line Open ensures in the repository's info/exclude (common dir):
@@ -231,19 +232,41 @@ func writeFileAtomic(path string, data []byte) error {
 	return fmt.Errorf("write %s: %w", path, errors.Join(werr, cerr))
 }
 
+// read runs fn with the go-git repository under ggMu. go-git loads the pack indexes once; when
+// the person's git repacks (gc) objects move to new packs and old ones vanish, so a read that
+// fails to find an object or a pack file is retried once after re-indexing.
+func (r *Repo) read(fn func(gg *git.Repository) error) error {
+	r.ggMu.Lock()
+	defer r.ggMu.Unlock()
+	err := fn(r.gg)
+	if err == nil || !(errors.Is(err, plumbing.ErrObjectNotFound) || errors.Is(err, fs.ErrNotExist)) {
+		return err
+	}
+	if ri, ok := r.gg.Storer.(interface{ Reindex() }); ok {
+		ri.Reindex()
+		return fn(r.gg)
+	}
+	return err
+}
+
 // branchTip returns the commit a local branch points at, wrapping ErrUnknownRef when the
 // branch does not exist.
 func (r *Repo) branchTip(branch string) (plumbing.Hash, error) {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	ref, err := r.gg.Reference(plumbing.NewBranchReferenceName(branch), true)
+	var h plumbing.Hash
+	err := r.read(func(gg *git.Repository) error {
+		ref, err := gg.Reference(plumbing.NewBranchReferenceName(branch), true)
+		if err == nil {
+			h = ref.Hash()
+		}
+		return err
+	})
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return plumbing.ZeroHash, fmt.Errorf("%w: branch %q", ErrUnknownRef, branch)
 	}
 	if err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("read branch %q: %w", branch, err)
 	}
-	return ref.Hash(), nil
+	return h, nil
 }
 
 // hasBranch reports whether a local branch exists.
@@ -265,25 +288,36 @@ func (r *Repo) resolveCommit(rev string) (plumbing.Hash, error) {
 	if !hexPattern.MatchString(rev) {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %q", ErrUnknownRef, rev)
 	}
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	h, err := r.gg.ResolveRevision(plumbing.Revision(rev))
+	var h plumbing.Hash
+	err := r.read(func(gg *git.Repository) error {
+		resolved, err := gg.ResolveRevision(plumbing.Revision(rev))
+		if err != nil {
+			return err
+		}
+		if _, err := gg.CommitObject(*resolved); err != nil {
+			return err
+		}
+		h = *resolved
+		return nil
+	})
 	if err != nil {
-		return plumbing.ZeroHash, fmt.Errorf("%w: %q: %v", ErrUnknownRef, rev, err)
-	}
-	if _, err := r.gg.CommitObject(*h); err != nil {
 		return plumbing.ZeroHash, fmt.Errorf("%w: %q is not a commit: %v", ErrUnknownRef, rev, err)
 	}
-	return *h, nil
+	return h, nil
 }
 
-// commit reads one commit object.
-func (r *Repo) commit(h plumbing.Hash) (*object.Commit, error) {
-	r.ggMu.Lock()
-	defer r.ggMu.Unlock()
-	c, err := r.gg.CommitObject(h)
+// commitTime returns a commit's committer time.
+func (r *Repo) commitTime(h plumbing.Hash) (time.Time, error) {
+	var when time.Time
+	err := r.read(func(gg *git.Repository) error {
+		c, err := gg.CommitObject(h)
+		if err == nil {
+			when = c.Committer.When
+		}
+		return err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("read commit %s: %w", h, err)
+		return time.Time{}, fmt.Errorf("read commit %s: %w", h, err)
 	}
-	return c, nil
+	return when, nil
 }

@@ -132,12 +132,16 @@ func (m *Manager) verifyCheckout(ctx context.Context, r *Repo, ws Workspace, wan
 	if head.commit != want {
 		return fmt.Errorf("post-condition: HEAD is %s, want %s", head.commit, want)
 	}
-	st, err := m.status(ctx, ws.Path)
+	entries, err := m.statusEntries(ctx, ws.Path)
 	if err != nil {
 		return err
 	}
-	if len(st) > 0 {
-		return fmt.Errorf("post-condition: new checkout is not clean: %s", strings.Join(st, ", "))
+	if len(entries) > 0 {
+		paths := make([]string, len(entries))
+		for i, e := range entries {
+			paths[i] = e.path
+		}
+		return fmt.Errorf("post-condition: new checkout is not clean: %s", strings.Join(paths, ", "))
 	}
 	return nil
 }
@@ -174,35 +178,6 @@ func (m *Manager) headOf(ctx context.Context, r *Repo, ws Workspace) (headInfo, 
 		return headInfo{branch: ref, commit: tip.String()}, nil
 	}
 	return headInfo{commit: line}, nil
-}
-
-// status lists the changed and untracked paths of a checkout (`git status --porcelain -z`,
-// without taking optional locks, so polling never collides with an agent's git: B16).
-func (m *Manager) status(ctx context.Context, dir string) ([]string, error) {
-	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "--no-optional-locks", "status",
-		"--porcelain=v1", "-z", "--untracked-files=normal")
-	if err != nil {
-		return nil, fmt.Errorf("status of %s: %w", dir, err)
-	}
-	return parsePorcelainZ(out), nil
-}
-
-// parsePorcelainZ returns the paths of `status --porcelain=v1 -z` (renames give the new path;
-// the original path record that follows is skipped).
-func parsePorcelainZ(out []byte) []string {
-	var paths []string
-	fields := strings.Split(string(out), "\x00")
-	for i := 0; i < len(fields); i++ {
-		f := fields[i]
-		if len(f) < 4 {
-			continue
-		}
-		paths = append(paths, f[3:])
-		if f[0] == 'R' || f[0] == 'C' {
-			i++
-		}
-	}
-	return paths
 }
 
 // discard removes a workspace completely: registration, directory, sidecar and, when asked,

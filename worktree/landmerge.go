@@ -1,0 +1,142 @@
+package worktree
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// mergeCommit merges in the object database; done=true when the merge conflicted (l says so).
+func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) (done bool, err error) {
+	tree, conflicts, detail, err := m.mergeTree(ctx, req.Repo, l.OldTarget, l.BranchTip)
+	if err != nil {
+		return false, err
+	}
+	if len(conflicts) > 0 {
+		l.Status, l.ConflictPaths, l.Detail = LandConflicted, conflicts, detail
+		return true, nil
+	}
+	fallback := fmt.Sprintf("Land mission %s attempt %d", req.MissionID, req.Attempt)
+	msg := withTrailers(req.Message, fallback, req.MissionID, req.Attempt)
+	out, err := m.git.run(ctx, req.Repo.root, runOpts{stdin: []byte(msg)}, "commit-tree", "--no-gpg-sign",
+		"-p", l.OldTarget, "-p", l.BranchTip, "-F", "-", "--end-of-options", tree)
+	if err != nil {
+		return false, fmt.Errorf("commit merge: %w", err)
+	}
+	l.Commit = strings.TrimSpace(string(out))
+	return false, nil
+}
+
+// mergeBase returns the best common ancestor of a and b; unrelated histories are an error.
+func (m *Manager) mergeBase(ctx context.Context, r *Repo, a, b string) (string, error) {
+	out, err := m.git.run(ctx, r.root, runOpts{readOnly: true}, "merge-base", "--end-of-options", a, b)
+	if exitCode(err) == 1 {
+		return "", fmt.Errorf("%s and %s have no common history", a, b)
+	}
+	if err != nil {
+		return "", fmt.Errorf("merge base: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// mergeTree runs `git merge-tree --write-tree --name-only -z` and returns the merged tree or
+// the conflicting paths with git's conflict messages.
+func (m *Manager) mergeTree(ctx context.Context, r *Repo, ours, theirs string) (tree string, conflicts []string, detail string, err error) {
+	out, err := m.git.run(ctx, r.root, runOpts{}, "merge-tree", "--write-tree", "--name-only", "-z",
+		"--messages", "--end-of-options", ours, theirs)
+	if err != nil && exitCode(err) != 1 {
+		return "", nil, "", fmt.Errorf("merge-tree: %w", err)
+	}
+	fields := strings.Split(string(out), "\x00")
+	tree = fields[0]
+	if err == nil {
+		return tree, nil, "", nil
+	}
+	i := 1
+	for ; i < len(fields) && fields[i] != ""; i++ {
+		conflicts = append(conflicts, fields[i])
+	}
+	conflicts = dedupe(conflicts)
+	var msgs []string
+	for i++; i < len(fields); { // groups: <n> NUL <n paths> NUL <type> NUL <message> NUL
+		n, err := strconv.Atoi(fields[i])
+		if err != nil || i+n+2 >= len(fields) {
+			break
+		}
+		if msg := strings.TrimSpace(fields[i+n+2]); strings.HasPrefix(msg, "CONFLICT") {
+			msgs = append(msgs, msg)
+		}
+		i += n + 3
+	}
+	if len(conflicts) == 0 {
+		return "", nil, "", fmt.Errorf("merge-tree reported conflicts without paths: %w", err)
+	}
+	return tree, conflicts, strings.Join(msgs, "\n"), nil
+}
+
+func dedupe(s []string) []string {
+	seen := map[string]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// errPendingWork: the workspace holds uncommitted work; commit it and start the landing over.
+var errPendingWork = errors.New("workspace has uncommitted work")
+
+// pendingProbe runs `git status` on a workspace in the background.
+type pendingProbe struct {
+	done  chan struct{}
+	dirty bool
+	err   error
+}
+
+// probePending checks that the workspace is on its branch, then starts the status probe.
+func (m *Manager) probePending(ctx context.Context, ws Workspace) (*pendingProbe, error) {
+	gitDir, err := gitDirOf(ws.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkOnBranch(gitDir, ws.Branch); err != nil {
+		return nil, err
+	}
+	p := &pendingProbe{done: make(chan struct{})}
+	go func() {
+		defer close(p.done)
+		entries, err := m.statusEntries(ctx, ws.Path)
+		_, mergeErr := os.Stat(filepath.Join(gitDir, "MERGE_HEAD"))
+		p.dirty, p.err = len(entries) > 0 || mergeErr == nil, err
+	}()
+	return p, nil
+}
+
+// wait blocks until the probe finished (nil-safe).
+func (p *pendingProbe) wait() {
+	if p != nil {
+		<-p.done
+	}
+}
+
+// settle waits for the probe and returns errPendingWork when the workspace is dirty.
+func (p *pendingProbe) settle() error {
+	if p == nil {
+		return nil
+	}
+	p.wait()
+	if p.err != nil {
+		return p.err
+	}
+	if p.dirty {
+		return errPendingWork
+	}
+	return nil
+}
