@@ -37,9 +37,12 @@ type ClaimRequest struct {
 // Claimed is what a pull-mode agent gets: the mission (running, its lease epoch), its
 // workspace, and how often to heartbeat.
 type Claimed struct {
-	Mission           Mission       `json:"mission"`
-	Workspace         Workspace     `json:"workspace"`
-	HeartbeatInterval time.Duration `json:"heartbeat_interval"`
+	Mission   Mission   `json:"mission"`
+	Workspace Workspace `json:"workspace"`
+	// HeartbeatInterval is how often to heartbeat (a third of the lease TTL).
+	HeartbeatInterval time.Duration `json:"-"`
+	// HeartbeatSeconds is HeartbeatInterval in whole seconds, for JSON.
+	HeartbeatSeconds int `json:"heartbeat_seconds"`
 }
 
 // MaxClaimWait bounds ClaimRequest.Wait.
@@ -76,7 +79,7 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 }
 
 func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePreparer) (Claimed, error) {
-	out := Claimed{Mission: m, HeartbeatInterval: e.opt.LeaseTTL / 3}
+	out := Claimed{Mission: m, HeartbeatInterval: e.opt.LeaseTTL / 3, HeartbeatSeconds: int((e.opt.LeaseTTL / 3).Seconds())}
 	if prepare == nil {
 		return out, nil
 	}

@@ -76,7 +76,7 @@ func (e *Engine) Dispatch(ctx context.Context, spec VoyageSpec, actor string) (D
 
 func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	spec.Title = strings.TrimSpace(spec.Title)
-	if spec.Title == "" || utf8.RuneCountInString(spec.Title) > MaxTitleLen {
+	if spec.Title == "" || utf8.RuneCountInString(spec.Title) > MaxTitleLen || hasControl(spec.Title, false) {
 		return invalid("title", "must be 1 to 200 characters", "name the voyage's goal in a few words")
 	}
 	if len(spec.Goal) > MaxBriefBytes {

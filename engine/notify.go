@@ -15,9 +15,16 @@ type Change struct {
 	VoyageID  string
 }
 
-// ChangeExternal marks a change committed by another process (seen through DataVersion); its
-// ids are unknown, so a subscriber re-reads what it watches.
-const ChangeExternal = "external"
+// Change types that are not events.
+const (
+	// ChangeExternal marks a change committed by another process (seen through DataVersion);
+	// its ids are unknown, so a subscriber re-reads what it watches.
+	ChangeExternal = "external"
+	// ChangeLeader: another process (or this one) became the scheduler's leader.
+	ChangeLeader = "leader.changed"
+	// ChangeAgentSeen: an agent was seen (TouchAgent).
+	ChangeAgentSeen = "agent.seen"
+)
 
 // Hub fans committed changes out to subscribers without ever blocking the publisher: each
 // subscription accumulates changes and is signalled through a one-slot channel, so bursts

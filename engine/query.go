@@ -237,5 +237,9 @@ func (e *Engine) Agents(ctx context.Context) ([]Agent, error) {
 // at start).
 func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {
 	a.LastSeen = e.Now()
-	return e.store.Update(ctx, func(tx Tx) error { return tx.AgentUpsert(ctx, &a) })
+	err := e.store.Update(ctx, func(tx Tx) error { return tx.AgentUpsert(ctx, &a) })
+	if err == nil {
+		e.hub.Publish(Change{Type: ChangeAgentSeen})
+	}
+	return err
 }

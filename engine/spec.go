@@ -42,7 +42,7 @@ const (
 
 var (
 	namePattern = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,31}$`)
-	keyPattern  = regexp.MustCompile(`^[A-Za-z0-9_.:-]{1,64}$`)
+	keyPattern  = regexp.MustCompile(`^[A-Za-z0-9_:-][A-Za-z0-9_.:-]{0,63}$`)
 )
 
 // MissionSpec is what a caller gives to create a mission. Zero values take defaults:
@@ -84,10 +84,10 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	if s.Title == "" {
 		return invalid(path+"title", "is empty", "give the mission a short title")
 	}
-	if utf8.RuneCountInString(s.Title) > MaxTitleLen || !utf8.ValidString(s.Title) {
-		return invalid(path+"title", fmt.Sprintf("must be valid UTF-8 of at most %d characters", MaxTitleLen), "put details in brief")
+	if utf8.RuneCountInString(s.Title) > MaxTitleLen || !utf8.ValidString(s.Title) || hasControl(s.Title, false) {
+		return invalid(path+"title", fmt.Sprintf("must be one line of valid UTF-8 of at most %d characters, without control characters", MaxTitleLen), "put details in brief")
 	}
-	if len(s.Brief) > MaxBriefBytes || !utf8.ValidString(s.Brief) {
+	if len(s.Brief) > MaxBriefBytes || !utf8.ValidString(s.Brief) || hasControl(s.Brief, true) {
 		return invalid(path+"brief", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxBriefBytes), "split the work into several missions")
 	}
 	if s.Brief == "" {
@@ -196,7 +196,7 @@ func checkWriteArea(field string, patterns []string) error {
 	for i, p := range patterns {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
-		case p == "" || len(p) > maxPatternLength:
+		case p == "" || len(p) > maxPatternLength || hasControl(p, false):
 			return invalid(f, "is empty or too long", "give a glob such as internal/auth/**")
 		case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-"):
 			return invalid(f, fmt.Sprintf("%q must be relative to the repository root", truncate(p, 60)), "drop the leading / or -")
@@ -219,4 +219,18 @@ func checkCriteria(field string, items []string) error {
 		}
 	}
 	return nil
+}
+
+// hasControl reports whether s holds a control character (NUL included); multiline allows
+// newlines and tabs.
+func hasControl(s string, multiline bool) bool {
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f {
+			if multiline && (r == '\n' || r == '\t' || r == '\r') {
+				continue
+			}
+			return true
+		}
+	}
+	return false
 }

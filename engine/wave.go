@@ -80,14 +80,38 @@ func (e *Engine) Voyages(ctx context.Context, states []VoyageState, limit int) (
 
 // Leadership takes or renews the leader lease for owner (see Tx.LeaderTry) and returns the
 // leader row after the attempt.
+// A change of leader (not a renewal) is published as ChangeLeader.
 func (e *Engine) Leadership(ctx context.Context, owner string, ttl time.Duration, phase string) (Leader, error) {
-	var l Leader
+	var before, l Leader
 	err := e.store.Update(ctx, func(tx Tx) error {
 		var err error
+		if before, err = tx.LeaderGet(ctx); err != nil {
+			return err
+		}
 		l, err = tx.LeaderTry(ctx, owner, e.Now(), ttl, phase)
 		return err
 	})
+	if err == nil && (before.Owner != l.Owner || before.Epoch != l.Epoch) {
+		e.hub.Publish(Change{Type: ChangeLeader})
+	}
 	return l, err
+}
+
+// Escalation returns one escalation by id.
+func (e *Engine) Escalation(ctx context.Context, id string) (Escalation, error) {
+	var out Escalation
+	if err := checkID("escalation_id", PrefixEscalation, id); err != nil {
+		return out, err
+	}
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = r.EscalationGet(ctx, id)
+		if errors.Is(err, ErrNotFound) {
+			return &NotFoundError{Kind: "escalation", ID: id}
+		}
+		return err
+	})
+	return out, err
 }
 
 // Resign gives up leadership held by owner at epoch.

@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 
@@ -114,21 +115,15 @@ func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) 
 		if !engine.ValidID(engine.PrefixEscalation, escID) {
 			return out, fmt.Errorf("escalation_id: %q is not an escalation id", clip(escID, 80))
 		}
-		escs, err := s.deps.Engine.Escalations(ctx, engine.EscalationFilter{Limit: 1000})
+		e, err := s.deps.Engine.Escalation(ctx, escID)
+		if errors.Is(err, engine.ErrNotFound) {
+			return out, fmt.Errorf("escalation %s not found", escID)
+		}
 		if err != nil {
 			return out, err
 		}
-		found := false
-		for _, e := range escs {
-			if e.ID == escID {
-				out = prompts.Escalation{ID: e.ID, MissionIDs: e.MissionIDs, VoyageID: e.VoyageID, Route: string(e.Route),
-					Kind: e.Kind, Reason: e.Reason, DecisionRequired: e.DecisionRequired, Evidence: e.Evidence, SafeNextStep: e.SafeNextStep}
-				found = true
-			}
-		}
-		if !found {
-			return out, fmt.Errorf("escalation %s not found", escID)
-		}
+		out = prompts.Escalation{ID: e.ID, MissionIDs: e.MissionIDs, VoyageID: e.VoyageID, Route: string(e.Route),
+			Kind: e.Kind, Reason: e.Reason, DecisionRequired: e.DecisionRequired, Evidence: e.Evidence, SafeNextStep: e.SafeNextStep}
 	} else if missionID != "" {
 		out.MissionIDs = []string{missionID}
 	}
