@@ -60,6 +60,7 @@ var commands = []func(*app) *cobra.Command{
 	newVersionCmd,
 	newDaemonCmd,
 	newDemoCmd,
+	newCleanupCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

@@ -78,6 +78,9 @@ type Config struct {
 	// StopAgentsOnShutdown stops managed agents when the scheduler stops; by default they
 	// keep working (their output goes to files) and the next leader collects them.
 	StopAgentsOnShutdown bool
+	// CleanupEvery is how often the leader removes workspaces whose missions need them no
+	// more (Cleanup; default 1h, negative: never).
+	CleanupEvery time.Duration
 	// ExternalAgentTTL: an external (pull-mode) agent seen within it counts as able to take
 	// missions of its capabilities and personas (default 10m).
 	ExternalAgentTTL time.Duration
@@ -111,6 +114,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.WaveSize == 0 {
 		c.WaveSize = 200
+	}
+	if c.CleanupEvery == 0 {
+		c.CleanupEvery = time.Hour
 	}
 	if c.ExternalAgentTTL == 0 {
 		c.ExternalAgentTTL = 10 * time.Minute

@@ -73,7 +73,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	require.NoError(t, err)
 	eopt := engine.Options{DefaultRepository: h.repo, LeaseTTL: 20 * time.Second,
 		Backoff: engine.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.1}}
-	scfg := scheduler.Config{DataDir: h.data, Tick: 50 * time.Millisecond, MaxConcurrency: 4,
+	scfg := scheduler.Config{DataDir: h.data, Tick: 50 * time.Millisecond, MaxConcurrency: 4, CleanupEvery: -1,
 		Profiles: []agent.Profile{refProfile("ref", "implementer", "reviewer", "debugger")}}
 	for _, o := range opts {
 		o(&eopt, &scfg)

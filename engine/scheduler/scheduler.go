@@ -45,6 +45,8 @@ type Scheduler struct {
 	lastWave    string
 	notified    map[string]bool      // once-only escalations raised by this process (by key)
 	retryAt     map[string]time.Time // next retry of landings waiting for a clean checkout
+	lastCleanup time.Time            // when the last scheduled cleanup started
+	cleaning    bool
 
 	phase  atomic.Value // string
 	wake   chan struct{}

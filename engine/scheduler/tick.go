@@ -43,6 +43,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 	errs = append(errs, s.planAndDispatch(ctx, &rep))
 	s.setPhase(PhaseContinuing)
 	errs = append(errs, s.settle(ctx, &rep))
+	s.maybeCleanup(ctx)
 	s.mu.Lock()
 	busy := len(s.procs) > 0
 	s.mu.Unlock()

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+func newCleanupCmd(a *app) *cobra.Command {
+	var olderThan time.Duration
+	var dryRun bool
+	var repo string
+	cmd := &cobra.Command{
+		Use:   "cleanup",
+		Short: "Remove the worktrees and branches of missions that landed (failed and unlanded work is kept)",
+		Long: "Remove the workspaces and branches whose missions need them no more: landed, cancelled or purged\n" +
+			"missions older than --older-than. Failed, blocked, running, interrupted and unlanded missions keep\n" +
+			"theirs until a decision is recorded; workspaces with uncommitted changes are never removed. Stale\n" +
+			"registrations (directories deleted by hand) are pruned. The running scheduler does the same every hour.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.cleanup(cmd.Context(), repo, olderThan, dryRun) },
+	}
+	f := cmd.Flags()
+	f.DurationVar(&olderThan, "older-than", 24*time.Hour, "only remove workspaces whose last activity is older")
+	f.BoolVar(&dryRun, "dry-run", false, "report what would be removed and change nothing")
+	f.StringVar(&repo, "repo", "", "only this repository (default: every repository with workspaces in the data dir)")
+	return cmd
+}
+
+func (a *app) cleanup(ctx context.Context, repo string, olderThan time.Duration, dryRun bool) error {
+	if err := a.open(ctx); err != nil {
+		return err
+	}
+	l, err := a.openLoop(ctx)
+	if err != nil {
+		return err
+	}
+	reps, cerr := l.s.Cleanup(ctx, repo, olderThan, dryRun)
+	if a.jsonOut {
+		if err := writeJSON(a.out, reps); err != nil {
+			return err
+		}
+		return cerr
+	}
+	verb := "removed"
+	if dryRun {
+		verb = "would remove"
+	}
+	t := newTable(a.out, "REPOSITORY", "MISSION", "ATTEMPT", "ACTION", "REASON", "BYTES")
+	for _, r := range reps {
+		for _, e := range r.Report.Removed {
+			t.row(r.Repository, e.MissionID, e.Attempt, verb, e.Reason, e.Bytes)
+		}
+		for _, e := range r.Report.Kept {
+			t.row(r.Repository, e.MissionID, e.Attempt, "kept", e.Reason, "")
+		}
+		for _, p := range r.Report.Pruned {
+			t.row(r.Repository, "", "", "pruned", p, "")
+		}
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, r := range reps {
+		fmt.Fprintf(a.out, "%s: workspaces use %s after cleanup (%s freed)\n", r.Repository,
+			byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
+		if r.Error != "" {
+			fmt.Fprintf(a.out, "%s: %s\n", r.Repository, r.Error)
+		}
+	}
+	return cerr
+}
+
+func byteSize(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,43 @@
+package scheduler_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Cleanup removes the workspace and branch of a landed mission and keeps those of a failed
+// one (evidence until someone decides) and of a running one.
+func TestCleanup_RemovesLandedKeepsFailed(t *testing.T) {
+	h := newHarness(t)
+	landed := h.create(engine.MissionSpec{Title: "lands", WriteArea: []string{"l.txt"}, Brief: "@write l.txt x\n@commit l\n@done"})
+	failed := h.create(engine.MissionSpec{Title: "fails", WriteArea: []string{"f.txt"}, RetryBudget: ptr(0),
+		Brief: "@write f.txt half\n@commit half\n@fail test broken"})
+	h.until("one lands, one fails", func() bool {
+		return h.mission(landed.ID).Landing == engine.LandingLanded && h.mission(failed.ID).State == engine.StateFailed
+	})
+	landedWS, failedWS := runRecord(t, h.mission(landed.ID)).Worktree, runRecord(t, h.mission(failed.ID)).Worktree
+	require.DirExists(t, landedWS.Path)
+
+	dry, err := h.s.Cleanup(h.ctx, "", time.Nanosecond, true)
+	require.NoError(t, err)
+	require.Len(t, dry, 1)
+	require.Len(t, dry[0].Report.Removed, 1, "a dry run reports")
+	require.DirExists(t, landedWS.Path, "…and changes nothing")
+
+	reps, err := h.s.Cleanup(h.ctx, "", time.Nanosecond, false)
+	require.NoError(t, err)
+	require.Len(t, reps[0].Report.Removed, 1)
+	require.Equal(t, landed.ID, reps[0].Report.Removed[0].MissionID)
+	require.NoDirExists(t, landedWS.Path)
+	require.DirExists(t, failedWS.Path, "failed work stays as evidence")
+	branches := git(t, h.repo, "branch", "--list", "mcp-scheduler/*")
+	require.NotContains(t, branches, landedWS.Branch)
+	require.Contains(t, branches, failedWS.Branch)
+	body, ok := h.file("l.txt")
+	require.True(t, ok, "the landed work is on main")
+	require.Equal(t, "x", body)
+}
