@@ -39,7 +39,7 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 		if err != nil {
 			return err
 		}
-		done, progress, stuck, err := o.assess(ms, check)
+		done, progress, stuck, err := o.assess(&v, ms, check)
 		if err != nil {
 			return err
 		}
@@ -62,7 +62,7 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 
 // assess classifies a voyage's missions: done (all finished), progress (something can move
 // without a decision) and, for the others, why they are stuck.
-func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
+func (o *op) assess(v *Voyage, ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
 	stuck = map[string][]Reason{}
 	done = len(ms) > 0
 	paused, err := o.tx.Paused(o.ctx)
@@ -94,7 +94,9 @@ func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck 
 			if err != nil {
 				return false, false, nil, err
 			}
-			if r := agentReason(check, m, rs); r != nil {
+			if r := voyageReason(v, m); r != nil {
+				rs = append(rs, *r)
+			} else if r := agentReason(check, m, rs); r != nil {
 				rs = append(rs, *r)
 			}
 			if allTransient(rs) {
@@ -111,6 +113,24 @@ func (o *op) assess(ms []Mission, check AgentCheck) (done, progress bool, stuck 
 // waits for the landing queue, its reviewer or its repair mission.
 func landingMoves(l LandingState) bool {
 	return l == LandingPending || l == LandingApproved || l == LandingReview || l == LandingRepair
+}
+
+// Reasons that come from the voyage rather than the mission.
+const (
+	WhyBudget       = "budget"       // the voyage's cost limit is reached
+	WhyRequirements = "requirements" // the voyage's requirements changed and are not settled
+)
+
+// voyageReason holds a runnable mission back for its voyage: cost limit reached, or
+// requirements changed before it started (both need a decision).
+func voyageReason(v *Voyage, m *Mission) *Reason {
+	switch {
+	case v.CostLimitUSD > 0 && v.Usage.CostUSD >= v.CostLimitUSD:
+		return &Reason{Code: WhyBudget, Message: fmt.Sprintf("the voyage's cost limit is reached ($%.4f of $%.4f): raise it (update_voyage) or cancel", v.Usage.CostUSD, v.CostLimitUSD)}
+	case v.RequirementsChanged && m.Attempt == 0:
+		return &Reason{Code: WhyRequirements, Message: "the voyage's requirements changed: it waits until they are settled (update_voyage requirements_changed=false)"}
+	}
+	return nil
 }
 
 func agentReason(check AgentCheck, m *Mission, rs []Reason) *Reason {
@@ -218,31 +238,60 @@ func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, err
 	return out, err
 }
 
-// SetRequirementsChanged marks (or clears) a voyage's requirements as changed: while marked,
-// its missions that have not started yet are not dispatched (the scheduler holds them), so a
-// changed plan can be settled first. Both changes are events.
-func (e *Engine) SetRequirementsChanged(ctx context.Context, voyageID string, changed bool, note, actor string) (Voyage, error) {
+// VoyagePatch changes a voyage; nil fields stay as they are.
+type VoyagePatch struct {
+	// RequirementsChanged marks (true) or clears (false) the voyage's requirements as
+	// changed: while marked, its missions that have not started yet are not dispatched.
+	RequirementsChanged *bool `json:"requirements_changed,omitempty"`
+	// CostLimitUSD is the voyage's cost limit in US dollars (0: none).
+	CostLimitUSD *float64 `json:"cost_limit_usd,omitempty"`
+	// Note says why, for the event log.
+	Note string `json:"note,omitempty"`
+}
+
+// UpdateVoyage applies patch to a voyage that is not finished. Marking and clearing the
+// requirements change are events of their own (voyage.requirements_changed, …_resolved).
+func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatch, actor string) (Voyage, error) {
 	var v Voyage
 	if err := checkID("voyage_id", PrefixVoyage, voyageID); err != nil {
 		return v, err
+	}
+	if p.RequirementsChanged == nil && p.CostLimitUSD == nil {
+		return v, invalid("patch", "changes nothing", "give requirements_changed or cost_limit_usd")
+	}
+	if p.CostLimitUSD != nil && *p.CostLimitUSD < 0 {
+		return v, invalid("cost_limit_usd", "is negative", "use 0 for no limit")
 	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
 		if v, err = o.tx.VoyageGet(o.ctx, voyageID); err != nil {
 			return &NotFoundError{Kind: "voyage", ID: voyageID}
 		}
-		if v.RequirementsChanged == changed {
+		if v.State == VoyageCompleted || v.State == VoyageCancelled {
+			return invalid("voyage_id", fmt.Sprintf("voyage %s is %s and cannot change", voyageID, v.State), "dispatch a new voyage")
+		}
+		var events []string
+		if c := p.RequirementsChanged; c != nil && *c != v.RequirementsChanged {
+			v.RequirementsChanged = *c
+			events = append(events, map[bool]string{true: "voyage.requirements_changed", false: "voyage.requirements_resolved"}[*c])
+		}
+		if p.CostLimitUSD != nil && *p.CostLimitUSD != v.CostLimitUSD {
+			v.CostLimitUSD = *p.CostLimitUSD
+			events = append(events, "voyage.updated")
+		}
+		if len(events) == 0 {
 			return nil
 		}
-		v.RequirementsChanged, v.UpdatedAt = changed, o.now
+		v.UpdatedAt = o.now
 		if err := o.tx.VoyageUpdate(o.ctx, &v, v.State); err != nil {
 			return err
 		}
-		typ := "voyage.requirements_resolved"
-		if changed {
-			typ = "voyage.requirements_changed"
+		for _, typ := range events {
+			if err := o.emit(typ, nil, v.ID, map[string]any{"note": truncate(p.Note, 2000), "cost_limit_usd": v.CostLimitUSD}); err != nil {
+				return err
+			}
 		}
-		return o.emit(typ, nil, v.ID, map[string]any{"note": truncate(note, 2000)})
+		return nil
 	})
 	return v, err
 }

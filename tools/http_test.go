@@ -199,7 +199,7 @@ func TestHTTP_StreamableAndSSEClients(t *testing.T) {
 	require.Equal(t, 2, st.Total)
 	tools, err := sc.ListTools(b.ctx, mcp.ListToolsRequest{})
 	require.NoError(t, err)
-	require.Len(t, tools.Tools, len(briefTools))
+	require.Len(t, tools.Tools, len(briefTools)+len(extraTools))
 
 	bad, err := client.NewSSEMCPClient(base + PathSSE)
 	require.NoError(t, err)

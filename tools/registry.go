@@ -110,6 +110,7 @@ func AllTools(d *Deps) []Tool {
 		UpdateMission(d),
 		CancelMission(d),
 		CancelVoyage(d),
+		UpdateVoyage(d),
 		RetryMission(d),
 		BlockMission(d),
 		ApproveLanding(d),

@@ -168,6 +168,28 @@ type CancelVoyageArgs struct {
 	Reason   string `json:"reason,omitempty" jsonschema:"why, for the event log"`
 }
 
+// UpdateVoyageArgs are update_voyage's arguments.
+type UpdateVoyageArgs struct {
+	VoyageID            string   `json:"voyage_id" jsonschema:"the voyage to change"`
+	RequirementsChanged *bool    `json:"requirements_changed,omitempty" jsonschema:"true: the goal or plan changed, so missions that have not started yet wait (nothing new starts) until you set it back to false; running work goes on"`
+	CostLimitUSD        *float64 `json:"cost_limit_usd,omitempty" jsonschema:"the voyage's cost limit in US dollars (0 = none); reaching it stops new attempts and raises an escalation" minimum:"0"`
+	Note                string   `json:"note,omitempty" jsonschema:"why, for the event log"`
+}
+
+// UpdateVoyage is the update_voyage tool.
+func UpdateVoyage(d *Deps) Tool {
+	return newTool(toolSpec{
+		name: "update_voyage", title: "Update a voyage", group: GroupMissions, effect: Destructive, idempotent: true,
+		description: "Mark a voyage's requirements as changed (its missions that have not started are held until you clear the mark; both are recorded as events) or change its cost limit. Use it when the goal shifts mid-voyage: settle the new plan (update_mission, cancel_mission, dispatch), then clear the mark.",
+		input:       inputSchema[UpdateVoyageArgs](), output: outputSchema[VoyageResult](),
+		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a UpdateVoyageArgs) (VoyageResult, error) {
+			v, err := d.Engine.UpdateVoyage(ctx, a.VoyageID, engine.VoyagePatch{RequirementsChanged: a.RequirementsChanged,
+				CostLimitUSD: a.CostLimitUSD, Note: a.Note}, actor(ctx))
+			return VoyageResult{Voyage: v}, err
+		}),
+	})
+}
+
 // VoyageResult is the answer of tools that change a voyage.
 type VoyageResult struct {
 	Voyage engine.Voyage `json:"voyage"`

@@ -21,7 +21,7 @@ import (
 )
 
 // toolCount is the number of tools every client must see.
-const toolCount = 28
+const toolCount = 29
 
 // TestClientSnippets: every client configuration the README shows parses, names our
 // command, and — started exactly as the client would start it — answers tools/list.
