@@ -172,3 +172,21 @@ func TestLogFiles_AreTheRunners(t *testing.T) {
 	require.Equal(t, runner.FileStderr, tools.LogStderr)
 	require.Equal(t, runner.FileExit, tools.LogExit)
 }
+
+// TestConfig_ReadmeExample: the configuration example of the README loads and validates, and
+// its profiles launch the runtimes it says.
+func TestConfig_ReadmeExample(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
+	require.NoError(t, err)
+	_, rest, ok := strings.Cut(string(doc), "```toml\n")
+	require.True(t, ok)
+	example, _, ok := strings.Cut(rest, "```")
+	require.True(t, ok)
+	c, err := loadConfig(writeConfig(t, example), true, envOf(map[string]string{"HOME": "/h"}))
+	require.NoError(t, err)
+	require.NoError(t, c.validate())
+	require.Len(t, c.Profiles, 2)
+	require.Equal(t, agent.RuntimeClaudeCode, c.Profiles[0].Runtime)
+	require.Equal(t, agent.RuntimeCodex, c.Profiles[1].Runtime)
+	require.Equal(t, [][]string{{"go", "build", "./..."}, {"go", "test", "./..."}}, c.Repositories[0].Checks)
+}
