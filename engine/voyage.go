@@ -26,6 +26,12 @@ type Settled struct {
 // something can go on again.
 func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) (Settled, error) {
 	var out Settled
+	if change, err := e.settleWouldChange(ctx, id, check); err != nil || !change {
+		if err == nil {
+			out.Voyage, err = e.voyage(ctx, id)
+		}
+		return out, err // nothing to change: no write transaction
+	}
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		v, err := o.tx.VoyageGet(o.ctx, id)
 		if err != nil {
@@ -60,16 +66,50 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 	return out, err
 }
 
+// settleWouldChange runs SettleVoyage's decision on a read snapshot.
+func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCheck) (bool, error) {
+	change := false
+	err := e.view(ctx, func(r Reader) error {
+		v, err := r.VoyageGet(ctx, id)
+		if err != nil || v.State == VoyageCompleted || v.State == VoyageCancelled {
+			return err
+		}
+		ms, err := r.VoyageMissions(ctx, id)
+		if err != nil {
+			return err
+		}
+		o := &op{e: e, ctx: ctx, now: e.Now()}
+		done, progress, _, err := o.assessIn(r, &v, ms, check)
+		change = done || (!progress && v.State != VoyageBlocked) || (progress && v.State == VoyageBlocked)
+		return err
+	})
+	return change, err
+}
+
+func (e *Engine) voyage(ctx context.Context, id string) (Voyage, error) {
+	var v Voyage
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		v, err = r.VoyageGet(ctx, id)
+		return err
+	})
+	return v, err
+}
+
 // assess classifies a voyage's missions: done (all finished), progress (something can move
 // without a decision) and, for the others, why they are stuck.
 func (o *op) assess(v *Voyage, ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
+	return o.assessIn(o.tx, v, ms, check)
+}
+
+func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
 	stuck = map[string][]Reason{}
 	done = len(ms) > 0
-	paused, err := o.tx.Paused(o.ctx)
+	paused, err := r.Paused(o.ctx)
 	if err != nil {
 		return false, false, nil, err
 	}
-	live, err := o.tx.MissionsLeased(o.ctx)
+	live, err := r.MissionsLeased(o.ctx)
 	if err != nil {
 		return false, false, nil, err
 	}
@@ -90,7 +130,7 @@ func (o *op) assess(v *Voyage, ms []Mission, check AgentCheck) (done, progress b
 		case m.State == StateFailed:
 			stuck[m.ID] = []Reason{{Code: WhyState, Message: "failed: " + decisionReason(m)}}
 		case m.State.Runnable():
-			rs, err := explain(o.ctx, o.tx, m, o.now, paused, live)
+			rs, err := explain(o.ctx, r, m, o.now, paused, live)
 			if err != nil {
 				return false, false, nil, err
 			}
@@ -212,6 +252,14 @@ func truncateList(s []string, n int) []string {
 // deadline passed while it was not finished, once per deadline.
 func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, error) {
 	var out []Escalation
+	due := false
+	if err := e.view(ctx, func(r Reader) error {
+		ms, err := r.MissionsPastDeadline(ctx, e.Now(), 1)
+		due = len(ms) > 0
+		return err
+	}); err != nil || !due {
+		return nil, err // the common case: no write transaction at all
+	}
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		ms, err := o.tx.MissionsPastDeadline(o.ctx, o.now, 100)
 		if err != nil {

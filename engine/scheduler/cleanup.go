@@ -92,9 +92,7 @@ func (s *Scheduler) maybeCleanup(ctx context.Context) {
 	if !due {
 		return
 	}
-	s.wg.Add(1)
-	go func() {
-		defer s.wg.Done()
+	s.background(func() {
 		defer func() { s.mu.Lock(); s.cleaning = false; s.mu.Unlock() }()
 		reps, err := s.Cleanup(ctx, "", 0, false)
 		removed := 0
@@ -107,5 +105,5 @@ func (s *Scheduler) maybeCleanup(ctx context.Context) {
 		if removed > 0 {
 			s.log.Info("scheduled cleanup removed workspaces", "removed", removed)
 		}
-	}()
+	})
 }

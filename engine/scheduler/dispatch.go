@@ -26,18 +26,29 @@ type assignment struct {
 	scores  []engine.Score
 }
 
-// dispatch launches one planned assignment: lease (one guarded statement), workspace, brief,
-// process, start, run record. Each failure is mapped as issue 6 says: permission denied →
-// blocked; workspace failure → retried when recoverable, else failed; brief failure → failed;
-// process start failure → failed.
-func (s *Scheduler) dispatch(ctx context.Context, a assignment) error {
+// dispatch starts one planned assignment: the lease is taken here, in one guarded statement,
+// so the plan's accounting sees it at once; the slow part (workspace, brief, process) runs in
+// the background so that one checkout never holds up the tick.
+func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID})
 	if errors.Is(err, engine.ErrNoWork) || errors.Is(err, engine.ErrPaused) {
-		return nil // taken or changed since planning
+		return false, nil // taken or changed since planning
 	}
 	if err != nil {
-		return err
+		return false, err
 	}
+	s.background(func() {
+		if err := s.launch(context.WithoutCancel(ctx), m, a); err != nil {
+			s.log.Error("launch failed", "mission_id", m.ID, "err", err)
+		}
+	})
+	return true, nil
+}
+
+// launch prepares and starts a leased attempt. Each failure is mapped as issue 6 says:
+// permission denied → blocked; workspace failure → retried when recoverable, else failed;
+// brief failure → failed; process start failure → failed.
+func (s *Scheduler) launch(ctx context.Context, m engine.Mission, a assignment) error {
 	fence := m.Fence()
 	t0 := time.Now()
 	ws, err := s.prepare(ctx, &m)

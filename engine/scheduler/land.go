@@ -14,28 +14,62 @@ import (
 // waitingRetry is how often a landing that waits for a clean checkout is tried again.
 const waitingRetry = 10 * time.Second
 
-// landQueue takes completed missions whose landing can go on, one at a time (the workspace
-// manager serialises per target branch across processes too): review first when required,
-// then the repository's landing policy, then the landing with the repository's checks.
-func (s *Scheduler) landQueue(ctx context.Context, rep *TickReport) error {
-	var queue []engine.Mission
+// landQueue hands completed missions whose landing can go on to one landing worker per
+// repository and target branch, in the background so that a slow merge or check never holds
+// up the tick: review first when required, then the repository's landing policy, then the
+// landing with the repository's checks. Within one branch missions land one at a time (the
+// workspace manager serialises per branch across processes too).
+func (s *Scheduler) landQueue(ctx context.Context, _ *TickReport) error {
+	groups := map[string][]engine.Mission{}
+	var keys []string
 	for _, l := range []engine.LandingState{engine.LandingPending, engine.LandingApproved, engine.LandingReview, engine.LandingWaiting} {
 		ms, err := s.eng.ListMissions(ctx, engine.MissionFilter{States: []engine.MissionState{engine.StateCompleted}, Landing: l, Limit: 100})
 		if err != nil {
 			return err
 		}
-		queue = append(queue, ms...)
-	}
-	var errs []error
-	for i := range queue {
-		if err := s.landOne(ctx, &queue[i], rep); err != nil {
-			errs = append(errs, fmt.Errorf("land %s: %w", queue[i].ID, err))
+		for _, m := range ms {
+			k := m.Repository + "\x00" + s.targetBranch(&m)
+			if _, ok := groups[k]; !ok {
+				keys = append(keys, k)
+			}
+			groups[k] = append(groups[k], m)
 		}
 	}
-	return errors.Join(errs...)
+	for _, k := range keys {
+		s.landGroup(ctx, k, groups[k])
+	}
+	return nil
 }
 
-func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission, rep *TickReport) error {
+// landGroup starts the landing worker of one branch unless it already runs (the next tick
+// picks up what it did not take).
+func (s *Scheduler) landGroup(ctx context.Context, key string, ms []engine.Mission) {
+	s.mu.Lock()
+	if s.landing == nil {
+		s.landing = map[string]bool{}
+	}
+	busy := s.landing[key]
+	s.landing[key] = true
+	s.mu.Unlock()
+	if busy {
+		return
+	}
+	s.background(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.landing, key)
+			s.mu.Unlock()
+			s.Wake()
+		}()
+		for i := range ms {
+			if err := s.landOne(context.WithoutCancel(ctx), &ms[i]); err != nil {
+				s.log.Error("landing failed", "mission_id", ms[i].ID, "err", err)
+			}
+		}
+	})
+}
+
+func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) error {
 	if m.Landing == engine.LandingWaiting && !s.dueRetry(m.ID) {
 		return nil
 	}
@@ -65,11 +99,11 @@ func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission, rep *TickRep
 		return err
 	}
 	s.setPhase(PhaseMerging)
-	return s.land(ctx, m, rec, pol, rep)
+	return s.land(ctx, m, rec, pol)
 }
 
 // land runs one landing and records its outcome.
-func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, pol RepoPolicy, rep *TickReport) error {
+func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, pol RepoPolicy) error {
 	repo, err := s.wt.Open(m.Repository)
 	if err != nil {
 		return err
@@ -95,7 +129,6 @@ func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, 
 		if _, err := s.eng.RecordLanding(ctx, record, state); err != nil {
 			return err
 		}
-		rep.Landed = append(rep.Landed, m.ID)
 		return s.carried(ctx, m)
 	case worktree.LandWaiting:
 		s.once(ctx, "checkout:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RoutePerson,

@@ -66,8 +66,12 @@ func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) error 
 			continue
 		}
 		s.setPhase(PhaseDispatch)
-		if err := s.dispatch(ctx, a); err != nil {
+		taken, err := s.dispatch(ctx, a)
+		if err != nil {
 			errs = append(errs, fmt.Errorf("dispatch %s: %w", m.ID, err))
+			continue
+		}
+		if !taken {
 			continue
 		}
 		pc.load.global++

@@ -50,9 +50,22 @@ type Scheduler struct {
 
 	phase  atomic.Value // string
 	wake   chan struct{}
-	cancel context.CancelFunc
-	done   chan struct{}
-	wg     sync.WaitGroup // supervisor goroutines
+	cancel  context.CancelFunc
+	done    chan struct{}
+	wg      sync.WaitGroup // supervisor goroutines
+	bg      sync.WaitGroup // launches, landings and cleanups in flight
+	stopped bool           // Stop began: new agents are detached at once
+	landing map[string]bool
+	lastLead time.Time
+}
+
+// background runs fn in a goroutine that Stop waits for.
+func (s *Scheduler) background(fn func()) {
+	s.bg.Add(1)
+	go func() {
+		defer s.bg.Done()
+		fn()
+	}()
 }
 
 // New returns a scheduler over an engine, a workspace manager and an agent runner.
@@ -147,6 +160,10 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		s.cancel()
 		<-s.done
 	}
+	s.mu.Lock()
+	s.stopped = true
+	s.mu.Unlock()
+	s.bg.Wait() // launches finish (their agents are detached below), landings complete
 	s.mu.Lock()
 	procs := make([]*attemptRun, 0, len(s.procs))
 	for _, p := range s.procs {

@@ -33,12 +33,16 @@ func (s *Scheduler) adopt(ctx context.Context, a *attemptRun) {
 	a.startedAt = s.cfg.Now()
 	s.mu.Lock()
 	s.procs[a.fence.MissionID] = a
+	stopped := s.stopped
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		s.supervise(context.WithoutCancel(ctx), a)
 	}()
+	if stopped {
+		a.proc.Detach() // shutting down: the agent goes on, the next leader collects it
+	}
 }
 
 // supervise turns the agent's events into engine calls until it ends, then collects its

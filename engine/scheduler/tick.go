@@ -12,7 +12,6 @@ type TickReport struct {
 	Reaped     []string
 	Dispatched []string
 	Held       int
-	Landed     []string
 	Settled    []string
 }
 
@@ -58,12 +57,20 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 // lead takes or renews the leader lease. Losing it detaches every supervised agent (the new
 // leader re-attaches them) and forgets recovery.
 func (s *Scheduler) lead(ctx context.Context) (bool, error) {
+	now := s.cfg.Now()
+	s.mu.Lock()
+	fresh := s.leaderEpoch != 0 && now.Sub(s.lastLead) < s.cfg.LeaderLease/5
+	s.mu.Unlock()
+	if fresh {
+		return true, nil // renewed less than a fifth of the lease ago: no write on every wake-up
+	}
 	l, err := s.eng.Leadership(ctx, s.cfg.Owner, s.cfg.LeaderLease, s.Phase())
 	if err != nil {
 		return false, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.lastLead = now
 	if l.Owner != s.cfg.Owner {
 		if s.leaderEpoch != 0 {
 			s.log.Warn("leadership lost", "leader", l.Owner, "epoch", l.Epoch)
