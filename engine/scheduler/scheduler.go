@@ -48,14 +48,14 @@ type Scheduler struct {
 	lastCleanup time.Time            // when the last scheduled cleanup started
 	cleaning    bool
 
-	phase  atomic.Value // string
-	wake   chan struct{}
-	cancel  context.CancelFunc
-	done    chan struct{}
-	wg      sync.WaitGroup // supervisor goroutines
-	bg      sync.WaitGroup // launches, landings and cleanups in flight
-	stopped bool           // Stop began: new agents are detached at once
-	landing map[string]bool
+	phase    atomic.Value // string
+	wake     chan struct{}
+	cancel   context.CancelFunc
+	done     chan struct{}
+	wg       sync.WaitGroup // supervisor goroutines
+	bg       sync.WaitGroup // launches, landings and cleanups in flight
+	stopped  bool           // Stop began: new agents are detached at once
+	landing  map[string]bool
 	lastLead time.Time
 }
 
