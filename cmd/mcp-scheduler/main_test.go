@@ -158,7 +158,13 @@ func (s *sandbox) start(extraEnv []string, args ...string) *proc {
 
 func (p *proc) send(msg string) {
 	p.t.Helper()
-	_, err := io.WriteString(p.stdin, msg+"\n")
+	p.sendRaw(msg + "\n")
+}
+
+// sendRaw writes bytes to the server's stdin as they are.
+func (p *proc) sendRaw(b string) {
+	p.t.Helper()
+	_, err := io.WriteString(p.stdin, b)
 	require.NoError(p.t, err)
 }
 

@@ -124,3 +124,46 @@ func TestServe_StopsOnFirstSignal(t *testing.T) {
 		})
 	}
 }
+
+// TestB24_StdinBOMCRLFBlankAndBannerLines: a BOM before the first message, CRLF endings, blank
+// and whitespace-only lines and a non-JSON banner line on stdin: both requests are answered,
+// nothing else is written (no reply to the junk), the banner is logged, the server goes on.
+func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start(nil, "serve")
+	p.sendRaw("\xef\xbb\xbf" + initialize + "\r\n")
+	p.sendRaw(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\r\n")
+	p.sendRaw("\r\n   \r\n\n")
+	p.sendRaw("this is a launcher's banner, not JSON\r\n")
+	p.sendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\r\n")
+	for _, want := range []string{"1", "2"} {
+		m := parseRPC(t, p.next())
+		require.Nil(t, m.Error)
+		require.Equal(t, want, string(m.ID))
+	}
+	select {
+	case l := <-p.lines:
+		t.Fatalf("unexpected output after the two responses: %q", l)
+	case <-time.After(500 * time.Millisecond):
+	}
+	require.NoError(t, p.stdin.Close())
+	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Contains(t, p.stderrText(), "ignored a line that is not JSON")
+}
+
+// TestB23_StdinMegabyteMessage: a 1 MiB tools/call on stdin is read and answered (a caller
+// error here: the brief is over its limit), and the session goes on.
+func TestB23_StdinMegabyteMessage(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start(nil, "serve")
+	p.send(initialize)
+	require.Nil(t, parseRPC(t, p.next()).Error)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	big := strings.Repeat("x", 1<<20)
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"big","brief":"` + big + `"}}}`)
+	m := parseRPC(t, p.next())
+	require.Equal(t, "2", string(m.ID))
+	require.Contains(t, string(m.Result), "brief", "answered with a caller error naming the field")
+	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
+	require.Equal(t, "3", string(parseRPC(t, p.next()).ID), "the session goes on")
+}
