@@ -2,6 +2,9 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -166,4 +169,54 @@ func TestB23_StdinMegabyteMessage(t *testing.T) {
 	require.Contains(t, string(m.Result), "brief", "answered with a caller error naming the field")
 	p.send(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	require.Equal(t, "3", string(parseRPC(t, p.next()).ID), "the session goes on")
+}
+
+// TestB05_StdoutStaysJSONRPCWhileAChildAgentRuns: with a managed agent profile (the bundled
+// reference agent, which prints NDJSON and floods its stderr) the server launches a child for
+// a mission; the child's output goes to its attempt files, never to our stdout.
+func TestB05_StdoutStaysJSONRPCWhileAChildAgentRuns(t *testing.T) {
+	s := newSandbox(t)
+	cfgDir := filepath.Join(s.home, "config", "mcp-scheduler")
+	require.NoError(t, os.MkdirAll(cfgDir, 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
+[scheduler]
+tick = "100ms"
+[resources]
+max_load_per_cpu = 0
+min_free_memory_mb = 0
+min_free_disk_mb = 0
+[[profiles]]
+name = "ref"
+runtime = "ndjson"
+command = ["{mcp_scheduler}", "reference-agent"]
+env = ["PATH"]
+`), 0o600))
+	p := s.start(nil, "serve", "--log-level", "debug")
+	p.send(initialize)
+	require.Nil(t, parseRPC(t, p.next()).Error)
+	p.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	brief := `@log info hello from the child\n@stderr 100KiB\n@raw \"not json on the child's stdout\"\n@write child.txt done\n@commit child\n@done`
+	p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"child","write_area":["child.txt"],"brief":"` + brief + `"}}}`)
+	m := parseRPC(t, p.next())
+	require.Nil(t, m.Error)
+	var created struct {
+		StructuredContent struct{ Mission struct{ ID string } } `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(m.Result, &created))
+	id := created.StructuredContent.Mission.ID
+	require.NotEmpty(t, id)
+	landed := false
+	for i := 3; i < 300 && !landed; i++ {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":%q}}}`, i, id))
+		r := parseRPC(t, p.next())
+		landed = strings.Contains(string(r.Result), `\"landing\":\"landed\"`) || strings.Contains(string(r.Result), `"landing":"landed"`)
+		time.Sleep(100 * time.Millisecond)
+	}
+	require.True(t, landed, "the child agent ran and its work landed")
+	require.NoError(t, p.stdin.Close())
+	require.Equal(t, 0, p.wait(20*time.Second))
+	for l := range p.lines {
+		parseRPC(t, l) // every line on stdout is JSON-RPC
+	}
+	require.NotContains(t, p.stderrText(), "hello from the child", "the child's output is in its attempt files")
 }
