@@ -226,7 +226,7 @@ func (o *op) applyResolution(missionID, escID, action, note string) error {
 }
 
 // reopen moves a blocked, failed or cancelled mission back to pending and re-records its
-// write area.
+// write area; a mission whose hard dependency is failed or cancelled becomes blocked again.
 func (o *op) reopen(m *Mission, opName, eventType string, data map[string]any) error {
 	m.FinishedAt, m.Serial, m.Skipped = time.Time{}, false, false
 	if m.Landing != LandingNone && m.State != StateCompleted {
@@ -235,7 +235,12 @@ func (o *op) reopen(m *Mission, opName, eventType string, data map[string]any) e
 	if err := o.move(m, StatePending, opName, eventType, data); err != nil {
 		return err
 	}
-	return o.attachWriteArea(m)
+	if err := o.attachWriteArea(m); err != nil {
+		return err
+	}
+	// A hard dependency that is still failed or cancelled means it could never run: block it
+	// again at once, naming that dependency, rather than leave it pending forever (B14).
+	return o.blockIfUpstreamFailed(m)
 }
 
 // reopenVoyage puts a voyage that was blocked by escalation escID (or by anything, when escID
