@@ -159,6 +159,8 @@ type Tx interface {
 	// (they sort ahead of others).
 	MissionsSetVoyageActive(ctx context.Context, voyageID string) error
 
+	// DependencyInsert stores an edge; the same (mission, depends_on, type) twice is
+	// ErrDuplicateID, except that an edge from any other source replaces a scheduler-made one.
 	DependencyInsert(ctx context.Context, d Dependency) error
 	// DependencyDeleteConflicts removes scheduler-made conflict edges touching missionID.
 	DependencyDeleteConflicts(ctx context.Context, missionID string) ([]Dependency, error)

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"maps"
 	"slices"
 
@@ -11,10 +12,26 @@ import (
 
 const depCols = `mission_id, depends_on, type, reason, source, created_at`
 
+// DependencyInsert stores d; the same (mission, depends_on, type) twice is ErrDuplicateID.
+// One exception: an edge given by a caller replaces a scheduler-made one of the same key (a
+// user's conflict edge between two missions whose write areas overlap), so it outlives the
+// scheduler's, which is dropped when either mission ends.
 func (t *txn) DependencyInsert(ctx context.Context, d engine.Dependency) error {
-	_, err := t.q.exec(ctx, `INSERT INTO dependencies (`+depCols+`) VALUES (?, ?, ?, ?, ?, ?)`,
+	what := "insert dependency " + d.MissionID + " → " + d.DependsOn
+	res, err := t.q.exec(ctx, `INSERT INTO dependencies (`+depCols+`) VALUES (?, ?, ?, ?, ?, ?)
+ ON CONFLICT (mission_id, depends_on, type) DO UPDATE SET reason = excluded.reason, source = excluded.source,
+  created_at = excluded.created_at
+ WHERE dependencies.source = 'scheduler' AND excluded.source <> 'scheduler'`,
 		d.MissionID, d.DependsOn, string(d.Type), d.Reason, d.Source, ms(d.CreatedAt))
-	return translate(err, "insert dependency "+d.MissionID+" → "+d.DependsOn)
+	if err != nil {
+		return translate(err, what)
+	}
+	if n, err := res.RowsAffected(); err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	} else if n == 0 {
+		return fmt.Errorf("%s: %w: the %s edge exists", what, engine.ErrDuplicateID, d.Type)
+	}
+	return nil
 }
 
 func (t *txn) DependencyDeleteConflicts(ctx context.Context, missionID string) ([]engine.Dependency, error) {
