@@ -1,0 +1,117 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Regressions found by TestProperty_EngineMatchesModel, each as a small named case.
+
+// An environment failure (auth, quota, ...) blocks the mission with an escalation, from
+// leased as well as from running.
+func TestFail_EnvironmentKindBlocksFromLeasedAndRunning(t *testing.T) {
+	t.Parallel()
+	for _, start := range []bool{false, true} {
+		b := setup(t)
+		m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+		m = b.acquire(m.ID, start)
+		got, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: agent.KindAuth, Summary: "401"}})
+		require.NoError(t, err, "from %s", m.State)
+		require.Equal(t, engine.StateBlocked, got.State)
+		require.NotEmpty(t, got.EscalationID)
+		require.Zero(t, got.AttemptsUsed, "an environment failure spends no budget")
+		b.verifyReplay()
+	}
+}
+
+// A lease that expires when the budget is spent fails the mission; before the fix the reap
+// returned an error and the mission stayed leased for ever.
+func TestReap_ExpiryWithBudgetSpentFailsTheMission(t *testing.T) {
+	t.Parallel()
+	for _, start := range []bool{false, true} {
+		b := setup(t)
+		up := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{"a/**"}})
+		down := b.create(engine.MissionSpec{DependsOn: []string{up.ID}, WriteArea: []string{"b/**"}})
+		b.acquire(up.ID, start)
+		b.clock.Advance(b.e.LeaseTTL() + time.Second)
+		reaped, err := b.e.ReapExpired(b.ctx, nil)
+		require.NoError(t, err)
+		require.Equal(t, []string{up.ID}, reaped)
+		require.Equal(t, engine.StateFailed, b.get(up.ID).State)
+		require.Equal(t, engine.StateBlocked, b.get(down.ID).State, "the failure blocks its hard dependents")
+		b.verifyReplay()
+	}
+}
+
+// A lease that expires over the cost limit blocks the mission (decision block from expire).
+func TestReap_ExpiryOverCostLimitBlocks(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, CostLimitUSD: 5})
+	m = b.acquire(m.ID, true)
+	_, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test"}, Usage: &engine.Usage{CostUSD: 2}})
+	require.NoError(t, err)
+	limit := 1.0
+	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{CostLimitUSD: &limit}, "test")
+	require.NoError(t, err)
+	b.clock.Advance(time.Hour) // past the backoff
+	b.acquire(m.ID, true)
+	b.clock.Advance(b.e.LeaseTTL() + time.Second)
+	_, err = b.e.ReapExpired(b.ctx, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.StateBlocked, b.get(m.ID).State)
+	b.verifyReplay()
+}
+
+// Retrying a mission whose hard dependency is still cancelled (or failed) blocks it again at
+// once, naming the dependency, instead of leaving it pending for ever (B14).
+func TestB14_RetriedDependentOfCancelledUpstreamBlocksAgain(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	up := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	down := b.create(engine.MissionSpec{DependsOn: []string{up.ID}, WriteArea: []string{"b/**"}})
+	_, err := b.e.Cancel(b.ctx, up.ID, "no longer needed", false, "test")
+	require.NoError(t, err)
+	require.Equal(t, engine.StateBlocked, b.get(down.ID).State)
+	_, err = b.e.Retry(b.ctx, down.ID, "test")
+	require.NoError(t, err)
+	d, err := b.e.GetMission(b.ctx, down.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StateBlocked, d.Mission.State)
+	require.NotNil(t, d.Escalation)
+	require.Equal(t, up.ID, d.Escalation.CauseID)
+	_, err = b.e.Retry(b.ctx, up.ID, "test")
+	require.NoError(t, err)
+	require.Equal(t, engine.StatePending, b.get(down.ID).State, "retrying the upstream reopens it")
+	b.verifyReplay()
+}
+
+// A caller's conflict edge between two missions whose write areas overlap is accepted (the
+// scheduler already made one) and outlives the scheduler's edge.
+func TestDispatch_UserConflictEdgeOverOverlappingWriteAreas(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	old := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "new", Title: "n", WriteArea: []string{"a/x/**"}}},
+		Edges: []engine.EdgeSpec{{Mission: "new", DependsOn: old.ID, Type: engine.EdgeConflict, Reason: "same service"}}}, "test")
+	require.NoError(t, err)
+	id := d.IDs["new"]
+	detail, err := b.e.GetMission(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, detail.DependsOn, 1)
+	require.Equal(t, engine.SourceUser, detail.DependsOn[0].Source)
+	require.Equal(t, "same service", detail.DependsOn[0].Reason)
+	// The old mission's write area ends with it; the user's conflict edge stays.
+	_, err = b.e.Cancel(b.ctx, old.ID, "", false, "test")
+	require.NoError(t, err)
+	detail, err = b.e.GetMission(b.ctx, id)
+	require.NoError(t, err)
+	require.Len(t, detail.DependsOn, 1)
+	b.verifyReplay()
+}
