@@ -44,8 +44,11 @@ const acquireSet = `UPDATE missions SET
   started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
 
 var (
+	// INDEXED BY: without statistics the planner prefers missions_state and sorts every
+	// pending mission (O(n) per acquire: 15 ms at 10,000 pending); missions_pick walks them in
+	// pick order and stops at the first runnable one.
 	sqlAcquireNext = acquireSet + `
-WHERE id = (SELECT m.id FROM missions AS m WHERE ` + runnableCond + ` ORDER BY ` + pickOrder + ` LIMIT 1)
+WHERE id = (SELECT m.id FROM missions AS m INDEXED BY missions_pick WHERE ` + runnableCond + ` ORDER BY ` + pickOrder + ` LIMIT 1)
 RETURNING ` + missionCols
 	sqlAcquireByID = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
@@ -84,7 +87,7 @@ func kindStrings(k []engine.MissionKind) []string {
 }
 
 var (
-	sqlRunnableOrder = `SELECT ` + missionCols + ` FROM missions AS m
+	sqlRunnableOrder = `SELECT ` + missionCols + ` FROM missions AS m INDEXED BY missions_pick
  WHERE m.state IN ('pending','interrupted') ORDER BY ` + pickOrder + ` LIMIT ?`
 	sqlLeased  = `SELECT ` + missionCols + ` FROM missions WHERE state IN ('leased','running') ORDER BY id`
 	sqlExpired = `SELECT ` + missionCols + ` FROM missions
