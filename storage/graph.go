@@ -106,15 +106,20 @@ func (t *txn) WriteAreaOverlaps(ctx context.Context, repository string, prefixes
 	return out, nil
 }
 
+// sqlWriteAreaOverlap finds the missions of repository ?1 with a recorded prefix among ?2 (a
+// JSON list) or in [?3, ?4): two index searches. (An OR of the two made SQLite scan the whole
+// repository, so creating n missions took O(n²).)
+const sqlWriteAreaOverlap = `SELECT mission_id FROM write_areas
+ WHERE repository = ?1 AND prefix IN (SELECT value FROM json_each(?2))
+ UNION SELECT mission_id FROM write_areas WHERE repository = ?1 AND prefix >= ?3 AND prefix < ?4`
+
 func (t *txn) overlapIDs(ctx context.Context, repository, p string, ids map[string]bool) error {
 	var heads []string // every prefix of p, on rune boundaries, "" and p included
 	for i := range p {
 		heads = append(heads, p[:i])
 	}
 	heads = append(heads, p)
-	rows, err := t.q.query(ctx, `SELECT mission_id FROM write_areas WHERE repository = ?1
- AND (prefix IN (SELECT value FROM json_each(?2)) OR (prefix >= ?3 AND prefix < ?4))`,
-		repository, jsonText(heads), p, p+"\U0010FFFF")
+	rows, err := t.q.query(ctx, sqlWriteAreaOverlap, repository, jsonText(heads), p, p+"\U0010FFFF")
 	if err != nil {
 		return translate(err, "write area overlaps")
 	}
