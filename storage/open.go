@@ -134,7 +134,13 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 	s.readDB.SetConnMaxLifetime(0)
 	s.readDB.SetConnMaxIdleTime(0)
 	s.readers = newStmtCache(s.readDB)
-	s.w = startWriter(conn, opt)
+	plock, err := openProcLock(s.path)
+	if err != nil {
+		_ = conn.Close()
+		_ = s.closePools()
+		return err
+	}
+	s.w = startWriter(conn, plock, opt)
 	return nil
 }
 

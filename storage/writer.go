@@ -32,11 +32,13 @@ type writer struct {
 	finished chan struct{}
 	maxBatch int
 	busyWait time.Duration
+	plock    *procLock
 	log      *slog.Logger
 }
 
-func startWriter(conn *sql.Conn, opt Options) *writer {
+func startWriter(conn *sql.Conn, plock *procLock, opt Options) *writer {
 	w := &writer{
+		plock:    plock,
 		q:        &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
 		reqs:     make(chan *writeReq, 1024),
 		quit:     make(chan struct{}),
@@ -74,7 +76,13 @@ func (w *writer) stop() {
 
 func (w *writer) loop() {
 	defer close(w.finished)
-	defer func() { _ = w.q.close(); _ = w.q.conn.Close() }()
+	defer func() {
+		_ = w.q.close()
+		_ = w.q.conn.Close()
+		if w.plock != nil {
+			_ = w.plock.close()
+		}
+	}()
 	batch := make([]*writeReq, 0, w.maxBatch)
 	for {
 		select {
@@ -115,8 +123,21 @@ func (w *writer) drain() {
 	}
 }
 
-// run executes one batch in one transaction.
+// run executes one batch in one transaction, holding the cross-process writer lock.
 func (w *writer) run(batch []*writeReq) {
+	if w.plock != nil {
+		if err := w.plock.lock(); err != nil {
+			for _, r := range batch {
+				r.done <- err
+			}
+			return
+		}
+		defer func() { _ = w.plock.unlock() }()
+	}
+	w.runLocked(batch)
+}
+
+func (w *writer) runLocked(batch []*writeReq) {
 	results := make([]error, len(batch))
 	bg := context.Background()
 	if err := w.begin(); err != nil {
