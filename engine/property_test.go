@@ -3,11 +3,13 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -40,9 +42,11 @@ import (
 //   - no pending mission waits on a failed or cancelled hard dependency (shared/cases B14);
 //   - replaying the event log gives the tables (VerifyReplay).
 //
-// The default run (100 random sequences of about 30 steps) takes a few seconds; longer:
+// The default run is 50 random sequences of about 30 steps (a few seconds; 8 under -race);
+// -rapid.checks (or RAPID_CHECKS) overrides it, and the heavy suite runs 1000:
 // go test -run TestProperty_EngineMatchesModel -rapid.checks=2000 -rapid.steps=100 ./engine/
 func TestProperty_EngineMatchesModel(t *testing.T) {
+	defaultRapidChecks(50, 8)
 	t.Parallel()
 	dir := t.TempDir()
 	var n atomic.Int64
@@ -66,6 +70,24 @@ func TestProperty_EngineMatchesModel(t *testing.T) {
 		}
 		rt.Repeat(rapid.StateMachineActions(pm))
 	})
+}
+
+// defaultRapidChecks sets rapid's number of checks unless the command line or RAPID_CHECKS
+// chose one (rapid's own default, 100, is too slow for a per-commit run on 2 cores).
+func defaultRapidChecks(normal, underRace int) {
+	if _, ok := os.LookupEnv("RAPID_CHECKS"); ok {
+		return
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "rapid.checks" })
+	if set {
+		return
+	}
+	n := normal
+	if raceEnabled {
+		n = underRace
+	}
+	_ = flag.Set("rapid.checks", strconv.Itoa(n))
 }
 
 const (
@@ -124,6 +146,7 @@ type propMachine struct {
 	fences   map[string][]engine.Fence  // every fence each agent was given
 	renewed  map[engine.Fence]time.Time // the engine's last lease write per fence (RenewInterval)
 	paused   bool
+	seq      int64 // the last event sequence number seen
 }
 
 func (pm *propMachine) now() time.Time { return pm.clock.Now() }
@@ -282,15 +305,15 @@ func (pm *propMachine) get(t *rapid.T, id string) engine.Mission {
 	return d.Mission
 }
 
+// lastSeq returns the sequence number of the last event (reading on from the last one seen).
 func (pm *propMachine) lastSeq(t *rapid.T) int64 {
-	var seq int64
 	for {
-		evs, err := pm.e.Events(pm.ctx, engine.EventFilter{AfterSeq: seq, Limit: 10000})
+		evs, err := pm.e.Events(pm.ctx, engine.EventFilter{AfterSeq: pm.seq, Limit: 10000})
 		require.NoError(t, err)
 		if len(evs) == 0 {
-			return seq
+			return pm.seq
 		}
-		seq = evs[len(evs)-1].Seq
+		pm.seq = evs[len(evs)-1].Seq
 	}
 }
 
@@ -616,14 +639,22 @@ func (pm *propMachine) Fail(t *rapid.T) {
 	m, live := pm.live(f)
 	before, seq := pm.get(t, f.MissionID), pm.lastSeq(t)
 	i := rapid.IntRange(0, len(propFailures)-1).Draw(t, "failure")
-	got, err := pm.e.Fail(pm.ctx, f, engine.FailRequest{Failure: propFailures[i], Summary: "failed"})
+	// Lost: the agent vanished (like an expired lease); Final: retrying cannot help.
+	kind := rapid.SampledFrom([]string{"plain", "plain", "lost", "final"}).Draw(t, "kind")
+	got, err := pm.e.Fail(pm.ctx, f, engine.FailRequest{Failure: propFailures[i], Summary: "failed",
+		Lost: kind == "lost", Final: kind == "final"})
 	delete(pm.renewed, f)
 	if !live {
 		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "fail with a stale epoch")
 		return
 	}
 	require.NoError(t, err)
-	if pm.failure(m, fmt.Sprintf("fail%d", i), agent.EnvironmentKind(propFailures[i].Kind), false) {
+	env := agent.EnvironmentKind(propFailures[i].Kind)
+	if kind == "final" && !env {
+		m.budget = -1 // the model's way to say: whatever the weight, the budget is spent
+		pm.failure(m, fmt.Sprintf("fail%d", i), false, false)
+		m.budget = got.RetryBudget
+	} else if pm.failure(m, fmt.Sprintf("fail%d", i), env, kind == "lost") {
 		pm.copyBackoff(t, m)
 	}
 	require.Equal(t, m.state, got.State)
