@@ -7,6 +7,6 @@ package storage
 type procLock struct{}
 
 func openProcLock(string) (*procLock, error) { return &procLock{}, nil }
-func (*procLock) lock() error                 { return nil }
-func (*procLock) unlock() error               { return nil }
-func (*procLock) close() error                { return nil }
+func (*procLock) lock() error                { return nil }
+func (*procLock) unlock() error              { return nil }
+func (*procLock) close() error               { return nil }
