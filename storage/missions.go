@@ -57,10 +57,19 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 	return m, nil
 }
 
-// mutableArgs are the values of every column but id and created_at, in mutableSet's order.
+// immutableCols never change after a mission is inserted; they are indexed, and leaving them
+// out of MissionUpdate's SET list lets SQLite skip those indexes on every transition.
+const immutableCols = `voyage_id, parent_id, idempotency_key, repository, subject_id`
+
+func immutableArgs(m *engine.Mission) []any {
+	return []any{nullStr(m.VoyageID), nullStr(m.ParentID), nullStr(m.IdempotencyKey), m.Repository, nullStr(m.SubjectID)}
+}
+
+// mutableArgs are the values of every column but id, created_at and immutableCols, in
+// mutableSet's order.
 func mutableArgs(m *engine.Mission) []any {
-	return []any{nullStr(m.VoyageID), nullStr(m.ParentID), nullStr(m.IdempotencyKey), m.Key, m.Title, m.Brief,
-		m.Repository, m.TargetBranch, m.Priority, string(m.Kind), nullStr(m.SubjectID), m.Persona,
+	return []any{m.Key, m.Title, m.Brief,
+		m.TargetBranch, m.Priority, string(m.Kind), m.Persona,
 		jsonText(orEmpty(m.Capabilities)), jsonOrNull(m.WriteArea), jsonText(m.ModelPolicy), m.Workspace, m.Review,
 		jsonText(orEmpty(m.AcceptanceCriteria)), ms(m.Deadline), m.RetryBudget, m.CostLimitUSD, string(m.State),
 		m.Attempt, m.AttemptsUsed, m.Lease.Epoch, nullStr(m.Lease.Owner), ms(m.Lease.ExpiresAt), m.Profile,
@@ -71,14 +80,15 @@ func mutableArgs(m *engine.Mission) []any {
 		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt)}
 }
 
-const mutableSet = `voyage_id=?, parent_id=?, idempotency_key=?, client_key=?, title=?, brief=?, repository=?,
- target_branch=?, priority=?, kind=?, subject_id=?, persona=?, capabilities=?, write_area=?,
- model_policy=?, workspace=?, review=?, acceptance=?, deadline=?, retry_budget=?, cost_limit_usd=?,
- state=?, attempt=?, attempts_used=?, epoch=?, lease_owner=?, lease_expires_at=?, profile=?,
- not_before=?, wait_reason=?, preempt=?, serial=?, checkpoint=?, progress=?, result=?,
- last_failure=?, last_signature=?, decision=?, landing=?, skipped=?, voyage_active=?,
- input_tokens=?, output_tokens=?, cost_usd=?, escalation_id=?, deadline_escalated=?, run=?,
- updated_at=?, started_at=?, finished_at=?`
+const mutableCols = `client_key, title, brief, target_branch, priority, kind, persona, capabilities, write_area,
+ model_policy, workspace, review, acceptance, deadline, retry_budget, cost_limit_usd, state, attempt,
+ attempts_used, epoch, lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial,
+ checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
+ input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
+ finished_at`
+
+// mutableSet is "col=?, …" over mutableCols.
+var mutableSet = strings.ReplaceAll(mutableCols, ",", "=?,") + "=?"
 
 func orEmpty(s []string) []string {
 	if s == nil {
@@ -88,13 +98,8 @@ func orEmpty(s []string) []string {
 }
 
 var (
-	sqlMissionInsert = `INSERT INTO missions (voyage_id, parent_id, idempotency_key, client_key, title, brief, repository,
- target_branch, priority, kind, subject_id, persona, capabilities, write_area, model_policy, workspace,
- review, acceptance, deadline, retry_budget, cost_limit_usd, state, attempt, attempts_used, epoch,
- lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint, progress,
- result, last_failure, last_signature, decision, landing, skipped, voyage_active, input_tokens,
- output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at, finished_at,
- id, created_at) VALUES (` + strings.Repeat("?, ", 51) + `?)`
+	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
+ VALUES (` + strings.Repeat("?, ", 51) + `?)`
 	sqlMissionUpdate = `UPDATE missions SET ` + mutableSet + ` WHERE id = ? AND state = ? AND epoch = ?`
 	sqlMissionGet    = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
 	sqlMissionByKey  = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
@@ -105,7 +110,7 @@ var (
 )
 
 func (t *txn) MissionInsert(ctx context.Context, m *engine.Mission) error {
-	args := append(mutableArgs(m), m.ID, ms(m.CreatedAt))
+	args := append(append(immutableArgs(m), mutableArgs(m)...), m.ID, ms(m.CreatedAt))
 	_, err := t.q.exec(ctx, sqlMissionInsert, args...)
 	return translate(err, "insert mission "+m.ID)
 }
