@@ -154,13 +154,13 @@ func (w *writer) runLocked(batch []*writeReq) {
 			return
 		}
 		if single && results[i] != nil {
-			_, _ = w.q.conn.ExecContext(bg, "ROLLBACK")
+			_, _ = w.q.exec(bg, "ROLLBACK")
 			r.done <- results[i]
 			return
 		}
 	}
-	if _, err := w.q.conn.ExecContext(bg, "COMMIT"); err != nil {
-		_, _ = w.q.conn.ExecContext(bg, "ROLLBACK")
+	if _, err := w.q.exec(bg, "COMMIT"); err != nil {
+		_, _ = w.q.exec(bg, "ROLLBACK")
 		err = fmt.Errorf("storage: commit: %w", err)
 		for i := range results {
 			if results[i] == nil {
@@ -183,7 +183,7 @@ func (w *writer) runOne(r *writeReq, single bool) error {
 	}
 	bg := context.Background()
 	if !single {
-		if _, err := w.q.conn.ExecContext(bg, "SAVEPOINT op"); err != nil {
+		if _, err := w.q.exec(bg, "SAVEPOINT op"); err != nil {
 			return fmt.Errorf("%w: savepoint: %v", errTxAborted, err)
 		}
 	}
@@ -192,11 +192,11 @@ func (w *writer) runOne(r *writeReq, single bool) error {
 		return err
 	}
 	if err != nil {
-		if _, rerr := w.q.conn.ExecContext(bg, "ROLLBACK TO op"); rerr != nil {
+		if _, rerr := w.q.exec(bg, "ROLLBACK TO op"); rerr != nil {
 			return fmt.Errorf("%w: rollback to savepoint after %v: %v", errTxAborted, err, rerr)
 		}
 	}
-	if _, rerr := w.q.conn.ExecContext(bg, "RELEASE op"); rerr != nil {
+	if _, rerr := w.q.exec(bg, "RELEASE op"); rerr != nil {
 		return fmt.Errorf("%w: release savepoint: %v", errTxAborted, rerr)
 	}
 	return err
@@ -204,7 +204,7 @@ func (w *writer) runOne(r *writeReq, single bool) error {
 
 // abort rolls the whole batch back after SQLite ended the transaction on its own.
 func (w *writer) abort(batch []*writeReq, results []error, cause error) {
-	_, _ = w.q.conn.ExecContext(context.Background(), "ROLLBACK")
+	_, _ = w.q.exec(context.Background(), "ROLLBACK")
 	for i, r := range batch {
 		if results[i] == nil || errors.Is(results[i], errTxAborted) {
 			results[i] = cause
@@ -228,7 +228,7 @@ func call(fn func(engine.Tx) error, tx *txn) (err error) {
 // until busyWait has passed.
 func (w *writer) begin() error {
 	op := func() (struct{}, error) {
-		_, err := w.q.conn.ExecContext(context.Background(), "BEGIN IMMEDIATE")
+		_, err := w.q.exec(context.Background(), "BEGIN IMMEDIATE")
 		if err != nil && !isBusy(err) {
 			return struct{}{}, backoff.Permanent(err)
 		}
