@@ -25,18 +25,32 @@ type stmtCache struct {
 
 func newStmtCache(db *sql.DB) *stmtCache { return &stmtCache{db: db, stmts: map[string]*sql.Stmt{}} }
 
-func (c *stmtCache) get(ctx context.Context, q string) (*sql.Stmt, error) {
+// lookup returns the cached statement for q, if any.
+func (c *stmtCache) lookup(q string) (*sql.Stmt, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if s, ok := c.stmts[q]; ok {
-		return s, nil
+	s, ok := c.stmts[q]
+	return s, ok
+}
+
+// fill prepares q on the pool and caches it. It must be called holding no connection of the
+// pool and no lock: preparing waits for a free connection, and a caller that held one (an
+// open read transaction) deadlocked when every connection was held the same way.
+func (c *stmtCache) fill(ctx context.Context, q string) {
+	if _, ok := c.lookup(q); ok {
+		return
 	}
 	s, err := c.db.PrepareContext(ctx, q)
 	if err != nil {
-		return nil, err
+		return // the statement runs unprepared next time too, and reports its error there
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.stmts[q]; ok {
+		_ = s.Close()
+		return
 	}
 	c.stmts[q] = s
-	return s, nil
 }
 
 func (c *stmtCache) close() error {
@@ -50,42 +64,42 @@ func (c *stmtCache) close() error {
 	return errors.Join(errs...)
 }
 
-// readTx runs statements inside one read transaction with cached prepared statements.
+// readTx runs statements inside one read transaction with cached prepared statements. A
+// statement not in the cache yet runs unprepared on the transaction and is noted in misses;
+// View prepares the misses into the cache after the transaction ended.
 type readTx struct {
-	tx    *sql.Tx
-	cache *stmtCache
+	tx     *sql.Tx
+	cache  *stmtCache
+	misses *[]string
 }
 
-func (r readTx) stmt(ctx context.Context, q string) (*sql.Stmt, error) {
-	s, err := r.cache.get(ctx, q)
-	if err != nil {
-		return nil, err
+func (r readTx) stmt(ctx context.Context, q string) *sql.Stmt {
+	if s, ok := r.cache.lookup(q); ok {
+		return r.tx.StmtContext(ctx, s)
 	}
-	return r.tx.StmtContext(ctx, s), nil
+	*r.misses = append(*r.misses, q)
+	return nil
 }
 
 func (r readTx) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
-	s, err := r.stmt(ctx, q)
-	if err != nil {
-		return nil, err
+	if s := r.stmt(ctx, q); s != nil {
+		return s.ExecContext(ctx, args...)
 	}
-	return s.ExecContext(ctx, args...)
+	return r.tx.ExecContext(ctx, q, args...)
 }
 
 func (r readTx) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
-	s, err := r.stmt(ctx, q)
-	if err != nil {
-		return nil, err
+	if s := r.stmt(ctx, q); s != nil {
+		return s.QueryContext(ctx, args...)
 	}
-	return s.QueryContext(ctx, args...)
+	return r.tx.QueryContext(ctx, q, args...)
 }
 
 func (r readTx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
-	s, err := r.stmt(ctx, q)
-	if err != nil {
-		return r.tx.QueryRowContext(ctx, q, args...) // reports the same prepare error through Scan
+	if s := r.stmt(ctx, q); s != nil {
+		return s.QueryRowContext(ctx, args...)
 	}
-	return s.QueryRowContext(ctx, args...)
+	return r.tx.QueryRowContext(ctx, q, args...)
 }
 
 // connQ runs statements on the writer's own connection with statements prepared once on it.

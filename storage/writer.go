@@ -264,6 +264,13 @@ func (s *Store) View(ctx context.Context, fn func(engine.Reader) error) error {
 	if err != nil {
 		return fmt.Errorf("storage: begin read: %w", err)
 	}
-	defer func() { _ = tx.Rollback() }()
-	return fn(&txn{q: readTx{tx: tx, cache: s.readers}})
+	var misses []string
+	func() {
+		defer func() { _ = tx.Rollback() }()
+		err = fn(&txn{q: readTx{tx: tx, cache: s.readers, misses: &misses}})
+	}()
+	for _, q := range misses { // holding no connection now (see stmtCache.fill)
+		s.readers.fill(ctx, q)
+	}
+	return err
 }
