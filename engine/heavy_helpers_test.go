@@ -22,7 +22,7 @@ import (
 // The heavy suites (many OS processes, SIGKILL) run without -race, behind the build tag
 // heavy; .ci/test runs them:
 //
-//	go test -tags heavy -count=1 -timeout 30m -run 'TestHeavy|TestB13|TestProperty' -rapid.checks=1000 ./engine/
+//	go test -tags heavy -count=1 -timeout 30m -run 'TestHeavy|TestB13|TestProperty' ./engine/ -rapid.checks=1000
 
 // Environment of helper processes (besides helperEnv, which names the mode).
 const (

@@ -44,7 +44,7 @@ import (
 //
 // The default run is 50 random sequences of about 30 steps (a few seconds; 8 under -race);
 // -rapid.checks (or RAPID_CHECKS) overrides it, and the heavy suite runs 1000:
-// go test -run TestProperty_EngineMatchesModel -rapid.checks=2000 -rapid.steps=100 ./engine/
+// go test -run TestProperty_EngineMatchesModel ./engine/ -rapid.checks=2000 -rapid.steps=100
 func TestProperty_EngineMatchesModel(t *testing.T) {
 	defaultRapidChecks(50, 8)
 	t.Parallel()
