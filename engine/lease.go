@@ -136,7 +136,7 @@ func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error
 	if ok && now.Sub(last) < e.opt.RenewInterval {
 		return e.heartbeatRead(ctx, f)
 	}
-	var m Mission
+	var m Renewed
 	err := e.store.Update(ctx, func(tx Tx) error {
 		var err error
 		m, err = tx.MissionRenew(ctx, f, now.Add(e.opt.LeaseTTL), now)
@@ -154,23 +154,23 @@ func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error
 	e.renewMu.Lock()
 	e.renewed[f] = now
 	e.renewMu.Unlock()
-	return HeartbeatAnswer{State: m.State, Epoch: m.Lease.Epoch, ExpiresAt: m.Lease.ExpiresAt, Yield: m.Preempt, Written: true}, nil
+	return HeartbeatAnswer{State: m.State, Epoch: m.Epoch, ExpiresAt: m.ExpiresAt, Yield: m.Preempt, Written: true}, nil
 }
 
 func (e *Engine) heartbeatRead(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
 	var ans HeartbeatAnswer
 	err := e.view(ctx, func(r Reader) error {
-		m, err := r.MissionGet(ctx, f.MissionID)
+		l, err := r.MissionLease(ctx, f.MissionID)
 		if errors.Is(err, ErrNotFound) {
 			return &NotFoundError{Kind: "mission", ID: f.MissionID}
 		}
 		if err != nil {
 			return err
 		}
-		if m.Lease.Epoch != f.Epoch || !m.State.Leased() {
-			return &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+		if l.Epoch != f.Epoch || !l.State.Leased() {
+			return &LeaseLostError{MissionID: f.MissionID, Presented: f.Epoch, Current: l.Epoch, State: l.State}
 		}
-		ans = HeartbeatAnswer{State: m.State, Epoch: m.Lease.Epoch, ExpiresAt: m.Lease.ExpiresAt, Yield: m.Preempt}
+		ans = HeartbeatAnswer{State: l.State, Epoch: l.Epoch, ExpiresAt: l.ExpiresAt, Yield: l.Preempt}
 		return nil
 	})
 	return ans, err

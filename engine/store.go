@@ -77,6 +77,14 @@ type EscalationFilter struct {
 	Limit     int
 }
 
+// Renewed is a lease after MissionRenew.
+type Renewed struct {
+	State     MissionState
+	Epoch     int64
+	ExpiresAt time.Time
+	Preempt   bool
+}
+
 // Leader is the row that decides which process runs the scheduler loop.
 type Leader struct {
 	Owner     string    `json:"owner"`
@@ -96,6 +104,8 @@ type Overlap struct {
 type Reader interface {
 	MissionGet(ctx context.Context, id string) (Mission, error)
 	MissionByIdempotencyKey(ctx context.Context, key string) (Mission, error)
+	// MissionLease reads only a mission's lease (the heartbeat's read path).
+	MissionLease(ctx context.Context, id string) (Renewed, error)
 	MissionList(ctx context.Context, f MissionFilter) ([]Mission, error)
 	// MissionCounts returns the number of missions per state, from counters kept in the same
 	// transactions as the missions (not by counting rows).
@@ -152,8 +162,8 @@ type Tx interface {
 	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry.
 	MissionAcquire(ctx context.Context, q AcquireQuery) (Mission, error)
 	// MissionRenew extends a live lease presented with its epoch; ErrGuard otherwise. It
-	// returns the mission as renewed.
-	MissionRenew(ctx context.Context, f Fence, expiresAt, now time.Time) (Mission, error)
+	// returns the lease as renewed (a heartbeat's answer, nothing more: the hot path).
+	MissionRenew(ctx context.Context, f Fence, expiresAt, now time.Time) (Renewed, error)
 	MissionDelete(ctx context.Context, id string) error
 	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
 	// (they sort ahead of others).

@@ -118,8 +118,10 @@ func (o *op) attachWriteArea(m *Mission) error {
 // detachWriteArea drops m's write-area record and its scheduler-made conflict edges (m became
 // terminal).
 func (o *op) detachWriteArea(m *Mission) error {
-	if err := o.tx.WriteAreaSet(o.ctx, m.ID, m.Repository, nil); err != nil {
-		return err
+	if len(m.WriteArea) > 0 { // a mission without a write area recorded no prefixes
+		if err := o.tx.WriteAreaSet(o.ctx, m.ID, m.Repository, nil); err != nil {
+			return err
+		}
 	}
 	dropped, err := o.tx.DependencyDeleteConflicts(o.ctx, m.ID)
 	if err != nil {

@@ -104,7 +104,7 @@ var (
 	sqlMissionGet    = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
 	sqlMissionByKey  = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
 	sqlMissionRenew  = `UPDATE missions SET lease_expires_at = ?
- WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING ` + missionCols
+ WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
 	sqlMissionDelete  = `DELETE FROM missions WHERE id = ?`
 	sqlVoyageActivate = `UPDATE missions SET voyage_active = 1 WHERE voyage_id = ? AND voyage_active = 0`
 )
@@ -145,12 +145,28 @@ func (t *txn) MissionByIdempotencyKey(ctx context.Context, key string) (engine.M
 	return m, translate(err, "mission with idempotency key "+key)
 }
 
-func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt, _ time.Time) (engine.Mission, error) {
-	m, err := scanMission(t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), f.MissionID, f.Epoch))
+func (t *txn) MissionLease(ctx context.Context, id string) (engine.Renewed, error) {
+	var r engine.Renewed
+	var state string
+	var exp sql.NullInt64
+	var preempt int64
+	err := t.q.queryRow(ctx, `SELECT state, epoch, lease_expires_at, preempt FROM missions WHERE id = ?`, id).
+		Scan(&state, &r.Epoch, &exp, &preempt)
+	r.State, r.ExpiresAt, r.Preempt = engine.MissionState(state), fromMS(exp), preempt == 1
+	return r, translate(err, "lease of "+id)
+}
+
+func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt, _ time.Time) (engine.Renewed, error) {
+	var r engine.Renewed
+	var state string
+	var exp sql.NullInt64
+	var preempt int64
+	err := t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), f.MissionID, f.Epoch).Scan(&state, &r.Epoch, &exp, &preempt)
 	if err == sql.ErrNoRows {
-		return m, fmt.Errorf("renew lease of %s: %w", f.MissionID, engine.ErrGuard)
+		return r, fmt.Errorf("renew lease of %s: %w", f.MissionID, engine.ErrGuard)
 	}
-	return m, translate(err, "renew lease of "+f.MissionID)
+	r.State, r.ExpiresAt, r.Preempt = engine.MissionState(state), fromMS(exp), preempt == 1
+	return r, translate(err, "renew lease of "+f.MissionID)
 }
 
 func (t *txn) MissionDelete(ctx context.Context, id string) error {
