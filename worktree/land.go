@@ -52,8 +52,11 @@ type LandRequest struct {
 	// pattern are reported in Landing.OutsideWriteArea (they do not stop the landing). Empty:
 	// no write area, nothing reported.
 	WriteArea []string
-	// Message is the merge commit's subject and body; trailers "Mission-Id:" and "Attempt:"
-	// are appended. Default "Land mission <id> attempt <n>".
+	// Message is the merge commit's subject and body, and the message of the commit of what
+	// the agent left uncommitted (agents such as Claude Code and Codex never commit, so on a
+	// fast-forward that commit is what the target's history shows); trailers "Mission-Id:" and
+	// "Attempt:" are appended. Default "Land mission <id> attempt <n>" for the merge and
+	// "Commit the work the agent left uncommitted" for the pending work.
 	Message string
 	// Check, when set, runs the repository's checks in a temporary detached checkout of the
 	// merged commit (mergedTreeDir) while the branch lock is held; a non-nil error means the
@@ -187,7 +190,7 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 	var probe *pendingProbe
 	if _, err := os.Stat(ws.Path); err == nil {
 		if ws.Strategy == StrategyIsolatedCopy {
-			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+			if _, err := m.commitPending(ctx, ws, req.Message); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)
 			}
 			if err := m.fetchIsolated(ctx, r, ws); err != nil {
@@ -208,7 +211,7 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 			err = probe.settle()
 		}
 		if errors.Is(err, errPendingWork) {
-			if _, err := m.commitPending(ctx, ws, ""); err != nil {
+			if _, err := m.commitPending(ctx, ws, req.Message); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)
 			}
 			probe = nil

@@ -360,3 +360,18 @@ func TestLand_WorksAfterThePersonRunsGitGC(t *testing.T) {
 	}
 	fsckClean(t, tr.dir)
 }
+
+// The commit of what the agent left uncommitted carries the landing's message: with a
+// fast-forward it is the commit the target's history shows (Claude Code and Codex never commit).
+func TestLand_PendingWorkCommitCarriesTheMessage(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	ws := prepare(t, m, r, "m", 1)
+	writeFile(t, ws.Path, "n.txt", "new\n")
+	l, err := m.Land(ctxT(t), LandRequest{Repo: r, MissionID: "m", Attempt: 1, Workspace: ws, Message: "Add n\n\nThe brief."})
+	require.NoError(t, err)
+	require.Equal(t, LandLanded, l.Status)
+	require.True(t, l.FastForward)
+	require.Equal(t, "Add n\n\nThe brief.\n\nMission-Id: m\nAttempt: 1", tr.git("log", "-1", "--format=%B", "main"))
+}
