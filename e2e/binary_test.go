@@ -1,0 +1,56 @@
+// Package e2e holds the end-to-end tests: the built mcp-scheduler binary, real git
+// repositories, real MCP clients and the real agent CLIs (Claude Code 2.1.332, Codex 0.171.0)
+// against the scripted model server of e2e/modelserver on 127.0.0.1.
+package e2e
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+)
+
+// binary is the mcp-scheduler built once per package run (TestMain). Tests run it as MCP
+// clients do, and the in-process harnesses use it as the runner's Self (the agent shim and
+// the reference agent are its hidden subcommands).
+var binary string
+
+// TestMain builds the binary once, gives git a fixed identity, and lets the test binary play
+// the stdio relay (relayMain) when an MCP client starts it as a server command.
+func TestMain(m *testing.M) {
+	if os.Getenv(relayEnvOut) != "" {
+		os.Exit(relayMain(os.Args[1:]))
+	}
+	dir, err := os.MkdirTemp("", "mcp-scheduler-e2e-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	binary = filepath.Join(dir, "mcp-scheduler")
+	build := exec.Command("go", "build", "-o", binary, "./cmd/mcp-scheduler")
+	build.Dir = testenv.RepoRoot()
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "build mcp-scheduler:", err)
+		os.Exit(1)
+	}
+	for _, kv := range testenv.GitEnv() {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	code := m.Run()
+	_ = os.RemoveAll(dir)
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintln(os.Stderr, "goleak:", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
