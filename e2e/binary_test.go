@@ -1,6 +1,3 @@
-// Package e2e holds the end-to-end tests: the built mcp-scheduler binary, real git
-// repositories, real MCP clients and the real agent CLIs (Claude Code 2.1.332, Codex 0.171.0)
-// against the scripted model server of e2e/modelserver on 127.0.0.1.
 package e2e
 
 import (
