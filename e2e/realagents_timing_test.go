@@ -91,11 +91,11 @@ func readRecord(t *testing.T, path string, v any) {
 
 // logTimings prints a voyage's wall time and each mission's split in one block that
 // docs/benchmarks.md quotes ("e2e timing" lines; run with -v to see them).
-func logTimings(t *testing.T, name string, wall time.Duration, ms []missionTiming) {
+func logTimings(t *testing.T, name string, wall time.Duration, ms []missionTiming, extra ...string) {
 	t.Helper()
 	var b strings.Builder
 	var agentSum, overSum time.Duration
-	fmt.Fprintf(&b, "e2e timing: %s: voyage wall %s, %d landed missions\n", name, ms2(wall), len(ms))
+	fmt.Fprintf(&b, "e2e timing: %s: voyage wall %s, %d landed missions%s\n", name, ms2(wall), len(ms), strings.Join(extra, ""))
 	for _, m := range ms {
 		agentSum += m.Agent
 		overSum += m.Overhead()
@@ -110,3 +110,6 @@ func logTimings(t *testing.T, name string, wall time.Duration, ms []missionTimin
 }
 
 func ms2(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
+
+// voyageWall is a settled voyage's time from dispatch to settled, as the scheduler recorded it.
+func voyageWall(v engine.Voyage) time.Duration { return v.SettledAt.Sub(v.CreatedAt) }
