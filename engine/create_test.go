@@ -236,3 +236,55 @@ func TestPurge_LeavesTombstoneAndReplayAgrees(t *testing.T) {
 	require.Equal(t, "mission.purged", evs[len(evs)-1].Type)
 	b.verifyReplay()
 }
+
+// A completed mission whose landing a repair mission carries does not keep its voyage active
+// by itself: the repair mission decides. When the repair's own landing needs a decision the
+// voyage blocks (it stayed active for ever before); when every repair was cancelled the
+// subject itself is stuck.
+func TestSettle_RepairLandingFollowsItsRepairMission(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "t")
+	require.NoError(t, err)
+	a := b.acquire(d.IDs["a"], true)
+	_, err = b.e.Complete(b.ctx, a.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	complete := func(spec engine.MissionSpec) engine.Mission {
+		spec.Kind, spec.VoyageID, spec.WriteArea = engine.KindRepair, d.Voyage.ID, []string{"a/**"}
+		r := b.create(spec)
+		_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: spec.SubjectID, Attempt: 1, Status: "checks_failed"}, engine.LandingRepair)
+		require.NoError(t, err)
+		return r
+	}
+	r := complete(engine.MissionSpec{Title: "repair a", SubjectID: a.ID})
+	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageActive, s.Voyage.State, "the repair mission can run")
+
+	r = b.acquire(r.ID, true)
+	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "did nothing"})
+	require.NoError(t, err)
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: 1, Status: "checks_failed"}, engine.LandingConflicted)
+	require.NoError(t, err)
+	s, err = b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Contains(t, s.Stuck, r.ID)
+	require.NotContains(t, s.Stuck, a.ID, "the subject waits for its repair, which is what is stuck")
+
+	// A second subject whose only repair was cancelled is stuck itself.
+	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "w", Missions: []engine.MissionSpec{{Key: "c", Title: "c", WriteArea: []string{"c/**"}}}}, "t")
+	require.NoError(t, err)
+	c := b.acquire(d2.IDs["c"], true)
+	_, err = b.e.Complete(b.ctx, c.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	rc := b.create(engine.MissionSpec{Title: "repair c", Kind: engine.KindRepair, SubjectID: c.ID, VoyageID: d2.Voyage.ID, WriteArea: []string{"c/**"}})
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: c.ID, Attempt: 1, Status: "conflicted"}, engine.LandingRepair)
+	require.NoError(t, err)
+	_, err = b.e.Cancel(b.ctx, rc.ID, "not this way", false, "t")
+	require.NoError(t, err)
+	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Contains(t, s.Stuck[c.ID][0].Message, "cancelled")
+}

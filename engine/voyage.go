@@ -121,6 +121,13 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 			continue
 		}
 		switch {
+		case m.State == StateCompleted && m.Landing == LandingRepair:
+			// The repair mission that carries this work is a mission of the voyage too and is
+			// assessed on its own (stuck when it is, progress when it moves); counting this one
+			// as progress kept a voyage whose repair failed or stopped active for ever.
+			if !hasRepair(ms, m.ID) {
+				stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is repair, but every repair mission of its work was cancelled: a decision is needed"}}
+			}
 		case m.State.Leased(), m.State == StateCompleted && landingMoves(m.Landing):
 			progress = true
 		case m.State == StateCompleted:
@@ -151,6 +158,16 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 
 // landingMoves reports whether a completed mission's landing goes on without a decision: it
 // waits for the landing queue, its reviewer or its repair mission.
+// hasRepair reports whether ms holds a repair mission of subject that was not cancelled.
+func hasRepair(ms []Mission, subject string) bool {
+	for i := range ms {
+		if ms[i].Kind == KindRepair && ms[i].SubjectID == subject && ms[i].State != StateCancelled {
+			return true
+		}
+	}
+	return false
+}
+
 func landingMoves(l LandingState) bool {
 	return l == LandingPending || l == LandingApproved || l == LandingReview || l == LandingRepair
 }
