@@ -160,12 +160,52 @@ func (s *Scheduler) landingProblem(ctx context.Context, m *engine.Mission, recor
 			Evidence:         l.ConflictPaths, SafeNextStep: "get_mission_diff " + m.ID})
 		return nil
 	}
+	depth, err := s.repairDepth(ctx, m)
+	if err != nil {
+		return err
+	}
+	if depth >= maxRepairChain {
+		return s.repairsExhausted(ctx, m, record, why, details, depth)
+	}
 	s.setPhase(PhaseRepairing)
 	if _, err := s.repair(ctx, m, why, details); err != nil {
 		return err
 	}
-	_, err := s.eng.RecordLanding(ctx, record, engine.LandingRepair)
+	_, err = s.eng.RecordLanding(ctx, record, engine.LandingRepair)
 	return err
+}
+
+// maxRepairChain bounds a chain of repair missions: when the landing of a repair of a repair
+// still conflicts or fails the checks, the scheduler asks for a decision instead of repairing
+// the repair again (without a bound the chain never ends: each repair that changes nothing
+// fails the same way and begets the next).
+const maxRepairChain = 2
+
+// repairDepth counts the repair missions in the chain that ends at m (m included).
+func (s *Scheduler) repairDepth(ctx context.Context, m *engine.Mission) (int, error) {
+	depth := 0
+	for cur := m; cur.Kind == engine.KindRepair && cur.SubjectID != "" && depth < maxRepairChain; depth++ {
+		d, err := s.eng.GetMission(ctx, cur.SubjectID)
+		if err != nil {
+			return 0, fmt.Errorf("repair chain of %s: %w", m.ID, err)
+		}
+		cur = &d.Mission
+	}
+	return depth, nil
+}
+
+// repairsExhausted stops a repair chain: the landing is recorded as conflicted and the Main
+// Agent gets an escalation with the problem, like on_conflict = block.
+func (s *Scheduler) repairsExhausted(ctx context.Context, m *engine.Mission, record engine.Landing, why, details string, depth int) error {
+	if _, err := s.eng.RecordLanding(ctx, record, engine.LandingConflicted); err != nil {
+		return err
+	}
+	what := map[string]string{"conflict": "conflicts with " + record.TargetBranch, "checks": "fails the repository's checks"}[why]
+	s.once(ctx, "repairs:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RouteMainAgent,
+		Kind: why, Reason: fmt.Sprintf("the work of mission %s (%s) still %s after %d repair missions", m.ID, m.Title, what, depth),
+		DecisionRequired: "fix it by hand on the mission's branch, or cancel the work and dispatch it again with clearer instructions",
+		Evidence:         []string{tail(details, 4000)}, SafeNextStep: "get_mission_diff " + m.ID})
+	return nil
 }
 
 // carried marks the work a landed repair mission carried as landed too (its branch started

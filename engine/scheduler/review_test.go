@@ -1,11 +1,13 @@
 package scheduler_test
 
 import (
+	"os/exec"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
 // review: required runs a reviewer on a snapshot before landing; a minor verdict creates a
@@ -62,4 +64,42 @@ func TestLoop_LandingConflictIsRepaired(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, "conflicted", d.Landings[0].Status)
 	require.Equal(t, []string{"shared.txt"}, d.Landings[0].ConflictPaths)
+}
+
+// Failing checks make a repair mission; when the repair of that repair still fails them, the
+// chain stops there (it would never end otherwise) with an escalation for the Main Agent
+// carrying the check output, and the voyage blocks.
+func TestLoop_FailingChecksRepairChainIsBounded(t *testing.T) {
+	test, err := exec.LookPath("test")
+	require.NoError(t, err)
+	h := newHarness(t, func(e *engine.Options, c *scheduler.Config) {
+		c.Repositories = []scheduler.RepoPolicy{{Path: e.DefaultRepository, Checks: [][]string{{test, "!", "-e", "broken.txt"}}}}
+	})
+	d, err := h.eng.Dispatch(h.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "b", Title: "breaks the check",
+		WriteArea: []string{"broken.txt"}, Brief: "@write broken.txt broken\n@commit break\n@done"}}}, "test")
+	require.NoError(t, err)
+	h.until("the voyage blocks", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageBlocked })
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: engine.KindRepair})
+	require.NoError(t, err)
+	require.Len(t, repairs, 2, h.dump())
+	first, second := repairs[0], repairs[1]
+	require.Equal(t, d.IDs["b"], first.SubjectID)
+	require.Equal(t, first.ID, second.SubjectID)
+	require.Equal(t, engine.LandingRepair, h.mission(first.ID).Landing)
+	last, err := h.eng.GetMission(h.ctx, second.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.LandingConflicted, last.Mission.Landing)
+	require.Equal(t, "checks_failed", last.Landings[0].Status)
+	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: second.ID})
+	require.NoError(t, err)
+	kinds := map[string]engine.Escalation{}
+	for _, e := range escs {
+		kinds[e.Kind] = e
+	}
+	require.Len(t, kinds, 2, "the chain's escalation and the blocked voyage's report")
+	require.Contains(t, kinds["checks"].Reason, "after 2 repair missions")
+	require.Contains(t, kinds["checks"].Evidence[0], "check `"+test+" ! -e broken.txt` failed")
+	require.Contains(t, kinds["report"].Evidence[0], "landing is conflicted")
+	_, landed := h.file("broken.txt")
+	require.False(t, landed)
 }
