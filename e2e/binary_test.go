@@ -18,13 +18,19 @@ import (
 // the reference agent are its hidden subcommands).
 var binary string
 
+// BuiltBinary is the binary TestMain built, for the external test package (e2e_test) of this
+// directory.
+func BuiltBinary() string { return binary }
+
 // TestMain builds the binary once, gives git a fixed identity, and lets the test binary play
 // the stdio relay (relayMain) when an MCP client starts it as a server command.
 func TestMain(m *testing.M) {
 	if os.Getenv(relayEnvOut) != "" {
 		os.Exit(relayMain(os.Args[1:]))
 	}
-	dir, err := os.MkdirTemp("", "mcp-scheduler-e2e-bin-")
+	// Not "mcp-scheduler-e2e-bin-*": the multi-process harness (crash_harness_test.go) removes
+	// directories of that pattern whose suffix is not a live pid.
+	dir, err := os.MkdirTemp("", "mcp-scheduler-e2e-main-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

@@ -316,12 +316,19 @@ func (r *mainAgentRun) result() map[string]any {
 	return nil
 }
 
-// openEngine opens the server's database read-side, once the server stopped.
+// openEngine opens the server's database, once the server stopped.
 func (r *mainAgentRun) openEngine() (*engine.Engine, func()) {
 	r.t.Helper()
-	st, err := storage.Open(context.Background(), filepath.Join(r.data, "mcp-scheduler.db"), storage.Options{})
-	require.NoError(r.t, err)
-	return engine.New(st, engine.Options{}), func() { require.NoError(r.t, st.Close()) }
+	st, closeDB := openStore(r.t, r.data)
+	return engine.New(st, engine.Options{}), closeDB
+}
+
+// openStore opens the database of a data dir.
+func openStore(t *testing.T, data string) (*storage.Store, func()) {
+	t.Helper()
+	st, err := storage.Open(context.Background(), filepath.Join(data, "mcp-scheduler.db"), storage.Options{})
+	require.NoError(t, err)
+	return st, func() { require.NoError(t, st.Close()) }
 }
 
 // checkStdoutJSONRPC: every line the server wrote on stdout is one JSON-RPC 2.0 message, and
