@@ -294,7 +294,7 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, 
 		return l, false, err
 	}
 	if req.Check != nil {
-		if done, err := m.runCheck(ctx, r, &l, req.Check); err != nil || done {
+		if done, err := m.runCheck(ctx, r, target, &l, req.Check); err != nil || done {
 			return l, false, err
 		}
 	}

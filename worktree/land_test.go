@@ -264,14 +264,42 @@ func TestLand_ChecksRunOnTheMergedTreeAndFailureMovesNothing(t *testing.T) {
 	require.Equal(t, "go test: 1 failed", l.CheckOutput, "the check saw both sides of the merge")
 	require.NotEmpty(t, l.Commit)
 	require.Equal(t, before, tr.tip("main"))
-	_, err = os.Stat(sawDir)
-	require.ErrorIs(t, err, os.ErrNotExist, "the temporary checkout is removed")
-	require.NotContains(t, tr.git("worktree", "list"), sawDir)
-
+	// What a check leaves behind (build outputs, edits of tracked files) is gone before the
+	// next check, which runs in the same checkout: path-keyed build caches stay warm.
+	writeFile(t, sawDir, "bin/output", "built\n")
+	admin := gitIn(t, sawDir, "rev-parse", "--absolute-git-dir")
+	writeFile(t, admin, "marker", "kept unless the checkout is made again\n")
+	writeFile(t, sawDir, "person.txt", "changed by a formatter\n")
+	var again string
 	l, err = m.Land(ctxT(t), LandRequest{Repo: r, MissionID: "m", Attempt: 1, Workspace: ws,
-		Check: func(context.Context, string) error { return nil }})
+		Check: func(_ context.Context, dir string) error {
+			again = dir
+			if _, err := os.Stat(filepath.Join(dir, "bin")); !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("untracked output left from the last check: %v", err)
+			}
+			if b, err := os.ReadFile(filepath.Join(dir, "person.txt")); err != nil || string(b) != "p\n" {
+				return fmt.Errorf("person.txt is %q (%v), not the commit's", b, err)
+			}
+			return nil
+		}})
 	require.NoError(t, err)
-	require.Equal(t, LandLanded, l.Status)
+	require.Equal(t, LandLanded, l.Status, l.CheckOutput)
+	require.Equal(t, sawDir, again, "the checks' checkout is reused")
+	require.FileExists(t, filepath.Join(admin, "marker"), "reset in place, not made again")
+	require.Equal(t, l.Commit, gitIn(t, again, "rev-parse", "HEAD"))
+
+	// Deleted by hand (or by a crash half-way): made again.
+	require.NoError(t, os.RemoveAll(sawDir))
+	ws2 := prepare(t, m, r, "n", 1)
+	writeFile(t, ws2.Path, "n.txt", "n\n")
+	l, err = m.Land(ctxT(t), LandRequest{Repo: r, MissionID: "n", Attempt: 1, Workspace: ws2,
+		Check: func(_ context.Context, dir string) error {
+			_, err := os.Stat(filepath.Join(dir, "n.txt"))
+			return err
+		}})
+	require.NoError(t, err)
+	require.Equal(t, LandLanded, l.Status, l.CheckOutput)
+	fsckClean(t, tr.dir)
 }
 
 func TestLand_TargetMovedDuringLandingStartsOver(t *testing.T) {

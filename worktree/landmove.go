@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 
@@ -106,29 +107,15 @@ func blockingFiles(stderr string) []string {
 	return files
 }
 
-// runCheck runs the repository's checks on a temporary detached checkout of l.Commit.
-// done=true when they failed (l says so).
-func (m *Manager) runCheck(ctx context.Context, r *Repo, l *Landing, check func(context.Context, string) error) (bool, error) {
-	dir, err := os.MkdirTemp(m.scratch, "check-"+r.id+"-")
+// runCheck runs the repository's checks on a detached checkout of l.Commit: the check
+// checkout of (r, target), reused from one landing to the next. done=true when they failed
+// (l says so).
+func (m *Manager) runCheck(ctx context.Context, r *Repo, target string, l *Landing, check func(context.Context, string) error) (bool, error) {
+	dir, err := m.checkCheckout(ctx, r, target, l.Commit)
 	if err != nil {
 		return false, fmt.Errorf("checks: %w", err)
 	}
-	cleanup := func() error {
-		return m.withStructure(context.WithoutCancel(ctx), r, func() error {
-			return m.discard(context.WithoutCancel(ctx), r, dir, "", false)
-		})
-	}
-	err = m.withStructure(ctx, r, func() error {
-		_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--detach", "--end-of-options", dir, l.Commit)
-		return err
-	})
-	if err != nil {
-		return false, errors.Join(fmt.Errorf("checks: temporary checkout: %w", err), cleanup())
-	}
 	checkErr := check(ctx, dir)
-	if err := cleanup(); err != nil {
-		m.log.Warn("could not remove the checks' temporary checkout", "path", dir, "err", err)
-	}
 	if checkErr == nil {
 		return false, nil
 	}
@@ -137,6 +124,41 @@ func (m *Manager) runCheck(ctx context.Context, r *Repo, l *Landing, check func(
 	}
 	l.Status, l.CheckOutput = LandChecksFailed, checkErr.Error()
 	return true, nil
+}
+
+// checkCheckout returns DataDir/tmp/check-<repo id>-<target hash> holding exactly commit:
+// the checkout the checks of one target run in. It is kept from one landing to the next
+// (the landing lock of the target serialises its users, across processes too) and reset
+// with `git checkout --force --detach` and `git clean -ffdx`, so what the checks see is what
+// a fresh checkout would hold, while tools whose caches are keyed by path (go build among
+// them) rebuild only what changed instead of everything in a new directory each time
+// (docs/benchmarks.md, "End to end"). When it is missing or cannot be reset it is made
+// again with `git worktree add --force --detach`.
+func (m *Manager) checkCheckout(ctx context.Context, r *Repo, target, commit string) (string, error) {
+	dir := filepath.Join(m.scratch, "check-"+strings.TrimPrefix(landKey(r.id, target), "land-"))
+	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil && plumbing.IsHash(commit) {
+		// A full hash of our own merge (checked above), never a name: `git checkout` does not
+		// take --end-of-options before it (git 2.39: "--detach does not take a path argument").
+		_, err := m.git.run(ctx, dir, runOpts{}, "checkout", "--quiet", "--force", "--detach", commit)
+		if err == nil {
+			_, err = m.git.run(ctx, dir, runOpts{}, "clean", "-ffdxq")
+		}
+		if err == nil {
+			return dir, nil
+		}
+		m.log.Warn("the checks' checkout could not be reset; making it again", "path", dir, "err", err)
+	}
+	err := m.withStructure(ctx, r, func() error {
+		if err := m.discard(ctx, r, dir, "", false); err != nil {
+			m.log.Debug("removing the checks' old checkout", "path", dir, "err", err)
+		}
+		_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--force", "--detach", "--end-of-options", dir, commit)
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("checkout for the checks: %w", err)
+	}
+	return dir, nil
 }
 
 // findLanding walks the target's first-parent history (at most 1000 commits) for the commit
