@@ -62,11 +62,33 @@ func (s *Scheduler) landGroup(ctx context.Context, key string, ms []engine.Missi
 			s.Wake()
 		}()
 		for i := range ms {
-			if err := s.landOne(context.WithoutCancel(ctx), &ms[i]); err != nil {
+			// The list was read before this worker started, maybe while the previous worker
+			// of the branch still landed some of it: read each mission again, so that a
+			// landing already done (or sent to repair) is not run a second time.
+			m, ok, err := s.stillLandable(context.WithoutCancel(ctx), ms[i].ID)
+			if err == nil && ok {
+				err = s.landOne(context.WithoutCancel(ctx), &m)
+			}
+			if err != nil {
 				s.log.Error("landing failed", "mission_id", ms[i].ID, "err", err)
 			}
 		}
 	})
+}
+
+// stillLandable reads a mission again and says whether its landing is still for the landing
+// queue (completed; landing pending, approved, review or waiting).
+func (s *Scheduler) stillLandable(ctx context.Context, id string) (engine.Mission, bool, error) {
+	d, err := s.eng.GetMission(ctx, id)
+	if err != nil {
+		return engine.Mission{}, false, err
+	}
+	m := d.Mission
+	switch m.Landing {
+	case engine.LandingPending, engine.LandingApproved, engine.LandingReview, engine.LandingWaiting:
+		return m, m.State == engine.StateCompleted, nil
+	}
+	return m, false, nil
 }
 
 func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) error {
