@@ -64,6 +64,8 @@ func TestRealClaude_WritesFileMissionLandsWithUsageAndCost(t *testing.T) {
 	require.Equal(t, rec.Worktree.Path, reqs[0].Workspace())
 	require.True(t, strings.HasPrefix(rec.Worktree.Path, h.data), "the worktree is under the data dir: %s", rec.Worktree.Path)
 	require.Equal(t, apiKey, reqs[0].HeaderValue("x-api-key"))
+	// Claude Code's session files went to the profile's private HOME under the data dir.
+	require.DirExists(t, filepath.Join(h.data, "profiles", "claude", "home", ".claude"))
 	// The landed commit is the scheduler's (Claude Code did not commit) on top of main.
 	require.Equal(t, "hello.txt", gitRun(t, h.repo, "diff-tree", "--no-commit-id", "--name-only", "-r", "main"))
 	logTimings(t, "claude one mission", wall, collectTimings(t, h.ctx, h.eng, h.data, d.Voyage.ID))

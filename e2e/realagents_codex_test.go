@@ -1,6 +1,8 @@
 package e2e
 
 import (
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -69,6 +71,13 @@ func TestRealCodex_WritesFileSchedulerCommitsAndLands(t *testing.T) {
 	require.Equal(t, "mcp-scheduler|mcp-scheduler@localhost|say hello", commits)
 	require.Contains(t, gitRun(t, h.repo, "log", "-1", "--format=%B", "main"), "Mission-Id: "+id)
 	require.Equal(t, "hello.txt", gitRun(t, h.repo, "diff-tree", "--no-commit-id", "--name-only", "-r", "main"))
+	// The profile's private CODEX_HOME: the scheduler wrote its provider (our model server)
+	// and the retry settings there.
+	conf, err := os.ReadFile(filepath.Join(h.data, "profiles", "codex", "codex-home", "config.toml"))
+	require.NoError(t, err)
+	require.Contains(t, string(conf), `base_url = "`+srv.OpenAIBaseURL()+`"`)
+	require.Contains(t, string(conf), "request_max_retries = 0")
+	require.Contains(t, string(conf), `sandbox_mode = "workspace-write"`)
 	logTimings(t, "codex one mission", wall, collectTimings(t, h.ctx, h.eng, h.data, d.Voyage.ID))
 }
 

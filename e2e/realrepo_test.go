@@ -8,6 +8,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -161,7 +164,7 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	brk, err := eng.GetMission(bg, dispatched.IDs["breaker"])
 	require.NoError(t, err)
 	require.Equal(t, engine.LandingLanded, brk.Mission.Landing)
-	require.NotEmpty(t, brk.Landings)
+	require.Len(t, brk.Landings, 1, "one landing of its attempt: checks failed, then the repair carried it")
 	require.Equal(t, "checks_failed", brk.Landings[0].Status)
 	require.Contains(t, brk.Landings[0].Detail, "undefined: undefinedName")
 	require.Contains(t, brk.Landings[0].Detail, "go build ./...")
@@ -205,8 +208,13 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 
 	v, err := eng.VoyageStatus(bg, dispatched.Voyage.ID)
 	require.NoError(t, err)
+	serverLogText, err := os.ReadFile(serverLog)
+	require.NoError(t, err)
+	if p := os.Getenv("E2E_SERVER_LOG"); p != "" {
+		require.NoError(t, os.WriteFile(p, serverLogText, 0o600))
+	}
 	logTimings(t, fmt.Sprintf("go-git %s (%d files), reference agent, go build ./... check", version, files), voyageWall(v.Voyage),
-		collectTimings(t, bg, eng, data, dispatched.Voyage.ID), ", client wall "+ms2(wall))
+		collectTimings(t, bg, eng, data, dispatched.Voyage.ID), ", client wall "+ms2(wall)+landingSummary(string(serverLogText)))
 }
 
 // startStdioClient starts `mcp-scheduler serve` in dir over stdio with env and initialises
@@ -258,4 +266,29 @@ func writeTOML(t *testing.T, path string, v any) {
 	require.NoError(t, err)
 	require.NoError(t, toml.NewEncoder(f).Encode(v))
 	require.NoError(t, f.Close())
+}
+
+var landingLogRe = regexp.MustCompile(`INF landing .*status=(\S+) .*duration_s=([0-9.]+)`)
+
+// landingSummary sums the landings the server logged (each runs the checks on its merged
+// tree, one at a time per branch): "; 6 landings (checks_failed 1, landed 5) took 17.2 s".
+func landingSummary(log string) string {
+	var total float64
+	counts := map[string]int{}
+	n := 0
+	for _, m := range landingLogRe.FindAllStringSubmatch(log, -1) {
+		d, err := strconv.ParseFloat(m[2], 64)
+		if err != nil {
+			continue
+		}
+		total += d
+		counts[m[1]]++
+		n++
+	}
+	var parts []string
+	for k, c := range counts {
+		parts = append(parts, fmt.Sprintf("%s %d", k, c))
+	}
+	sort.Strings(parts)
+	return fmt.Sprintf("; %d landings (%s) took %.1f s in all, %.1f s each", n, strings.Join(parts, ", "), total, total/float64(max(n, 1)))
 }
