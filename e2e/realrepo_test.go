@@ -21,8 +21,8 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
 // A real repository (issue 7, e2e 5): go-git's own source, which is in the module cache
@@ -116,7 +116,7 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 		"resources":    map[string]any{"max_load_per_cpu": 0, "min_free_memory_mb": 0, "min_free_disk_mb": 0},
 		"repositories": []map[string]any{{"path": repo, "checks": [][]string{{goBin, "build", "./..."}}}},
 		"profiles": []map[string]any{{"name": "reference", "runtime": "ndjson", "command": []string{"{mcp_scheduler}", "reference-agent"},
-			"env": []string{"PATH", "HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM"},
+			"env":             []string{"PATH", "HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM"},
 			"max_concurrency": 4}},
 	})
 	env := append(testenv.GitEnv(), "PATH="+os.Getenv("PATH"), "HOME="+root, "NO_COLOR=1",
