@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -79,7 +80,7 @@ func (o *op) addUsage(m *Mission, u *Usage) error {
 	}
 	m.Usage.InputTokens += u.InputTokens
 	m.Usage.OutputTokens += u.OutputTokens
-	m.Usage.CostUSD += u.CostUSD
+	m.Usage.CostUSD = roundCost(m.Usage.CostUSD + u.CostUSD)
 	if m.VoyageID == "" {
 		return nil
 	}
@@ -89,7 +90,7 @@ func (o *op) addUsage(m *Mission, u *Usage) error {
 	}
 	v.Usage.InputTokens += u.InputTokens
 	v.Usage.OutputTokens += u.OutputTokens
-	v.Usage.CostUSD += u.CostUSD
+	v.Usage.CostUSD = roundCost(v.Usage.CostUSD + u.CostUSD)
 	v.UpdatedAt = o.now
 	return o.tx.VoyageUpdate(o.ctx, &v, v.State)
 }
@@ -242,3 +243,7 @@ func joinLines(lines []string) string {
 	}
 	return out
 }
+
+// roundCost keeps sums of costs at a nanodollar, so that adding 0.0016 and 0.0008 shows
+// 0.0024 rather than floating-point noise.
+func roundCost(usd float64) float64 { return math.Round(usd*1e9) / 1e9 }

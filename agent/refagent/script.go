@@ -79,7 +79,7 @@ func scriptFor(st agent.Start, text string) ([]directive, error) {
 	for _, raw := range strings.Split(text, "\n") {
 		line := strings.TrimLeft(strings.TrimSpace(strings.TrimSuffix(raw, "\r")), "> \t")
 		if rest, ok := strings.CutPrefix(line, "@"+role+" "); ok {
-			own = append(own, "@"+strings.TrimSpace(rest))
+			own = append(own, "@"+strings.TrimPrefix(strings.TrimSpace(rest), "@")) // "@repair @write" too
 		}
 	}
 	steps, err := parseScript(strings.Join(own, "\n"))
