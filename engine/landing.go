@@ -35,7 +35,7 @@ func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingStat
 		}
 		return o.emit("landing."+l.Status, &m, "", map[string]any{"landing": state, "commit": l.Commit,
 			"target_branch": l.TargetBranch, "conflicts": l.ConflictPaths, "outside_write_area": l.OutsideWriteArea,
-			"detail": truncate(l.Detail, 1000)})
+			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS})
 	})
 	return m, err
 }

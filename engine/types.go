@@ -341,18 +341,20 @@ type Attempt struct {
 
 // Landing is the record of landing one attempt (idempotent per mission and attempt).
 type Landing struct {
-	MissionID        string    `json:"mission_id"`
-	Attempt          int       `json:"attempt"`
-	Status           string    `json:"status"`
-	TargetBranch     string    `json:"target_branch,omitempty"`
-	Commit           string    `json:"commit,omitempty"`
-	OldTarget        string    `json:"old_target,omitempty"`
-	NewTarget        string    `json:"new_target,omitempty"`
-	ChangedFiles     []string  `json:"changed_files,omitempty"`
-	OutsideWriteArea []string  `json:"outside_write_area,omitempty"`
-	ConflictPaths    []string  `json:"conflict_paths,omitempty"`
-	Detail           string    `json:"detail,omitempty"`
-	At               time.Time `json:"at"`
+	MissionID        string   `json:"mission_id"`
+	Attempt          int      `json:"attempt"`
+	Status           string   `json:"status"`
+	TargetBranch     string   `json:"target_branch,omitempty"`
+	Commit           string   `json:"commit,omitempty"`
+	OldTarget        string   `json:"old_target,omitempty"`
+	NewTarget        string   `json:"new_target,omitempty"`
+	ChangedFiles     []string `json:"changed_files,omitempty"`
+	OutsideWriteArea []string `json:"outside_write_area,omitempty"`
+	ConflictPaths    []string `json:"conflict_paths,omitempty"`
+	Detail           string   `json:"detail,omitempty"`
+	// DurationMS is how long the landing took (merge, checks, moving the branch), in ms.
+	DurationMS int64     `json:"duration_ms,omitempty"`
+	At         time.Time `json:"at"`
 }
 
 // Agent is a worker the scheduler knows: a managed profile or an external MCP client.

@@ -64,19 +64,19 @@ func (t *txn) AttemptOutcomes(ctx context.Context) ([]engine.OutcomeCount, error
 
 func (t *txn) LandingUpsert(ctx context.Context, l *engine.Landing) error {
 	_, err := t.q.exec(ctx, `INSERT INTO landings (mission_id, attempt, status, target_branch, commit_id,
- old_target, new_target, changed, outside, conflicts, detail, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ old_target, new_target, changed, outside, conflicts, detail, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
  ON CONFLICT (mission_id, attempt) DO UPDATE SET status = excluded.status, target_branch = excluded.target_branch,
   commit_id = excluded.commit_id, old_target = excluded.old_target, new_target = excluded.new_target,
   changed = excluded.changed, outside = excluded.outside, conflicts = excluded.conflicts,
-  detail = excluded.detail, at = excluded.at`, l.MissionID, l.Attempt, l.Status, l.TargetBranch, l.Commit,
-		l.OldTarget, l.NewTarget, jsonText(orEmpty(l.ChangedFiles)), jsonText(orEmpty(l.OutsideWriteArea)),
-		jsonText(orEmpty(l.ConflictPaths)), l.Detail, ms(l.At))
+  detail = excluded.detail, duration_ms = excluded.duration_ms, at = excluded.at`, l.MissionID, l.Attempt, l.Status,
+		l.TargetBranch, l.Commit, l.OldTarget, l.NewTarget, jsonText(orEmpty(l.ChangedFiles)), jsonText(orEmpty(l.OutsideWriteArea)),
+		jsonText(orEmpty(l.ConflictPaths)), l.Detail, l.DurationMS, ms(l.At))
 	return translate(err, "record landing of "+l.MissionID)
 }
 
 func (t *txn) LandingList(ctx context.Context, missionID string) ([]engine.Landing, error) {
 	rows, err := t.q.query(ctx, `SELECT mission_id, attempt, status, target_branch, commit_id, old_target,
- new_target, changed, outside, conflicts, detail, at FROM landings WHERE mission_id = ? ORDER BY attempt`, missionID)
+ new_target, changed, outside, conflicts, detail, duration_ms, at FROM landings WHERE mission_id = ? ORDER BY attempt`, missionID)
 	if err != nil {
 		return nil, translate(err, "landings of "+missionID)
 	}
@@ -87,7 +87,7 @@ func (t *txn) LandingList(ctx context.Context, missionID string) ([]engine.Landi
 		var changed, outside, conflicts string
 		var at sql.NullInt64
 		if err := rows.Scan(&l.MissionID, &l.Attempt, &l.Status, &l.TargetBranch, &l.Commit, &l.OldTarget,
-			&l.NewTarget, &changed, &outside, &conflicts, &l.Detail, &at); err != nil {
+			&l.NewTarget, &changed, &outside, &conflicts, &l.Detail, &l.DurationMS, &at); err != nil {
 			return nil, translate(err, "landings of "+missionID)
 		}
 		l.ChangedFiles, l.OutsideWriteArea, l.ConflictPaths, l.At = strList(changed), strList(outside), strList(conflicts), fromMS(at)

@@ -130,6 +130,7 @@ func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, 
 	if err != nil {
 		return err
 	}
+	started := time.Now()
 	l, err := s.wt.Land(ctx, worktree.LandRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt, Workspace: rec.Worktree,
 		TargetBranch: s.targetBranch(m), WriteArea: m.WriteArea, Message: fmt.Sprintf("%s\n\nMission %s: %s", m.Title, m.ID, firstLine(m.Brief)),
 		Check: s.checks(pol)})
@@ -141,7 +142,8 @@ func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, 
 	}
 	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: s.targetBranch(m),
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
-		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput)}
+		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput),
+		DurationMS: time.Since(started).Milliseconds()}
 	switch l.Status {
 	case worktree.LandLanded, worktree.LandAlreadyLanded, worktree.LandNothingToLand:
 		state := engine.LandingLanded

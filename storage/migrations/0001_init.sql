@@ -173,6 +173,7 @@ CREATE TABLE landings (
   outside       TEXT NOT NULL DEFAULT '[]',
   conflicts     TEXT NOT NULL DEFAULT '[]',
   detail        TEXT NOT NULL DEFAULT '',
+  duration_ms   INTEGER NOT NULL DEFAULT 0,
   at            INTEGER NOT NULL,
   PRIMARY KEY (mission_id, attempt)
 ) STRICT;
