@@ -32,6 +32,9 @@ var (
 	// state or epoch was not what the caller presented). The engine turns it into
 	// ErrLeaseLost or ErrIllegalTransition; it never reaches callers of the engine.
 	ErrGuard = errors.New("guard mismatch")
+	// ErrNotLeader: a scheduler process presented a leader lease (LeaderFence) that is not
+	// current any more; it must stop dispatching until it leads again. Not a caller error.
+	ErrNotLeader = errors.New("not the scheduler's leader")
 )
 
 // CallerError reports whether err is the caller's mistake (a bad id, argument, state or

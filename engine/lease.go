@@ -22,6 +22,10 @@ type AcquireRequest struct {
 	Start bool
 	// LeaseTTL overrides the engine's lease TTL for this lease (0: default).
 	LeaseTTL time.Duration
+	// Leader, when set, makes the acquire conditional on this leader lease being current
+	// (ErrNotLeader otherwise): the scheduler loop dispatches only while it leads. The
+	// lease.acquired event records it.
+	Leader *LeaderFence
 }
 
 // Acquire leases the first runnable mission matching req: a new epoch (the fencing token),
@@ -48,6 +52,9 @@ func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, erro
 		profile = req.AgentID
 	}
 	err := e.update(ctx, req.AgentID, func(o *op) error {
+		if err := o.checkLeader(req.Leader); err != nil {
+			return err
+		}
 		var err error
 		m, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
 			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
@@ -61,16 +68,20 @@ func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, erro
 		if err != nil {
 			return err
 		}
-		return o.acquired(&m)
+		return o.acquired(&m, req.Leader)
 	})
 	return m, err
 }
 
-// acquired records the acquire event and activates the mission's voyage on its first start.
+// acquired records the acquire event (with the leader lease it was made under, if any) and
+// activates the mission's voyage on its first start.
 // The event has no "from": the mission was pending or interrupted (replay checks that).
-func (o *op) acquired(m *Mission) error {
+func (o *op) acquired(m *Mission, leader *LeaderFence) error {
 	data := map[string]any{"to": m.State, "owner": m.Lease.Owner, "profile": m.Profile,
 		"expires_at": m.Lease.ExpiresAt, "resumed": m.Checkpoint != nil}
+	if leader != nil {
+		data["leader"], data["leader_epoch"] = leader.Owner, leader.Epoch
+	}
 	if err := o.emit("lease.acquired", m, "", data); err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -79,17 +80,25 @@ func (e *Engine) Voyages(ctx context.Context, states []VoyageState, limit int) (
 }
 
 // Leadership takes or renews the leader lease for owner (see Tx.LeaderTry) and returns the
-// leader row after the attempt.
-// A change of leader (not a renewal) is published as ChangeLeader.
+// leader row after the attempt. A new epoch (a process took the lease, not a renewal) is
+// recorded as a leader.elected event naming the new and the previous holder, so the event
+// log says who led the loop at every moment; it is also published as ChangeLeader.
 func (e *Engine) Leadership(ctx context.Context, owner string, ttl time.Duration, phase string) (Leader, error) {
 	var before, l Leader
-	err := e.store.Update(ctx, func(tx Tx) error {
+	err := e.update(ctx, owner, func(o *op) error {
 		var err error
-		if before, err = tx.LeaderGet(ctx); err != nil {
+		if before, err = o.tx.LeaderGet(o.ctx); err != nil {
 			return err
 		}
-		l, err = tx.LeaderTry(ctx, owner, e.Now(), ttl, phase)
-		return err
+		if l, err = o.tx.LeaderTry(o.ctx, owner, o.now, ttl, phase); err != nil {
+			return err
+		}
+		if l.Epoch == before.Epoch {
+			return nil
+		}
+		return o.emit("leader.elected", nil, "", map[string]any{"owner": l.Owner, "epoch": l.Epoch,
+			"expires_at": l.ExpiresAt, "previous_owner": before.Owner, "previous_epoch": before.Epoch,
+			"previous_expires_at": before.ExpiresAt})
 	})
 	if err == nil && (before.Owner != l.Owner || before.Epoch != l.Epoch) {
 		e.hub.Publish(Change{Type: ChangeLeader})
@@ -114,7 +123,47 @@ func (e *Engine) Escalation(ctx context.Context, id string) (Escalation, error) 
 	return out, err
 }
 
-// Resign gives up leadership held by owner at epoch.
+// Resign gives up leadership held by owner at epoch (nothing when it is not theirs any
+// more), recorded as a leader.resigned event.
 func (e *Engine) Resign(ctx context.Context, owner string, epoch int64) error {
-	return e.store.Update(ctx, func(tx Tx) error { return tx.LeaderResign(ctx, owner, epoch) })
+	resigned := false
+	err := e.update(ctx, owner, func(o *op) error {
+		l, err := o.tx.LeaderGet(o.ctx)
+		if err != nil || l.Owner != owner || l.Epoch != epoch {
+			return err
+		}
+		if err := o.tx.LeaderResign(o.ctx, owner, epoch); err != nil {
+			return err
+		}
+		resigned = true
+		return o.emit("leader.resigned", nil, "", map[string]any{"owner": owner, "epoch": epoch})
+	})
+	if err == nil && resigned {
+		e.hub.Publish(Change{Type: ChangeLeader})
+	}
+	return err
+}
+
+// LeaderFence names the leader lease a scheduler process believes it holds; an acquire that
+// presents one succeeds only while that lease is current (same owner and epoch, not expired),
+// checked in the acquire's own transaction.
+type LeaderFence struct {
+	Owner string
+	Epoch int64
+}
+
+// checkLeader returns ErrNotLeader unless f is the current, unexpired leader lease.
+func (o *op) checkLeader(f *LeaderFence) error {
+	if f == nil {
+		return nil
+	}
+	l, err := o.tx.LeaderGet(o.ctx)
+	if err != nil {
+		return err
+	}
+	if l.Owner != f.Owner || l.Epoch != f.Epoch || l.ExpiresAt.Before(o.now) {
+		return fmt.Errorf("%w: %s holds epoch %d until %s, not %s at epoch %d", ErrNotLeader,
+			orDefault(l.Owner, "nobody"), l.Epoch, l.ExpiresAt.Format(time.RFC3339Nano), f.Owner, f.Epoch)
+	}
+	return nil
 }

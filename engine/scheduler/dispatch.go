@@ -26,13 +26,23 @@ type assignment struct {
 	scores  []engine.Score
 }
 
-// dispatch starts one planned assignment: the lease is taken here, in one guarded statement,
+// dispatch starts one planned assignment: the lease is taken here, in one guarded statement
+// presenting this process's leader lease (so a process that lost leadership cannot dispatch),
 // so the plan's accounting sees it at once; the slow part (workspace, brief, process) runs in
 // the background so that one checkout never holds up the tick.
 func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
-	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID})
+	leader := s.leaderFence()
+	if leader == nil {
+		return false, nil // leadership lost since the tick began
+	}
+	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID,
+		Leader: leader})
 	if errors.Is(err, engine.ErrNoWork) || errors.Is(err, engine.ErrPaused) {
 		return false, nil // taken or changed since planning
+	}
+	if errors.Is(err, engine.ErrNotLeader) {
+		s.log.Warn("not dispatching: the leader lease is not ours any more", "mission_id", a.mission.ID, "err", err)
+		return false, nil
 	}
 	if err != nil {
 		return false, err

@@ -182,7 +182,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.wg.Wait()
 	var err error
 	if epoch != 0 {
-		err = s.eng.Store().Update(ctx, func(tx engine.Tx) error { return tx.LeaderResign(ctx, s.cfg.Owner, epoch) })
+		err = s.eng.Resign(ctx, s.cfg.Owner, epoch)
 	}
 	if errors.Is(err, context.Canceled) {
 		err = nil

@@ -3,6 +3,8 @@ package scheduler
 import (
 	"context"
 	"errors"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
 // TickReport says what one tick did.
@@ -87,4 +89,16 @@ func (s *Scheduler) lead(ctx context.Context) (bool, error) {
 		s.leaderEpoch, s.recovered = l.Epoch, false
 	}
 	return true, nil
+}
+
+// leaderFence is the leader lease this process holds (nil while it does not lead), presented
+// with every acquire so that a process that lost leadership in the middle of a tick cannot
+// dispatch.
+func (s *Scheduler) leaderFence() *engine.LeaderFence {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.leaderEpoch == 0 {
+		return nil
+	}
+	return &engine.LeaderFence{Owner: s.cfg.Owner, Epoch: s.leaderEpoch}
 }
