@@ -60,12 +60,14 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 // brief failure → failed; process start failure → failed.
 func (s *Scheduler) launch(ctx context.Context, m engine.Mission, a assignment) error {
 	fence := m.Fence()
+	s.crashPoint("acquired")
 	t0 := time.Now()
 	ws, err := s.prepare(ctx, &m)
 	prepared := time.Since(t0)
 	if err != nil {
 		return s.dispatchFailed(ctx, fence, "workspace", err)
 	}
+	s.crashPoint("prepared")
 	brief, err := s.renderBrief(&m, ws, false)
 	if err != nil {
 		return s.dispatchFailed(ctx, fence, "brief", err)
@@ -88,22 +90,34 @@ func (s *Scheduler) launch(ctx context.Context, m engine.Mission, a assignment) 
 	if err != nil {
 		return s.dispatchFailed(ctx, fence, "start", err)
 	}
+	s.crashPoint("launched")
 	rec := RunRecord{Mode: ModeManaged, Attempt: m.Attempt, Profile: a.profile.Name, Runtime: string(a.profile.Runtime), Model: a.model, Worktree: ws,
 		AttemptDir: dir, PID: proc.PID(), AgentStart: proc.Record().AgentStart, Score: &a.score, Scores: a.scores,
 		PrepareMS: prepared.Milliseconds(), LaunchedAt: s.cfg.Now()}
 	run := &attemptRun{fence: fence, mission: m, rec: rec, proc: proc, profile: a.profile}
-	if _, err := s.eng.Start(ctx, fence); err != nil {
+	started, err := s.eng.Start(ctx, fence)
+	if err != nil {
 		_ = proc.Stop(runner.ReasonLeaseLost)
 		proc.Wait()
 		return ignoreLost(err)
 	}
+	s.crashPoint("started")
 	if err := s.eng.SetRun(ctx, fence, rec.raw()); err != nil {
 		_ = proc.Stop(runner.ReasonLeaseLost)
 		proc.Wait()
 		return ignoreLost(err)
 	}
-	s.adopt(ctx, run)
+	s.crashPoint("recorded")
+	s.adopt(ctx, run, started.Lease.ExpiresAt)
 	return nil
+}
+
+// crashPoint lets crash-injection tests end the process between two steps of a dispatch
+// (acquired, prepared, launched, started, recorded); nil outside tests.
+func (s *Scheduler) crashPoint(stage string) {
+	if s.testCrashPoint != nil {
+		s.testCrashPoint(stage)
+	}
 }
 
 // ignoreLost turns "the mission is no longer ours" into nothing to report.

@@ -9,8 +9,8 @@ import (
 )
 
 // monitor: stop agents whose mission is no longer theirs, renew the leases of live agents
-// (the runner itself stops stalled and timed-out ones), reap expired leases, mark attempts that share a repository, and raise
-// missed deadlines.
+// (the keeper does too, between ticks; the runner itself stops stalled and timed-out ones),
+// reap expired leases, mark attempts that share a repository, and raise missed deadlines.
 func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 	leased, err := s.eng.Leased(ctx)
 	if err != nil {
@@ -20,7 +20,6 @@ func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 	for _, m := range leased {
 		live[m.Fence()] = true
 	}
-	now := s.cfg.Now()
 	var errs []error
 	byRepo := map[string][]*attemptRun{}
 	for _, a := range s.supervised() {
@@ -29,18 +28,8 @@ func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 			continue
 		}
 		byRepo[a.mission.Repository] = append(byRepo[a.mission.Repository], a)
-		a.mu.Lock()
-		due := now.Sub(a.lastBeat) >= s.cfg.RenewEvery
-		if due {
-			a.lastBeat = now
-		}
-		a.mu.Unlock()
-		if due {
-			if _, err := s.eng.RenewLease(ctx, a.fence); err != nil && !errors.Is(err, engine.ErrLeaseLost) {
-				errs = append(errs, err)
-			}
-		}
 	}
+	errs = append(errs, s.renewAgents(ctx))
 	for _, group := range byRepo {
 		if len(group) > 1 {
 			for _, a := range group {

@@ -52,11 +52,14 @@ type Scheduler struct {
 	wake     chan struct{}
 	cancel   context.CancelFunc
 	done     chan struct{}
+	kept     chan struct{}  // closed when the keeper (keeper.go) returned
 	wg       sync.WaitGroup // supervisor goroutines
 	bg       sync.WaitGroup // launches, landings and cleanups in flight
 	stopped  bool           // Stop began: new agents are detached at once
 	landing  map[string]bool
 	lastLead time.Time
+
+	testCrashPoint func(stage string) // crash-injection tests (export_test.go)
 }
 
 // background runs fn in a goroutine that Stop waits for.
@@ -103,15 +106,20 @@ func (s *Scheduler) Wake() {
 }
 
 // Start runs the loop in the background until Stop: a tick every Config.Tick and at once on
-// any committed change that can unblock work.
+// any committed change that can unblock work; between ticks a keeper renews the leader lease
+// and the supervised agents' leases, so a long tick loses neither.
 func (s *Scheduler) Start(ctx context.Context) {
 	ctx, s.cancel = context.WithCancel(ctx)
-	s.done = make(chan struct{})
+	s.done, s.kept = make(chan struct{}), make(chan struct{})
 	sub := s.eng.Hub().Subscribe()
 	go func() {
 		defer close(s.done)
 		defer sub.Close()
 		s.loop(ctx, sub)
+	}()
+	go func() {
+		defer close(s.kept)
+		s.keep(ctx)
 	}()
 }
 
@@ -159,6 +167,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	if s.cancel != nil {
 		s.cancel()
 		<-s.done
+		<-s.kept
 	}
 	s.mu.Lock()
 	s.stopped = true
@@ -176,7 +185,7 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 		if s.cfg.StopAgentsOnShutdown {
 			_ = p.proc.Stop(runner.ReasonCancelled)
 		} else {
-			p.proc.Detach()
+			p.detach()
 		}
 	}
 	s.wg.Wait()

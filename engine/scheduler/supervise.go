@@ -20,17 +20,24 @@ type attemptRun struct {
 	proc    *runner.Process
 	profile agent.Profile
 
-	mu        sync.Mutex
-	lastBeat  time.Time // last lease renewal sent to the engine
-	yielded   bool      // the agent sent task.yield and the engine recorded it
-	stopping  string    // why this scheduler stopped it ("" while not)
-	parallel  atomic.Bool
-	startedAt time.Time
+	mu         sync.Mutex
+	lastBeat   time.Time   // last lease renewal sent to the engine
+	expires    time.Time   // the lease expiry the last successful start or renewal returned
+	fenceTimer *time.Timer // stops the agent before an unrenewed lease expires (keeper.go)
+	fenced     bool        // the fence fired: the lease could not be renewed in time
+	detached   bool        // no longer watched by this process
+	yielded    bool        // the agent sent task.yield and the engine recorded it
+	stopping   string      // why this scheduler stopped it ("" while not)
+	parallel   atomic.Bool
+	startedAt  time.Time
 }
 
-// adopt registers a launched or re-attached attempt and supervises it until it ends.
-func (s *Scheduler) adopt(ctx context.Context, a *attemptRun) {
+// adopt registers a launched or re-attached attempt, whose lease runs until expires, and
+// supervises it until it ends.
+func (s *Scheduler) adopt(ctx context.Context, a *attemptRun, expires time.Time) {
 	a.startedAt = s.cfg.Now()
+	a.lastBeat = a.startedAt
+	s.renewed(a, expires)
 	s.mu.Lock()
 	s.procs[a.fence.MissionID] = a
 	stopped := s.stopped
@@ -41,7 +48,7 @@ func (s *Scheduler) adopt(ctx context.Context, a *attemptRun) {
 		s.supervise(context.WithoutCancel(ctx), a)
 	}()
 	if stopped {
-		a.proc.Detach() // shutting down: the agent goes on, the next leader collects it
+		a.detach() // shutting down: the agent goes on, the next leader collects it
 	}
 }
 
@@ -50,6 +57,7 @@ func (s *Scheduler) adopt(ctx context.Context, a *attemptRun) {
 // lease stops the agent before anyone else can get the mission's next attempt.
 func (s *Scheduler) supervise(ctx context.Context, a *attemptRun) {
 	defer func() {
+		a.ended()
 		s.mu.Lock()
 		if s.procs[a.fence.MissionID] == a {
 			delete(s.procs, a.fence.MissionID)
@@ -115,7 +123,10 @@ func (s *Scheduler) beat(ctx context.Context, a *attemptRun) error {
 	if !due {
 		return nil
 	}
-	_, err := s.eng.Heartbeat(ctx, a.fence)
+	ans, err := s.eng.Heartbeat(ctx, a.fence)
+	if err == nil {
+		s.renewed(a, ans.ExpiresAt)
+	}
 	return err
 }
 
@@ -143,8 +154,14 @@ func (s *Scheduler) stopAsync(a *attemptRun, reason string) {
 func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outcome) error {
 	s.setPhase(PhaseCollecting)
 	a.mu.Lock()
-	yielded, stopping := a.yielded, a.stopping
+	yielded, stopping, fenced := a.yielded, a.stopping, a.fenced
 	a.mu.Unlock()
+	if fenced { // stopped because the lease could not be renewed: give the mission back, result unused
+		f := agent.Failure{Kind: agent.KindCrash, Tool: "lease",
+			Summary: "the lease could not be renewed in time: the agent was stopped before it expired"}
+		_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Summary: f.Summary, ParallelInRepo: a.parallel.Load()})
+		return err
+	}
 	if yielded || stopping == runner.ReasonLeaseLost || stopping == runner.ReasonCancelled {
 		return nil // the engine already knows (yield), or the result must not be used
 	}

@@ -77,7 +77,7 @@ func (s *Scheduler) lead(ctx context.Context) (bool, error) {
 		if s.leaderEpoch != 0 {
 			s.log.Warn("leadership lost", "leader", l.Owner, "epoch", l.Epoch)
 			for _, p := range s.procs {
-				p.proc.Detach()
+				p.detach()
 			}
 		}
 		s.leaderEpoch, s.recovered = 0, false

@@ -1,0 +1,137 @@
+package scheduler
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// keep renews, on a timer of its own, the leader lease and the leases of the managed agents
+// this process supervises, so that a long tick — a landing that runs the repository's checks,
+// a slow git operation — costs neither: the other processes of the data dir never take over a
+// live leader, and no live agent's mission expires. It runs from Start until ctx ends.
+func (s *Scheduler) keep(ctx context.Context) {
+	t := time.NewTicker(s.cfg.LeaderLease / 5)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		lead, err := s.lead(ctx)
+		if err != nil && ctx.Err() == nil {
+			s.log.Warn("leader lease not renewed", "err", err)
+		}
+		if lead {
+			if err := s.renewAgents(ctx); err != nil && ctx.Err() == nil {
+				s.log.Warn("agent leases not renewed", "err", err)
+			}
+		}
+	}
+}
+
+// renewEvery is how often the lease of a live managed agent is renewed: RenewEvery, but at
+// least three times per lease TTL so that a renewal or two may fail without losing it.
+func (s *Scheduler) renewEvery() time.Duration {
+	return min(s.cfg.RenewEvery, s.eng.LeaseTTL()/3)
+}
+
+// renewAgents renews the leases of supervised agents whose renewal is due (the agent's own
+// events renew it too, see beat). A lease that is not ours any more stops the agent.
+func (s *Scheduler) renewAgents(ctx context.Context) error {
+	now := s.cfg.Now()
+	every := s.renewEvery()
+	var errs []error
+	for _, a := range s.supervised() {
+		a.mu.Lock()
+		due := a.stopping == "" && now.Sub(a.lastBeat) >= every
+		if due {
+			a.lastBeat = now
+		}
+		a.mu.Unlock()
+		if !due {
+			continue
+		}
+		ans, err := s.eng.RenewLease(ctx, a.fence)
+		switch {
+		case errors.Is(err, engine.ErrLeaseLost):
+			s.stopAsync(a, runner.ReasonLeaseLost)
+		case err != nil:
+			errs = append(errs, err)
+		default:
+			s.renewed(a, ans.ExpiresAt)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// fenceMargin is how long before its lease expires an agent whose lease could not be renewed
+// is stopped: the SIGTERM grace of its profile and a safety margin, so that its process group
+// is gone before anyone else may take the mission (shared/cases B12).
+func (s *Scheduler) fenceMargin(a *attemptRun) time.Duration {
+	return a.profile.Grace.D() + max(time.Second, s.eng.LeaseTTL()/10)
+}
+
+// renewed records the lease expiry a successful start or renewal returned and moves the
+// attempt's fence: a timer, independent of the database, that stops the agent fenceMargin
+// before the lease would expire without a further renewal (a blocked or failing database, a
+// stuck process) — the scheduler cannot keep the mission, so the agent must not go on with it.
+func (s *Scheduler) renewed(a *attemptRun, expires time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if expires.Before(a.expires) || a.detached || a.stopping != "" {
+		return
+	}
+	a.expires = expires
+	wait := time.Until(expires.Add(-s.fenceMargin(a)))
+	if a.fenceTimer == nil {
+		a.fenceTimer = time.AfterFunc(wait, func() { s.fenceFired(a) })
+		return
+	}
+	a.fenceTimer.Reset(wait)
+}
+
+// fenceFired stops the agent when its lease is about to expire unrenewed.
+func (s *Scheduler) fenceFired(a *attemptRun) {
+	a.mu.Lock()
+	left := time.Until(a.expires)
+	margin := s.fenceMargin(a)
+	if a.detached || a.stopping != "" {
+		a.mu.Unlock()
+		return
+	}
+	if left > margin { // renewed meanwhile: the timer was reset late
+		a.fenceTimer.Reset(left - margin)
+		a.mu.Unlock()
+		return
+	}
+	a.fenced = true
+	a.mu.Unlock()
+	s.log.Warn("lease about to expire without renewal: stopping the agent before anyone else may take the mission",
+		"mission_id", a.fence.MissionID, "epoch", a.fence.Epoch, "expires_in", left.Round(time.Millisecond))
+	s.stopAsync(a, runner.ReasonLeaseLost)
+}
+
+// detach stops watching the attempt (the agent goes on; the next leader collects it).
+func (a *attemptRun) detach() {
+	a.mu.Lock()
+	a.detached = true
+	if a.fenceTimer != nil {
+		a.fenceTimer.Stop()
+	}
+	a.mu.Unlock()
+	a.proc.Detach()
+}
+
+// ended releases the attempt's fence timer once its agent is gone.
+func (a *attemptRun) ended() {
+	a.mu.Lock()
+	if a.fenceTimer != nil {
+		a.fenceTimer.Stop()
+	}
+	a.mu.Unlock()
+}
