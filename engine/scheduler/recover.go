@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
@@ -70,6 +71,16 @@ func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error
 	if !started(dir) { // nothing was launched for this attempt: give the mission back
 		return false, ignoreLost(s.eng.Release(ctx, m.Fence(), "the scheduler restarted before launching the agent"))
 	}
+	if rec.Worktree.Path == "" {
+		// Launched, but the crash came before the run record named its workspace: Prepare is
+		// idempotent per attempt and returns the workspace the agent was started in, so its
+		// work can still land.
+		ws, err := s.prepare(ctx, &m)
+		if err != nil {
+			return false, fmt.Errorf("find the workspace of attempt %d: %w", m.Attempt, err)
+		}
+		rec.Worktree = ws
+	}
 	ad, err := adapters.For(prof.Runtime)
 	if err != nil {
 		return false, err
@@ -79,11 +90,23 @@ func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error
 	if err != nil {
 		return false, err
 	}
+	// The lease may have run low (or out) while no scheduler led: start or renew it before the
+	// agent is supervised, so its fence starts from a fresh expiry.
+	var expires time.Time
 	if m.State == engine.StateLeased {
-		if _, err := s.eng.Start(ctx, m.Fence()); err != nil {
+		started, err := s.eng.Start(ctx, m.Fence())
+		if err != nil {
 			proc.Detach()
 			return false, ignoreLost(err)
 		}
+		expires = started.Lease.ExpiresAt
+	} else {
+		ans, err := s.eng.RenewLease(ctx, m.Fence())
+		if err != nil {
+			proc.Detach()
+			return false, ignoreLost(err)
+		}
+		expires = ans.ExpiresAt
 	}
 	rec.AttemptDir, rec.Profile, rec.Runtime = dir, prof.Name, string(prof.Runtime)
 	if rec.PID == 0 {
@@ -94,7 +117,7 @@ func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error
 		}
 	}
 	s.log.Info("re-attached agent", "mission_id", m.ID, "attempt", m.Attempt, "pid", proc.PID())
-	s.adopt(ctx, &attemptRun{fence: m.Fence(), mission: m, rec: rec, proc: proc, profile: prof})
+	s.adopt(ctx, &attemptRun{fence: m.Fence(), mission: m, rec: rec, proc: proc, profile: prof}, expires)
 	return true, nil
 }
 
