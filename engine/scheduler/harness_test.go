@@ -34,6 +34,8 @@ func TestMain(m *testing.M) {
 			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
 		case "create-mission": // BenchmarkWakeUpCrossProcess: <db> <repo> <write area>
 			os.Exit(createMissionProcess(os.Args[2], os.Args[3], os.Args[4]))
+		case crashSchedulerCmd: // TestB13_*: <data dir> <repo> <stage>
+			os.Exit(crashSchedulerProcess(os.Args[2], os.Args[3], os.Args[4]))
 		}
 	}
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
