@@ -1,0 +1,490 @@
+package e2e_test
+
+// The harness of the crash, leadership and pull-mode end-to-end tests: the built binary,
+// a sandbox (home, repository, data dir, configuration file), scheduler processes started and
+// killed like a person or a service manager would, the database read from the test process
+// (another process on the same data dir, as the CLI is), and checks on git history and on the
+// agent processes left in /proc.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+var (
+	xbinOnce sync.Once
+	xbinPath string
+	xbinErr  error
+)
+
+// xbinary builds the mcp-scheduler binary once per test process, into a temporary directory
+// named after our pid; directories of test processes that are gone are removed on the way.
+func xbinary(t testing.TB) string {
+	t.Helper()
+	xbinOnce.Do(func() {
+		old, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcp-scheduler-e2e-bin-*"))
+		for _, d := range old {
+			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "mcp-scheduler-e2e-bin-"))
+			if err == nil && !pidExists(pid) {
+				_ = os.RemoveAll(d)
+			}
+		}
+		dir := filepath.Join(os.TempDir(), fmt.Sprintf("mcp-scheduler-e2e-bin-%d", os.Getpid()))
+		if xbinErr = os.MkdirAll(dir, 0o755); xbinErr != nil {
+			return
+		}
+		xbinPath = filepath.Join(dir, "mcp-scheduler")
+		cmd := exec.Command("go", "build", "-o", xbinPath, "./cmd/mcp-scheduler")
+		cmd.Dir = testenv.RepoRoot()
+		if out, err := cmd.CombinedOutput(); err != nil {
+			xbinErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	require.NoError(t, xbinErr)
+	return xbinPath
+}
+
+// xsettings are the [scheduler] timings of a sandbox and its extra configuration.
+type xsettings struct {
+	Tick, LeaseTTL, Renew, LeaderLease time.Duration
+	MaxConcurrency                     int
+	RetryBudget                        int
+	// Extra is appended to the configuration file (more profiles, repository policy keys
+	// go in RepoExtra).
+	Extra, RepoExtra string
+	// RefProfile adds the reference-agent profile "ref" (runtime ndjson).
+	RefProfile bool
+}
+
+func (s xsettings) withDefaults() xsettings {
+	if s.Tick == 0 {
+		s.Tick = 200 * time.Millisecond
+	}
+	if s.LeaseTTL == 0 {
+		s.LeaseTTL = 10 * time.Second
+	}
+	if s.Renew == 0 {
+		s.Renew = s.LeaseTTL / 4
+	}
+	if s.LeaderLease == 0 {
+		s.LeaderLease = 2 * time.Second
+	}
+	if s.MaxConcurrency == 0 {
+		s.MaxConcurrency = 4
+	}
+	return s
+}
+
+// xenv is one sandbox: a home, a git repository with one commit on main, a data dir and a
+// configuration file every scheduler process of the test shares.
+type xenv struct {
+	t       testing.TB
+	ctx     context.Context
+	bin     string
+	home    string
+	repo    string
+	data    string
+	logs    string
+	cfgPath string
+	env     []string
+	set     xsettings
+
+	mu    sync.Mutex
+	procs []*xproc
+	st    *storage.Store
+	eng   *engine.Engine
+}
+
+// gitEnvNames are the variables the reference agent needs to commit (its profile's
+// allow-list).
+var gitEnvNames = []string{"PATH", "HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME",
+	"GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM", "LC_ALL"}
+
+func newXEnv(t testing.TB, set xsettings) *xenv {
+	t.Helper()
+	set = set.withDefaults()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	e := &xenv{t: t, ctx: context.Background(), bin: xbinary(t), home: root, repo: filepath.Join(root, "repo"),
+		data: filepath.Join(root, "state"), logs: filepath.Join(root, "logs"), cfgPath: filepath.Join(root, "config.toml"), set: set}
+	require.NoError(t, os.MkdirAll(e.repo, 0o755))
+	require.NoError(t, os.MkdirAll(e.logs, 0o755))
+	e.env = append(testenv.GitEnv(), "HOME="+root, "XDG_CONFIG_HOME="+filepath.Join(root, "xdgconfig"),
+		"XDG_STATE_HOME="+filepath.Join(root, "xdgstate"), "MCP_SCHEDULER_DATA_DIR="+e.data,
+		"MCP_SCHEDULER_CONFIG="+e.cfgPath, "PATH="+os.Getenv("PATH"), "NO_COLOR=1")
+	e.git("init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(e.repo, "README.md"), []byte("# sample\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(e.repo, "shared.txt"), []byte("line one\n"), 0o644))
+	e.git("add", "-A")
+	e.git("commit", "-q", "-m", "initial")
+	require.NoError(t, os.WriteFile(e.cfgPath, []byte(e.config()), 0o600))
+	t.Cleanup(e.cleanup)
+	return e
+}
+
+// config is the configuration file: short timings, no resource thresholds (a busy 2-core
+// machine must not pause dispatch), the repository, the reference-agent profile.
+func (e *xenv) config() string {
+	s := e.set
+	var b strings.Builder
+	fmt.Fprintf(&b, "log_level = \"debug\"\n\n[scheduler]\ntick = %q\nlease_ttl = %q\nrenew_interval = %q\nleader_lease = %q\n",
+		s.Tick, s.LeaseTTL, s.Renew, s.LeaderLease)
+	fmt.Fprintf(&b, "backoff_initial = \"100ms\"\nbackoff_max = \"400ms\"\nmax_concurrency = %d\nper_repository = %d\nretry_budget = %d\ngrace = \"500ms\"\n",
+		s.MaxConcurrency, s.MaxConcurrency, max(s.RetryBudget, 0))
+	b.WriteString("\n[resources]\nmax_load_per_cpu = 0.0\nmin_free_memory_mb = 0\nmin_free_disk_mb = 0\n")
+	fmt.Fprintf(&b, "\n[[repositories]]\npath = %q\n%s\n", e.repo, s.RepoExtra)
+	if s.RefProfile {
+		q := make([]string, len(gitEnvNames))
+		for i, n := range gitEnvNames {
+			q[i] = strconv.Quote(n)
+		}
+		fmt.Fprintf(&b, "\n[[profiles]]\nname = \"ref\"\nruntime = \"ndjson\"\ncommand = [\"{mcp_scheduler}\", \"reference-agent\"]\nenv = [%s]\nmax_concurrency = %d\n",
+			strings.Join(q, ", "), s.MaxConcurrency)
+	}
+	b.WriteString(s.Extra)
+	return b.String()
+}
+
+func (e *xenv) git(args ...string) string {
+	e.t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", e.repo}, args...)...)
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	require.NoError(e.t, err, "git %v: %s", args, out)
+	return strings.TrimSpace(string(out))
+}
+
+// engine opens the data dir's database from the test process (as the CLI does).
+func (e *xenv) engine() *engine.Engine {
+	e.t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.eng == nil {
+		require.NoError(e.t, os.MkdirAll(e.data, 0o700))
+		st, err := storage.Open(e.ctx, filepath.Join(e.data, "mcp-scheduler.db"), storage.Options{})
+		require.NoError(e.t, err)
+		e.st = st
+		e.eng = engine.New(st, engine.Options{DefaultRepository: e.repo, LeaseTTL: e.set.LeaseTTL})
+	}
+	return e.eng
+}
+
+// xproc is one mcp-scheduler process of a sandbox; its stderr (the log) goes to a file.
+type xproc struct {
+	name string
+	cmd  *exec.Cmd
+	log  string
+	done chan struct{}
+	err  error
+}
+
+// start runs the binary with args in the repository.
+func (e *xenv) start(name string, args ...string) *xproc {
+	e.t.Helper()
+	e.mu.Lock()
+	n := len(e.procs)
+	e.mu.Unlock()
+	p := &xproc{name: name, log: filepath.Join(e.logs, fmt.Sprintf("%02d-%s.log", n, name)), done: make(chan struct{})}
+	f, err := os.Create(p.log)
+	require.NoError(e.t, err)
+	p.cmd = exec.Command(e.bin, args...)
+	p.cmd.Dir, p.cmd.Env, p.cmd.Stderr, p.cmd.Stdout = e.repo, e.env, f, f
+	require.NoError(e.t, p.cmd.Start())
+	go func() {
+		p.err = p.cmd.Wait()
+		f.Close()
+		close(p.done)
+	}()
+	e.mu.Lock()
+	e.procs = append(e.procs, p)
+	e.mu.Unlock()
+	return p
+}
+
+// daemon starts `mcp-scheduler daemon`.
+func (e *xenv) daemon(name string) *xproc { return e.start(name, "daemon") }
+
+func (p *xproc) pid() int { return p.cmd.Process.Pid }
+
+func (p *xproc) exited() bool {
+	select {
+	case <-p.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// kill sends SIGKILL to the scheduler process alone (not its agents, which run in process
+// groups of their own) and waits for it to be gone.
+func (p *xproc) kill() {
+	if !p.exited() {
+		_ = p.cmd.Process.Signal(syscall.SIGKILL)
+	}
+	<-p.done
+}
+
+// stop sends SIGTERM and waits up to timeout for a clean exit; it reports the exit error.
+func (p *xproc) stop(timeout time.Duration) error {
+	if p.exited() {
+		return p.err
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		return p.err
+	case <-time.After(timeout):
+		p.kill()
+		return fmt.Errorf("%s did not exit within %v of SIGTERM", p.name, timeout)
+	}
+}
+
+func (p *xproc) logText() string {
+	b, _ := os.ReadFile(p.log)
+	return string(b)
+}
+
+// cleanup stops every process of the sandbox, kills what is left of agent process groups
+// (a failing test must not leave agents running) and closes the database.
+func (e *xenv) cleanup() {
+	e.mu.Lock()
+	procs := e.procs
+	e.mu.Unlock()
+	for _, p := range procs {
+		p.kill()
+	}
+	for _, a := range e.agentRecords() {
+		for _, pid := range processesInGroup(a.PGID) {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if a.ShimPID > 0 && pidAliveWithStart(a.ShimPID, a.ShimStart) {
+			_ = syscall.Kill(a.ShimPID, syscall.SIGKILL)
+		}
+	}
+	if e.t.Failed() {
+		for _, p := range procs {
+			e.t.Logf("--- log of %s (pid %d) ---\n%s", p.name, p.pid(), tailString(p.logText(), 6000))
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.st != nil {
+		_ = e.st.Close()
+		e.st, e.eng = nil, nil
+	}
+}
+
+func tailString(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return "…" + s[len(s)-n:]
+}
+
+// waitUntil polls cond every 50ms until it holds, failing with what() after timeout.
+func (e *xenv) waitUntil(timeout time.Duration, what string, cond func() bool) time.Duration {
+	e.t.Helper()
+	start := time.Now()
+	for !cond() {
+		if time.Since(start) > timeout {
+			e.t.Fatalf("timed out after %v waiting for %s\n%s", timeout, what, e.dump())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return time.Since(start)
+}
+
+// missions lists every mission of the data dir.
+func (e *xenv) missions() []engine.Mission {
+	e.t.Helper()
+	ms, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Limit: 1000})
+	require.NoError(e.t, err)
+	return ms
+}
+
+func (e *xenv) mission(id string) engine.MissionDetail {
+	e.t.Helper()
+	d, err := e.engine().GetMission(e.ctx, id)
+	require.NoError(e.t, err)
+	return d
+}
+
+func (e *xenv) voyage(id string) engine.VoyageDetail {
+	e.t.Helper()
+	d, err := e.engine().VoyageStatus(e.ctx, id)
+	require.NoError(e.t, err)
+	return d
+}
+
+// events returns the whole event log in sequence order.
+func (e *xenv) events() []engine.Event {
+	e.t.Helper()
+	var out []engine.Event
+	var after int64
+	for {
+		evs, err := e.engine().Events(e.ctx, engine.EventFilter{AfterSeq: after, Limit: 1000})
+		require.NoError(e.t, err)
+		out = append(out, evs...)
+		if len(evs) < 1000 {
+			return out
+		}
+		after = evs[len(evs)-1].Seq
+	}
+}
+
+func (e *xenv) leader() engine.Leader {
+	e.t.Helper()
+	st, err := e.engine().Status(e.ctx)
+	require.NoError(e.t, err)
+	return st.Leader
+}
+
+// dump describes every mission, for a failing test.
+func (e *xenv) dump() string {
+	var b strings.Builder
+	ms, _ := e.engine().ListMissions(e.ctx, engine.MissionFilter{Limit: 1000})
+	for _, m := range ms {
+		fmt.Fprintf(&b, "%s %-6s %-11s landing=%-12s attempt=%d epoch=%d kind=%s title=%q", m.ID, m.Key, m.State, m.Landing,
+			m.Attempt, m.Lease.Epoch, m.Kind, m.Title)
+		if m.LastFailure != nil {
+			fmt.Fprintf(&b, " failure=%s: %s", m.LastFailure.Kind, m.LastFailure.Summary)
+		}
+		b.WriteString("\n")
+	}
+	if st, err := e.engine().Status(e.ctx); err == nil {
+		fmt.Fprintf(&b, "leader: %+v\n", st.Leader)
+	}
+	return b.String()
+}
+
+// commitSubjects counts the commits reachable from main by subject.
+func (e *xenv) commitSubjects() map[string]int {
+	e.t.Helper()
+	out := map[string]int{}
+	for _, s := range strings.Split(e.git("log", "--format=%s", "main"), "\n") {
+		out[s]++
+	}
+	return out
+}
+
+// file reads path at the tip of main.
+func (e *xenv) file(path string) (string, bool) {
+	cmd := exec.Command("git", "-C", e.repo, "show", "main:"+path)
+	cmd.Env = e.env
+	out, err := cmd.Output()
+	return string(out), err == nil
+}
+
+// agentRecords reads the pid.json of every attempt the runner launched in the data dir.
+func (e *xenv) agentRecords() map[string]runner.PIDRecord {
+	out := map[string]runner.PIDRecord{}
+	files, _ := filepath.Glob(filepath.Join(e.data, "attempts", "*", "a*", runner.FilePID))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec runner.PIDRecord
+		if json.Unmarshal(b, &rec) == nil && rec.PGID > 0 {
+			out[filepath.Dir(f)] = rec
+		}
+	}
+	return out
+}
+
+// leftovers lists the agent processes (members of an agent's process group) and shims of
+// the data dir that still run, zombies excluded.
+func (e *xenv) leftovers() []string {
+	var out []string
+	for dir, a := range e.agentRecords() {
+		for _, pid := range processesInGroup(a.PGID) {
+			out = append(out, fmt.Sprintf("pid %d in agent group %d (%s)", pid, a.PGID, dir))
+		}
+		if a.ShimPID > 0 && pidAliveWithStart(a.ShimPID, a.ShimStart) {
+			out = append(out, fmt.Sprintf("shim %d (%s)", a.ShimPID, dir))
+		}
+	}
+	return out
+}
+
+// procStat reads /proc/<pid>/stat: state, process group and start time (clock ticks).
+func procStat(pid int) (state string, pgrp int, start string, ok bool) {
+	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if err != nil {
+		return "", 0, "", false
+	}
+	s := string(b)
+	i := strings.LastIndexByte(s, ')')
+	if i < 0 {
+		return "", 0, "", false
+	}
+	f := strings.Fields(s[i+1:])
+	if len(f) < 20 {
+		return "", 0, "", false
+	}
+	pgrp, _ = strconv.Atoi(f[2])
+	return f[0], pgrp, f[19], true
+}
+
+func pidExists(pid int) bool {
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
+	return err == nil
+}
+
+// pidAliveWithStart reports whether pid runs (not a zombie) and, when start is given, is the
+// same process (the runner records "<boot id>:<start time in clock ticks>" on Linux).
+func pidAliveWithStart(pid int, start string) bool {
+	state, _, st, ok := procStat(pid)
+	if !ok || state == "Z" {
+		return false
+	}
+	if i := strings.LastIndexByte(start, ':'); i >= 0 {
+		start = start[i+1:]
+	}
+	return start == "" || st == start
+}
+
+// processesInGroup lists the live (non-zombie) processes whose process group is pgid.
+func processesInGroup(pgid int) []int {
+	if pgid <= 0 {
+		return nil
+	}
+	entries, _ := os.ReadDir("/proc")
+	var out []int
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil {
+			continue
+		}
+		state, pg, _, ok := procStat(pid)
+		if ok && pg == pgid && state != "Z" {
+			out = append(out, pid)
+		}
+	}
+	return out
+}
+
+// jsonOf is a compact JSON rendering for messages.
+func jsonOf(v any) string {
+	var b bytes.Buffer
+	_ = json.NewEncoder(&b).Encode(v)
+	return strings.TrimSpace(b.String())
+}
