@@ -47,7 +47,15 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	s.mu.Lock()
+	s.launching[m.ID] = true
+	s.mu.Unlock()
 	s.background(func() {
+		defer func() {
+			s.mu.Lock()
+			delete(s.launching, m.ID)
+			s.mu.Unlock()
+		}()
 		if err := s.launch(context.WithoutCancel(ctx), m, a); err != nil {
 			s.log.Error("launch failed", "mission_id", m.ID, "err", err)
 		}

@@ -44,10 +44,14 @@ func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 	return errors.Join(append(errs, err)...)
 }
 
-// alive reports whether m's current attempt is a managed agent this process supervises.
+// alive reports whether m's current attempt is a managed agent this process supervises or
+// is launching right now (recovery must leave such a mission alone).
 func (s *Scheduler) alive(m engine.Mission) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.launching[m.ID] {
+		return true
+	}
 	a, ok := s.procs[m.ID]
 	return ok && a.fence == m.Fence()
 }

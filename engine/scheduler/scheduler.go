@@ -40,6 +40,7 @@ type Scheduler struct {
 
 	mu          sync.Mutex
 	procs       map[string]*attemptRun // mission id → the attempt this process supervises
+	launching   map[string]bool        // mission ids whose launch runs in the background
 	leaderEpoch int64                  // 0 while not the leader
 	recovered   bool
 	lastWave    string
@@ -80,7 +81,7 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 		}
 	}
 	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
-		procs: map[string]*attemptRun{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
+		procs: map[string]*attemptRun{}, launching: map[string]bool{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
 	s.phase.Store(PhaseIdle)
 	return s, nil
 }
