@@ -1,0 +1,210 @@
+package e2e_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// crashVoyage is the voyage the SIGKILL loop runs: work missions with sleeps (one long enough
+// to live through several restarts), hard dependencies, a flaky mission that fails its first
+// attempt, a mission that fails for good (no dependents), and two missions that change the
+// same file from the same base, so the second to land conflicts and gets a repair mission.
+func crashVoyage() (engine.VoyageSpec, []string) {
+	v := engine.VoyageSpec{Title: "sigkill voyage"}
+	var work []string
+	for i := range 12 {
+		key := fmt.Sprintf("m%02d", i)
+		sleep := 300 + (i*1237)%2700 // 0.3 s to 3 s
+		if i == 5 {
+			sleep = 9000 // lives through several restarts
+		}
+		s := engine.MissionSpec{Key: key, Title: "mission " + key, WriteArea: []string{"f/" + key + ".txt"},
+			Brief: fmt.Sprintf("@heartbeat 200ms\n@sleep %dms\n@write f/%s.txt \"%s\\n\"\n@commit work %s\n@done %s", sleep, key, key, key, key)}
+		if i%4 == 3 {
+			s.DependsOn = []string{fmt.Sprintf("m%02d", i-1)}
+		}
+		v.Missions = append(v.Missions, s)
+		work = append(work, key)
+	}
+	v.Missions = append(v.Missions,
+		engine.MissionSpec{Key: "flaky", Title: "flaky", WriteArea: []string{"f/flaky.txt"},
+			Brief: "@heartbeat 200ms\n@sleep 400ms\n@flaky 1 test \"flaky once\"\n@write f/flaky.txt \"flaky\\n\"\n@commit work flaky\n@done"},
+		engine.MissionSpec{Key: "broken", Title: "broken", WriteArea: []string{"f/broken.txt"}, RetryBudget: ptrInt(0),
+			Brief: "@heartbeat 200ms\n@sleep 600ms\n@fail test \"always broken\""},
+		engine.MissionSpec{Key: "c1", Title: "conflict one", WriteArea: []string{"c1/**"}, Priority: 20,
+			Brief: "@heartbeat 200ms\n@sleep 500ms\n@write shared.txt \"line one\\nc1\\n\"\n@write c1/x.txt \"c1\\n\"\n@commit work c1\n@done"},
+		engine.MissionSpec{Key: "c2", Title: "conflict two", WriteArea: []string{"c2/**"}, Priority: 20,
+			Brief: "@heartbeat 200ms\n@sleep 1500ms\n@write shared.txt \"line one\\nc2\\n\"\n@write c2/x.txt \"c2\\n\"\n@commit work c2\n@done"},
+	)
+	return v, append(work, "flaky", "c1", "c2")
+}
+
+func ptrInt(n int) *int { return &n }
+
+// outage is the time between a SIGKILL and the next leader's election.
+type outage struct{ from, to time.Time }
+
+// TestCrash_SIGKILLTwentyTimes (issue 6): the scheduler process (a daemon, or an HTTP server
+// every other time) is killed with SIGKILL at 20 random moments of a voyage and started again
+// each time. In the end every mission is terminal, none landed twice (git history and landing
+// records), the event log replays to the tables, no agent process is left, and the agents
+// that finished while no scheduler ran had their results kept: their attempt completed, no
+// second agent was launched for them. The seed is logged; MCP_SCHEDULER_CRASH_SEED replays it.
+func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
+	seed := uint64(time.Now().UnixNano())
+	if s := os.Getenv("MCP_SCHEDULER_CRASH_SEED"); s != "" {
+		var err error
+		seed, err = strconv.ParseUint(s, 10, 64)
+		require.NoError(t, err)
+	}
+	t.Logf("seed %d (MCP_SCHEDULER_CRASH_SEED=%d replays the kill moments)", seed, seed)
+	rng := rand.New(rand.NewPCG(seed, 0x5eed))
+	const lease = time.Second
+	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, LeaseTTL: 10 * time.Second, MaxConcurrency: 4, RetryBudget: 3})
+	spec, keys := crashVoyage()
+	d, err := e.engine().Dispatch(e.ctx, spec, "test")
+	require.NoError(t, err)
+
+	startProc := func(i int) *xproc {
+		if i%2 == 1 {
+			return e.start(fmt.Sprintf("serve-%d", i), "serve", "--http", "127.0.0.1:0")
+		}
+		return e.daemon(fmt.Sprintf("daemon-%d", i))
+	}
+	var outages []outage
+	var recoveries []time.Duration
+	p := startProc(0)
+	for i := range 20 {
+		wait := time.Duration(200+rng.IntN(2300)) * time.Millisecond
+		time.Sleep(wait)
+		require.False(t, p.exited(), "%s exited by itself: %s", p.name, tailString(p.logText(), 3000))
+		p.kill()
+		killed := time.Now()
+		p = startProc(i + 1)
+		pid := p.pid()
+		took := e.waitUntil(30*time.Second, fmt.Sprintf("restart %d leads", i+1), func() bool { return leaderPID(e.leader().Owner) == pid })
+		outages = append(outages, outage{from: killed, to: killed.Add(took)})
+		recoveries = append(recoveries, took)
+	}
+	t.Logf("restart to leading after each SIGKILL: %v", recoveries)
+	terminal := func() bool {
+		for _, m := range e.missions() {
+			if !m.State.Terminal() || (m.State == engine.StateCompleted && !m.Landing.Satisfies() && m.Landing != engine.LandingRepair) {
+				return false
+			}
+		}
+		return true
+	}
+	e.waitUntil(3*time.Minute, "every mission terminal and landed", terminal)
+	require.Empty(t, e.leftovers(), "no agent process left behind")
+	require.NoError(t, p.stop(10*time.Second))
+
+	// Nothing landed twice: one commit per mission on main, at most one landing per mission.
+	subjects := e.commitSubjects()
+	for _, key := range keys {
+		m := e.mission(d.IDs[key])
+		require.Equal(t, engine.StateCompleted, m.Mission.State, "%s: %s", key, e.dump())
+		require.Equal(t, 1, subjects["work "+key], "%s landed exactly once", key)
+		landed := 0
+		for _, l := range m.Landings {
+			if l.Status == "landed" {
+				landed++
+			}
+		}
+		require.LessOrEqual(t, landed, 1, "%s has %d landings", key, landed)
+	}
+	for _, key := range keys[:12] {
+		body, ok := e.file("f/" + key + ".txt")
+		require.True(t, ok, key)
+		require.Equal(t, key+"\n", body)
+	}
+	shared, _ := e.file("shared.txt")
+	require.Contains(t, shared, "c1")
+	require.Contains(t, shared, "c2")
+	broken := e.mission(d.IDs["broken"]).Mission
+	require.Equal(t, engine.StateFailed, broken.State)
+	require.Zero(t, subjects["work broken"])
+	repairs, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Kind: engine.KindRepair, Limit: 100})
+	require.NoError(t, err)
+	require.NotEmpty(t, repairs, "the conflict was repaired")
+
+	// Every attempt was leased once, every managed acquire by the leader of that moment; the
+	// event log replays to the tables; git's object database is sound.
+	_, elections := leadershipHistory(t, e.events(), "ref")
+	require.GreaterOrEqual(t, len(elections), 21)
+	diffs, err := e.engine().VerifyReplay(e.ctx)
+	require.NoError(t, err)
+	require.Empty(t, diffs)
+	e.git("fsck", "--no-progress")
+
+	// One agent per work mission (two for the flaky one), and the results of agents that
+	// ended during an outage were kept.
+	launched := e.launchedAttempts()
+	keptDuringOutage := 0
+	for _, key := range keys {
+		id := d.IDs[key]
+		want := 1
+		if key == "flaky" {
+			want = 2
+		}
+		require.Equal(t, want, launched[id], "%s: agents launched", key)
+		det := e.mission(id)
+		for _, ex := range e.exitTimes(id) {
+			for _, o := range outages {
+				if ex.at.After(o.from) && ex.at.Before(o.to) && ex.attempt == det.Mission.Attempt {
+					keptDuringOutage++
+					require.Equal(t, engine.StateCompleted, det.Mission.State, "%s ended during an outage", key)
+					// Kept: that attempt is the completed one, and every other attempt of a
+					// non-flaky mission was given back before its agent was launched (a crash
+					// between acquire and launch), never run again.
+					for _, at := range det.Attempts {
+						switch {
+						case at.Attempt == ex.attempt:
+							require.Equal(t, "completed", at.Outcome, "%s: the result of the agent that ended during an outage was kept", key)
+						case key != "flaky":
+							require.Equal(t, "released", at.Outcome, "%s attempt %d: %s", key, at.Attempt, jsonOf(det.Attempts))
+						}
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d agents ended while no scheduler ran; their results were kept", keptDuringOutage)
+	require.Positive(t, keptDuringOutage, "some agent ended during an outage (otherwise the test proved nothing about it)")
+}
+
+type exitAt struct {
+	attempt int
+	at      time.Time
+}
+
+// exitTimes reads when each attempt's agent of a mission ended (exit.json).
+func (e *xenv) exitTimes(missionID string) []exitAt {
+	var out []exitAt
+	files, _ := filepath.Glob(filepath.Join(e.data, "attempts", missionID, "a*", runner.FileExit))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		var rec runner.ExitRecord
+		if json.Unmarshal(b, &rec) != nil {
+			continue
+		}
+		n, _ := strconv.Atoi(strings.TrimPrefix(filepath.Base(filepath.Dir(f)), "a"))
+		out = append(out, exitAt{attempt: n, at: rec.ExitedAt})
+	}
+	return out
+}
