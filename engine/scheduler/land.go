@@ -64,12 +64,20 @@ func (s *Scheduler) landGroup(ctx context.Context, key string, ms []engine.Missi
 		for i := range ms {
 			// The list was read before this worker started, maybe while the previous worker
 			// of the branch still landed some of it: read each mission again, so that a
-			// landing already done (or sent to repair) is not run a second time.
-			m, ok, err := s.stillLandable(context.WithoutCancel(ctx), ms[i].ID)
+			// landing already done (or sent to repair) is not run a second time. Not the
+			// tick's context (a tick ends long before a landing), but the one Stop cancels: a
+			// shutdown interrupts a landing (a long check) rather than waiting for it, and the
+			// next leader lands the mission again from scratch (landing is idempotent per
+			// mission and attempt; an interrupted check is not a failed one).
+			m, ok, err := s.stillLandable(s.stopCtx, ms[i].ID)
 			if err == nil && ok {
-				err = s.landOne(context.WithoutCancel(ctx), &m)
+				err = s.landOne(s.stopCtx, &m)
 			}
-			if err != nil {
+			switch {
+			case err != nil && s.stopCtx.Err() != nil:
+				s.log.Info("landing interrupted by shutdown; the next leader lands it", "mission_id", ms[i].ID)
+				return
+			case err != nil:
 				s.log.Error("landing failed", "mission_id", ms[i].ID, "err", err)
 			}
 		}

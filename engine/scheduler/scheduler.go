@@ -60,6 +60,10 @@ type Scheduler struct {
 	landing  map[string]bool
 	lastLead time.Time
 
+	// stopCtx is cancelled by Stop: landings run under it (see landGroup).
+	stopCtx  context.Context
+	stopLand context.CancelFunc
+
 	testCrashPoint func(stage string) // crash-injection tests (export_test.go)
 }
 
@@ -82,6 +86,7 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 	}
 	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
 		procs: map[string]*attemptRun{}, launching: map[string]bool{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
+	s.stopCtx, s.stopLand = context.WithCancel(context.Background())
 	s.phase.Store(PhaseIdle)
 	return s, nil
 }
@@ -173,7 +178,8 @@ func (s *Scheduler) Stop(ctx context.Context) error {
 	s.mu.Lock()
 	s.stopped = true
 	s.mu.Unlock()
-	s.bg.Wait() // launches finish (their agents are detached below), landings complete
+	s.stopLand() // landings in flight are interrupted (a check may run for minutes)
+	s.bg.Wait()  // launches finish (their agents are detached below)
 	s.mu.Lock()
 	procs := make([]*attemptRun, 0, len(s.procs))
 	for _, p := range s.procs {
