@@ -215,3 +215,47 @@ func TestLeader_LongTickKeepsLeadership(t *testing.T) {
 	require.NoError(t, a.stop(10*time.Second))
 	require.NoError(t, b.stop(10*time.Second))
 }
+
+// TestLeader_SIGTERMHandsOverAtOnce: a leader stopped with SIGTERM (as a service manager or
+// Claude Code stops a server) exits promptly even while a landing runs the repository's
+// 12 s check, resigns (leader.resigned) instead of letting its lease run out, and the other
+// process leads within a tick or two, re-attaches the running agents and finishes the voyage:
+// each mission once, the interrupted landing done again from scratch, never half-recorded.
+func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
+	const lease = 5 * time.Second
+	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, RepoExtra: `checks = [["sleep", "12"]]`})
+	a := e.daemon("daemon-a")
+	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	b := e.daemon("daemon-b")
+	spec := engine.VoyageSpec{Title: "handover", Missions: []engine.MissionSpec{
+		{Key: "quick", Title: "quick", WriteArea: []string{"f/quick.txt"}, Brief: "@write f/quick.txt \"quick\\n\"\n@commit work quick\n@done"},
+		{Key: "slow", Title: "slow", WriteArea: []string{"f/slow.txt"},
+			Brief: "@heartbeat 200ms\n@sleep 6s\n@write f/slow.txt \"slow\\n\"\n@commit work slow\n@done"},
+	}}
+	d, err := e.engine().Dispatch(e.ctx, spec, "test")
+	require.NoError(t, err)
+	e.waitUntil(30*time.Second, "quick's landing runs its check while slow runs", func() bool {
+		return strings.Contains(a.logText(), "check-") && e.mission(d.IDs["slow"]).Mission.State == engine.StateRunning
+	})
+	start := time.Now()
+	require.NoError(t, a.stop(15*time.Second), "SIGTERM ends the leader promptly")
+	exited := time.Since(start)
+	took := e.waitUntil(2*lease, "b leads", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	t.Logf("SIGTERM → exit %v; → the other process leads %v later (leader lease %v)", exited.Round(time.Millisecond),
+		took.Round(time.Millisecond), lease)
+	require.Less(t, exited, 6*time.Second, "not held up by the 12 s check")
+	require.Less(t, took, lease, "handed over, not waited out")
+	e.waitUntil(2*time.Minute, "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.checkLandedOnce(t, d, []string{"quick", "slow"})
+	require.Equal(t, 1, e.mission(d.IDs["slow"]).Mission.Attempt, "slow was re-attached, not run again")
+	var resigned int
+	for _, ev := range e.events() {
+		if ev.Type == "leader.resigned" {
+			resigned++
+		}
+		require.NotEqual(t, "landing.checks_failed", ev.Type, "the interrupted check is not a failed check")
+	}
+	require.Equal(t, 1, resigned)
+	require.Empty(t, e.leftovers())
+	require.NoError(t, b.stop(30*time.Second))
+}
