@@ -109,11 +109,43 @@ func (s *Scheduler) fenceFired(a *attemptRun) {
 		a.mu.Unlock()
 		return
 	}
+	a.mu.Unlock()
+	if s.renewedElsewhere(a, margin) {
+		return
+	}
+	a.mu.Lock()
+	if a.detached || a.stopping != "" {
+		a.mu.Unlock()
+		return
+	}
 	a.fenced = true
 	a.mu.Unlock()
 	s.log.Warn("lease about to expire without renewal: stopping the agent before anyone else may take the mission",
 		"mission_id", a.fence.MissionID, "epoch", a.fence.Epoch, "expires_in", left.Round(time.Millisecond))
 	s.stopAsync(a, runner.ReasonLeaseLost)
+}
+
+// renewedElsewhere reads the lease as the database has it (a read is not held up by a
+// blocked writer) and reports whether it was renewed beyond what this process knows — by
+// another process that took the lead and re-attached the agent while this one was frozen
+// (SIGSTOP, a stalled machine), or by this process's own delayed write. Then the fence moves
+// and the agent is left alone; this process steps back at its next leadership check. A lease
+// that is gone, re-leased or still about to expire (or a failed read) answers false: stop.
+func (s *Scheduler) renewedElsewhere(a *attemptRun, margin time.Duration) bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	d, err := s.eng.GetMission(ctx, a.fence.MissionID)
+	if err != nil {
+		return false
+	}
+	m := d.Mission
+	if m.Lease.Epoch != a.fence.Epoch || !m.State.Leased() || time.Until(m.Lease.ExpiresAt) <= margin {
+		return false
+	}
+	s.log.Info("the agent's lease was renewed by another process; leaving the agent alone",
+		"mission_id", m.ID, "epoch", m.Lease.Epoch, "expires_in", time.Until(m.Lease.ExpiresAt).Round(time.Millisecond))
+	s.renewed(a, m.Lease.ExpiresAt)
+	return true
 }
 
 // detach stops watching the attempt (the agent goes on; the next leader collects it).
