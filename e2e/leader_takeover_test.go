@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -258,4 +259,36 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 	require.Equal(t, 1, resigned)
 	require.Empty(t, e.leftovers())
 	require.NoError(t, b.stop(30*time.Second))
+}
+
+// TestLeader_PausedLeaderLeavesAdoptedAgentsAlone: the leader is frozen (SIGSTOP) for longer
+// than both the leader lease and the agents' lease; the other process takes over and
+// re-attaches the running agent. When the old leader thaws, its own view of the agent's lease
+// has long run out — it must find out the lease was renewed by the new leader and step back,
+// not stop the agent the new leader now supervises: the mission completes from attempt 1.
+func TestLeader_PausedLeaderLeavesAdoptedAgentsAlone(t *testing.T) {
+	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: 2 * time.Second, LeaseTTL: 4 * time.Second, Renew: time.Second})
+	a := e.daemon("daemon-a")
+	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	b := e.daemon("daemon-b")
+	m, err := e.engine().CreateMission(e.ctx, engine.MissionSpec{Title: "long", WriteArea: []string{"f/long.txt"},
+		Brief: "@heartbeat 500ms\n@sleep 14s\n@write f/long.txt \"long\\n\"\n@commit work long\n@done"}, "test")
+	require.NoError(t, err)
+	id := m.Mission.ID
+	e.waitUntil(30*time.Second, "the agent runs under a", func() bool { return len(e.attemptAgents(id)) > 0 })
+	time.Sleep(500 * time.Millisecond)
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
+	e.waitUntil(20*time.Second, "b takes over", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	e.waitUntil(20*time.Second, "b re-attaches the agent", func() bool { return strings.Contains(b.logText(), "re-attached agent") })
+	time.Sleep(5 * time.Second) // a's last known expiry of the agent's lease is long past
+	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
+	e.waitUntil(30*time.Second, "a steps back", func() bool { return strings.Contains(a.logText(), "leadership lost") })
+	e.waitUntil(60*time.Second, "the mission lands", func() bool { return e.mission(id).Mission.Landing == engine.LandingLanded })
+	d := e.mission(id)
+	require.Equal(t, 1, d.Mission.Attempt, "the agent was not stopped by the thawed old leader: %s", jsonOf(d.Attempts))
+	require.Len(t, d.Attempts, 1)
+	require.Equal(t, "completed", d.Attempts[0].Outcome)
+	require.NotContains(t, a.logText(), "stopping the agent before anyone else may take the mission")
+	require.NoError(t, a.stop(10*time.Second))
+	require.NoError(t, b.stop(10*time.Second))
 }
