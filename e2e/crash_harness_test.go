@@ -488,3 +488,38 @@ func jsonOf(v any) string {
 	_ = json.NewEncoder(&b).Encode(v)
 	return strings.TrimSpace(b.String())
 }
+
+// strays lists the live processes running our binary (shims, warm shims, reference agents,
+// servers) or started in the data dir, other than the test's own: what must be gone once
+// every scheduler of the sandbox stopped. It waits up to 5 s for them to end on their own (a
+// warm shim sees EOF and exits).
+func (e *xenv) strays() []string {
+	var out []string
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		out = out[:0]
+		entries, _ := os.ReadDir("/proc")
+		for _, en := range entries {
+			pid, err := strconv.Atoi(en.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			if state, _, _, ok := procStat(pid); !ok || state == "Z" {
+				continue
+			}
+			b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
+			if err != nil {
+				continue
+			}
+			cmdline := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+			cwd, _ := os.Readlink(filepath.Join("/proc", en.Name(), "cwd"))
+			if strings.HasPrefix(cmdline, e.bin) || strings.HasPrefix(cwd, e.data) {
+				out = append(out, fmt.Sprintf("pid %d: %s (cwd %s)", pid, cmdline, cwd))
+			}
+		}
+		if len(out) == 0 || time.Now().After(deadline) {
+			return out
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}

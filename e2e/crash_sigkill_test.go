@@ -110,6 +110,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	e.waitUntil(3*time.Minute, "every mission terminal and landed", terminal)
 	require.Empty(t, e.leftovers(), "no agent process left behind")
 	require.NoError(t, p.stop(10*time.Second))
+	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
 
 	// Nothing landed twice: one commit per mission on main, at most one landing per mission.
 	subjects := e.commitSubjects()

@@ -195,6 +195,7 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	require.Equal(t, len(acquires), byOwner[a.pid()]+byOwner[b.pid()])
 	require.Empty(t, e.leftovers(), "no agent process outlives the voyage")
 	require.NoError(t, b.stop(10*time.Second))
+	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
 }
 
 // TestLeader_LongTickKeepsLeadership: a landing whose repository check runs longer than the
