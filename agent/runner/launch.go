@@ -24,7 +24,9 @@ var ErrStart = errors.New("agent did not start")
 // Launch starts one attempt: it builds the environment (when Request.Env is nil), asks the
 // adapter for the invocation, writes the brief (Request.BriefFile, from Request.Start.Brief)
 // and the invocation's files, starts the shim, and returns once the agent runs and pid.json
-// is written. For runtimes with ProtocolStdin it then writes agent.start to the agent's stdin.
+// is written. For runtimes with ProtocolStdin it also writes agent.start to the agent's stdin
+// and returns only once it is in the pipe (up to StartTimeout): a scheduler that dies right
+// after Launch returned must not leave its agent without agent.start.
 // Errors wrap ErrAttemptExists, ErrStart or the cause.
 func (r *Runner) Launch(ctx context.Context, s Spec) (*Process, error) {
 	s.Profile = s.Profile.WithDefaults()
@@ -168,6 +170,11 @@ func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, se
 		}
 		<-sp.done
 		return nil, err
+	}
+	if stdin != nil && !stdin.flush(r.cfg.StartTimeout) {
+		// The agent has not read agent.start yet (a brief larger than the pipe's buffer):
+		// it goes on in the background; only a crash of ours in between could lose it.
+		r.log.Warn("agent.start not yet taken by the agent", "attempt_dir", s.AttemptDir)
 	}
 	p := r.newProcess(s, rec, secrets)
 	p.stdin = stdin

@@ -158,13 +158,20 @@ func (p *Process) exitFromRecord() agent.ExitStatus {
 type stdinWriter struct {
 	f      *os.File
 	mu     sync.Mutex
-	ch     chan []byte
+	ch     chan stdinItem
 	closed bool
 	done   chan struct{}
 }
 
+// stdinItem is one queued message, or (b nil) a flush marker closed once everything queued
+// before it was written.
+type stdinItem struct {
+	b       []byte
+	flushed chan struct{}
+}
+
 func newStdinWriter(f *os.File) *stdinWriter {
-	w := &stdinWriter{f: f, ch: make(chan []byte, 16), done: make(chan struct{})}
+	w := &stdinWriter{f: f, ch: make(chan stdinItem, 16), done: make(chan struct{})}
 	go w.loop()
 	return w
 }
@@ -172,11 +179,15 @@ func newStdinWriter(f *os.File) *stdinWriter {
 func (w *stdinWriter) loop() {
 	defer close(w.done)
 	failed := false
-	for b := range w.ch {
+	for it := range w.ch {
+		if it.flushed != nil {
+			close(it.flushed)
+			continue
+		}
 		if failed {
 			continue
 		}
-		if _, err := w.f.Write(b); err != nil {
+		if _, err := w.f.Write(it.b); err != nil {
 			failed = true // the agent is gone or closed its stdin
 		}
 	}
@@ -189,15 +200,36 @@ func (w *stdinWriter) send(msg any) bool {
 	if err != nil {
 		return false
 	}
+	return w.queue(stdinItem{b: append(b, '\n')})
+}
+
+func (w *stdinWriter) queue(it stdinItem) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.closed {
 		return false
 	}
 	select {
-	case w.ch <- append(b, '\n'):
+	case w.ch <- it:
 		return true
 	default:
+		return false
+	}
+}
+
+// flush waits up to timeout until every message queued so far is in the pipe (the kernel
+// holds it for the agent even if this process dies next); it reports whether they are.
+func (w *stdinWriter) flush(timeout time.Duration) bool {
+	done := make(chan struct{})
+	if !w.queue(stdinItem{flushed: done}) {
+		return false
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-done:
+		return true
+	case <-t.C:
 		return false
 	}
 }
