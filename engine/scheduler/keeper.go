@@ -142,7 +142,7 @@ func (s *Scheduler) renewedElsewhere(a *attemptRun, margin time.Duration) bool {
 	if m.Lease.Epoch != a.fence.Epoch || !m.State.Leased() || time.Until(m.Lease.ExpiresAt) <= margin {
 		return false
 	}
-	s.log.Info("the agent's lease was renewed by another process; leaving the agent alone",
+	s.log.Info("the agent's lease was renewed meanwhile (by the process that leads now, or a delayed write of ours); leaving the agent alone",
 		"mission_id", m.ID, "epoch", m.Lease.Epoch, "expires_in", time.Until(m.Lease.ExpiresAt).Round(time.Millisecond))
 	s.renewed(a, m.Lease.ExpiresAt)
 	return true
