@@ -202,8 +202,8 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 // leader lease does not cost the leader its lease (it is renewed while the tick works), so the
 // second process never takes over a live leader: one election for the whole voyage.
 func TestLeader_LongTickKeepsLeadership(t *testing.T) {
-	const lease = 2 * time.Second
-	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, RepoExtra: `checks = [["sleep", "3"]]`})
+	const lease = 3 * time.Second
+	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, RepoExtra: `checks = [["sleep", "4"]]`})
 	a := e.daemon("daemon-a")
 	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.daemon("daemon-b")
@@ -213,7 +213,7 @@ func TestLeader_LongTickKeepsLeadership(t *testing.T) {
 	e.waitUntil(2*time.Minute, "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"m00", "m01", "m02"})
 	_, elections := leadershipHistory(t, e.events(), "ref")
-	require.Len(t, elections, 1, "the leader kept its lease through 3 s checks: %s", jsonOf(elections))
+	require.Len(t, elections, 1, "the leader kept its lease through 4 s checks: %s", jsonOf(elections))
 	require.NoError(t, a.stop(10*time.Second))
 	require.NoError(t, b.stop(10*time.Second))
 }

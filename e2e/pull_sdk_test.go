@@ -197,7 +197,7 @@ type claimed struct {
 // first client's work never lands.
 func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	const token = "pull-token-4711"
-	e := newXEnv(t, xsettings{LeaseTTL: 3 * time.Second, Renew: time.Second, LeaderLease: 2 * time.Second, RetryBudget: 2})
+	e := newXEnv(t, xsettings{LeaseTTL: 4 * time.Second, Renew: time.Second, LeaderLease: 2 * time.Second, RetryBudget: 2})
 	srv, url := e.startHTTP("serve-http", "MCP_SCHEDULER_TOKEN="+token)
 
 	bad := startSDKClient(t, url, "wrong-token")
@@ -240,13 +240,13 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 		var c claimed
 		require.NoError(t, json.Unmarshal(answer.Structured, &c), answer.Text)
 		require.True(t, c.Claimed, c.Reason)
-		require.Equal(t, 1, c.HeartbeatSeconds, "a third of the 3 s lease")
+		require.Equal(t, 1, c.HeartbeatSeconds, "a third of the 4 s lease, rounded down")
 		require.Equal(t, fmt.Sprintf("mcp-scheduler/%s/a1", c.Mission.ID), c.Workspace.Branch)
 		require.DirExists(t, c.Workspace.Path)
 		key := keyOf[c.Mission.ID]
 		require.NotEmpty(t, key)
 		f := map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch}
-		for range 4 { // 4 s of work: longer than the lease, kept alive by heartbeats
+		for range 5 { // 5 s of work: longer than the lease, kept alive by heartbeats
 			var hb struct {
 				State string `json:"state"`
 			}
