@@ -17,38 +17,39 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
-// crashVoyage is the voyage the SIGKILL loop runs: work missions with sleeps (one long enough
-// to live through several restarts), hard dependencies, a flaky mission that fails its first
-// attempt, a mission that fails for good (no dependents), and two missions that change the
-// same file from the same base, so the second to land conflicts and gets a repair mission.
+// crashVoyage is the voyage the SIGKILL loop runs, long enough that every kill falls in it:
+// four chains of four missions (hard dependencies), each agent heartbeating and sleeping 6 to
+// 10 s so that it lives through several restarts; the second mission of chain b fails its
+// first attempt (flaky, retried); a mission fails for good (no dependents); two missions change
+// the same file from the same base, so the second to land conflicts and gets a repair mission.
 func crashVoyage() (engine.VoyageSpec, []string) {
 	v := engine.VoyageSpec{Title: "sigkill voyage"}
 	var work []string
-	for i := range 12 {
-		key := fmt.Sprintf("m%02d", i)
-		sleep := 300 + (i*1237)%2700 // 0.3 s to 3 s
-		if i == 5 {
-			sleep = 9000 // lives through several restarts
+	for c, chain := range []string{"a", "b", "c", "d"} {
+		for i := range 4 {
+			key := fmt.Sprintf("%s%d", chain, i)
+			sleep := 6000 + ((c*4+i)*2719)%4000
+			brief := fmt.Sprintf("@heartbeat 200ms\n@sleep %dms\n@write f/%s.txt \"%s\\n\"\n@commit work %s\n@done %s", sleep, key, key, key, key)
+			if key == "b1" {
+				brief = "@flaky 1 test \"flaky once\"\n" + brief
+			}
+			s := engine.MissionSpec{Key: key, Title: "mission " + key, WriteArea: []string{"f/" + key + ".txt"}, Brief: brief}
+			if i > 0 {
+				s.DependsOn = []string{fmt.Sprintf("%s%d", chain, i-1)}
+			}
+			v.Missions = append(v.Missions, s)
+			work = append(work, key)
 		}
-		s := engine.MissionSpec{Key: key, Title: "mission " + key, WriteArea: []string{"f/" + key + ".txt"},
-			Brief: fmt.Sprintf("@heartbeat 200ms\n@sleep %dms\n@write f/%s.txt \"%s\\n\"\n@commit work %s\n@done %s", sleep, key, key, key, key)}
-		if i%4 == 3 {
-			s.DependsOn = []string{fmt.Sprintf("m%02d", i-1)}
-		}
-		v.Missions = append(v.Missions, s)
-		work = append(work, key)
 	}
 	v.Missions = append(v.Missions,
-		engine.MissionSpec{Key: "flaky", Title: "flaky", WriteArea: []string{"f/flaky.txt"},
-			Brief: "@heartbeat 200ms\n@sleep 400ms\n@flaky 1 test \"flaky once\"\n@write f/flaky.txt \"flaky\\n\"\n@commit work flaky\n@done"},
 		engine.MissionSpec{Key: "broken", Title: "broken", WriteArea: []string{"f/broken.txt"}, RetryBudget: ptrInt(0),
 			Brief: "@heartbeat 200ms\n@sleep 600ms\n@fail test \"always broken\""},
-		engine.MissionSpec{Key: "c1", Title: "conflict one", WriteArea: []string{"c1/**"}, Priority: 20,
-			Brief: "@heartbeat 200ms\n@sleep 500ms\n@write shared.txt \"line one\\nc1\\n\"\n@write c1/x.txt \"c1\\n\"\n@commit work c1\n@done"},
-		engine.MissionSpec{Key: "c2", Title: "conflict two", WriteArea: []string{"c2/**"}, Priority: 20,
-			Brief: "@heartbeat 200ms\n@sleep 1500ms\n@write shared.txt \"line one\\nc2\\n\"\n@write c2/x.txt \"c2\\n\"\n@commit work c2\n@done"},
+		engine.MissionSpec{Key: "k1", Title: "conflict one", WriteArea: []string{"k1/**"}, Priority: 20,
+			Brief: "@heartbeat 200ms\n@sleep 500ms\n@write shared.txt \"line one\\nk1\\n\"\n@write k1/x.txt \"k1\\n\"\n@commit work k1\n@done"},
+		engine.MissionSpec{Key: "k2", Title: "conflict two", WriteArea: []string{"k2/**"}, Priority: 20,
+			Brief: "@heartbeat 200ms\n@sleep 1500ms\n@write shared.txt \"line one\\nk2\\n\"\n@write k2/x.txt \"k2\\n\"\n@commit work k2\n@done"},
 	)
-	return v, append(work, "flaky", "c1", "c2")
+	return v, append(work, "k1", "k2")
 }
 
 func ptrInt(n int) *int { return &n }
@@ -85,20 +86,33 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	}
 	var outages []outage
 	var recoveries []time.Duration
+	var openAtKill []int
 	p := startProc(0)
 	for i := range 20 {
-		wait := time.Duration(200+rng.IntN(2300)) * time.Millisecond
-		time.Sleep(wait)
+		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond) // leading for a while
 		require.False(t, p.exited(), "%s exited by itself: %s", p.name, tailString(p.logText(), 3000))
 		p.kill()
 		killed := time.Now()
+		open := 0
+		for _, m := range e.missions() {
+			if !m.State.Terminal() {
+				open++
+			}
+		}
+		openAtKill = append(openAtKill, open)
+		// Down for a while (agents go on ending), then started again.
+		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
 		p = startProc(i + 1)
 		pid := p.pid()
 		took := e.waitUntil(30*time.Second, fmt.Sprintf("restart %d leads", i+1), func() bool { return leaderPID(e.leader().Owner) == pid })
-		outages = append(outages, outage{from: killed, to: killed.Add(took)})
+		outages = append(outages, outage{from: killed, to: time.Now()})
 		recoveries = append(recoveries, took)
 	}
-	t.Logf("restart to leading after each SIGKILL: %v", recoveries)
+	t.Logf("restart to leading (the dead leader's 1 s lease runs out): %v", recoveries)
+	t.Logf("missions not yet terminal at each kill: %v", openAtKill)
+	for i, n := range openAtKill {
+		require.Positive(t, n, "kill %d came after the voyage ended: the voyage is too short for the loop", i+1)
+	}
 	terminal := func() bool {
 		for _, m := range e.missions() {
 			if !m.State.Terminal() || (m.State == engine.StateCompleted && !m.Landing.Satisfies() && m.Landing != engine.LandingRepair) {
@@ -126,14 +140,14 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 		}
 		require.LessOrEqual(t, landed, 1, "%s has %d landings", key, landed)
 	}
-	for _, key := range keys[:12] {
+	for _, key := range keys[:16] {
 		body, ok := e.file("f/" + key + ".txt")
 		require.True(t, ok, key)
 		require.Equal(t, key+"\n", body)
 	}
 	shared, _ := e.file("shared.txt")
-	require.Contains(t, shared, "c1")
-	require.Contains(t, shared, "c2")
+	require.Contains(t, shared, "k1")
+	require.Contains(t, shared, "k2")
 	broken := e.mission(d.IDs["broken"]).Mission
 	require.Equal(t, engine.StateFailed, broken.State)
 	require.Zero(t, subjects["work broken"])
@@ -149,6 +163,11 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, diffs)
 	e.git("fsck", "--no-progress")
+	// The person's checkout of main was fast-forwarded by landings cut short by SIGKILLs: it is
+	// clean, at main, with no lock left behind.
+	require.Empty(t, e.git("status", "--porcelain"), "the person's checkout is clean")
+	require.Equal(t, e.git("rev-parse", "main"), e.git("rev-parse", "HEAD"))
+	require.NoFileExists(t, filepath.Join(e.repo, ".git", "index.lock"))
 
 	// One agent per work mission (two for the flaky one), and the results of agents that
 	// ended during an outage were kept.
@@ -157,7 +176,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	for _, key := range keys {
 		id := d.IDs[key]
 		want := 1
-		if key == "flaky" {
+		if key == "b1" {
 			want = 2
 		}
 		require.Equal(t, want, launched[id], "%s: agents launched", key)
@@ -174,7 +193,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 						switch {
 						case at.Attempt == ex.attempt:
 							require.Equal(t, "completed", at.Outcome, "%s: the result of the agent that ended during an outage was kept", key)
-						case key != "flaky":
+						case key != "b1":
 							require.Equal(t, "released", at.Outcome, "%s attempt %d: %s", key, at.Attempt, jsonOf(det.Attempts))
 						}
 					}

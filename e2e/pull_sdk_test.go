@@ -332,3 +332,44 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	b.send(map[string]any{"op": "close"})
 	require.NoError(t, srv.stop(10*time.Second))
 }
+
+// TestPull_ClaimSurvivesServerRestart: leases live in the database, not in a server. An
+// external agent claims through one `serve --http`; that server is killed with SIGKILL; the
+// agent connects to another server of the same data dir and goes on with the same epoch —
+// heartbeats and completion are accepted and the work lands once.
+func TestPull_ClaimSurvivesServerRestart(t *testing.T) {
+	const token = "pull-token-restart"
+	e := newXEnv(t, xsettings{LeaseTTL: 10 * time.Second, LeaderLease: 2 * time.Second})
+	first, url := e.startHTTP("serve-1", "MCP_SCHEDULER_TOKEN="+token)
+	a := startSDKClient(t, url, token)
+	require.True(t, a.Ready.Ready, a.Ready.ConnectError)
+	var created struct {
+		Mission struct {
+			ID string `json:"id"`
+		} `json:"mission"`
+	}
+	a.ok("create_mission", map[string]any{"title": "survives", "brief": "write r.txt", "write_area": []string{"r.txt"}}, &created)
+	var c claimed
+	a.ok("claim_mission", map[string]any{"agent_id": "sdk-steady", "wait_seconds": 10}, &c)
+	require.True(t, c.Claimed, c.Reason)
+	a.write(c.Workspace.Path, "r.txt", "through a restart\n")
+	first.kill()
+
+	_, url2 := e.startHTTP("serve-2", "MCP_SCHEDULER_TOKEN="+token)
+	b := startSDKClient(t, url2, token)
+	require.True(t, b.Ready.Ready, b.Ready.ConnectError)
+	f := map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch}
+	var hb struct {
+		State string `json:"state"`
+	}
+	b.ok("heartbeat", f, &hb)
+	require.Equal(t, "running", hb.State)
+	b.ok("complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "wrote r.txt"}, nil)
+	e.waitUntil(30*time.Second, "it lands", func() bool { return e.mission(c.Mission.ID).Mission.Landing == engine.LandingLanded })
+	body, _ := e.file("r.txt")
+	require.Equal(t, "through a restart\n", body)
+	d := e.mission(c.Mission.ID)
+	require.Equal(t, 1, d.Mission.Attempt)
+	require.Len(t, d.Landings, 1)
+	b.send(map[string]any{"op": "close"})
+}
