@@ -24,42 +24,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
-var (
-	xbinOnce sync.Once
-	xbinPath string
-	xbinErr  error
-)
-
-// xbinary builds the mcp-scheduler binary once per test process, into a temporary directory
-// named after our pid; directories of test processes that are gone are removed on the way.
+// xbinary is the mcp-scheduler binary the package's TestMain built (e2e/binary_test.go).
 func xbinary(t testing.TB) string {
 	t.Helper()
-	xbinOnce.Do(func() {
-		old, _ := filepath.Glob(filepath.Join(os.TempDir(), "mcp-scheduler-e2e-bin-*"))
-		for _, d := range old {
-			pid, err := strconv.Atoi(strings.TrimPrefix(filepath.Base(d), "mcp-scheduler-e2e-bin-"))
-			if err == nil && !pidExists(pid) {
-				_ = os.RemoveAll(d)
-			}
-		}
-		dir := filepath.Join(os.TempDir(), fmt.Sprintf("mcp-scheduler-e2e-bin-%d", os.Getpid()))
-		if xbinErr = os.MkdirAll(dir, 0o755); xbinErr != nil {
-			return
-		}
-		xbinPath = filepath.Join(dir, "mcp-scheduler")
-		cmd := exec.Command("go", "build", "-o", xbinPath, "./cmd/mcp-scheduler")
-		cmd.Dir = testenv.RepoRoot()
-		if out, err := cmd.CombinedOutput(); err != nil {
-			xbinErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	require.NoError(t, xbinErr)
-	return xbinPath
+	bin := e2e.BuiltBinary()
+	require.NotEmpty(t, bin, "TestMain of package e2e builds the binary")
+	return bin
 }
 
 // xsettings are the [scheduler] timings of a sandbox and its extra configuration.
@@ -442,11 +418,6 @@ func procStat(pid int) (state string, pgrp int, start string, ok bool) {
 	}
 	pgrp, _ = strconv.Atoi(f[2])
 	return f[0], pgrp, f[19], true
-}
-
-func pidExists(pid int) bool {
-	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid)))
-	return err == nil
 }
 
 // pidAliveWithStart reports whether pid runs (not a zombie) and, when start is given, is the
