@@ -63,6 +63,18 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 	return l, nil
 }
 
+// recordProfiles lists the configured managed profiles among the agents the scheduler knows
+// (list_agents, status): external agents are recorded when they claim, profiles here, at the
+// start of every process that runs the loop.
+func (a *app) recordProfiles(ctx context.Context) {
+	for _, p := range a.cfg.Profiles {
+		if err := a.eng.TouchAgent(ctx, engine.Agent{ID: p.Name, Kind: "managed", Profile: p.Name,
+			Capabilities: p.Capabilities, Personas: p.Personas}); err != nil {
+			a.log.Warn("managed profile not recorded", "profile", p.Name, "err", err)
+		}
+	}
+}
+
 // schedulerConfig maps the configuration onto the loop's.
 func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	s := a.cfg.Scheduler
