@@ -53,6 +53,8 @@ func TestCLI_MissionLifecycle(t *testing.T) {
 	require.Equal(t, 2, st.Counts[engine.StatePending])
 	out, _, _ = s.cli("status")
 	require.Contains(t, out, "missions    2: pending 2")
+	require.Contains(t, out, "loop        not running: nothing is launched or landed until `mcp-scheduler daemon`",
+		"with no server, the table says the pending missions wait for one")
 
 	require.True(t, cliJSON[map[string]bool](s, "pause", "--reason", "lunch")["paused"])
 	require.True(t, cliJSON[tools.StatusResult](s, "status").Paused)
