@@ -48,7 +48,7 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.run, err = runner.New(runner.Config{Self: self, DataDir: a.cfg.DataDir, Logger: a.log.With("component", "runner")})
+	l.run, err = runner.New(runner.Config{Self: self, DataDir: a.cfg.DataDir, Logger: a.log}) // the runner adds component=runner itself
 	if err != nil {
 		_ = l.wt.Close()
 		return nil, err
