@@ -115,3 +115,20 @@ func TestDispatch_UserConflictEdgeOverOverlappingWriteAreas(t *testing.T) {
 	require.Len(t, detail.DependsOn, 1)
 	b.verifyReplay()
 }
+
+// A dispatch error names the caller's own field: a mission's depends_on shorthand is
+// missions[i].depends_on[j], and edges[i] counts the caller's edges only (the shorthands used to
+// be numbered as edges first, so both were reported as some edges[k]).
+func TestDispatch_EdgeErrorsNameTheCallersField(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a", "nokey"}}}}, "t")
+	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.Contains(t, err.Error(), "missions[1].depends_on[1]")
+	_, err = b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a"}}},
+		Edges: []engine.EdgeSpec{{Mission: "a", DependsOn: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}}}, "t")
+	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.Contains(t, err.Error(), "edges[0].depends_on")
+}
