@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -56,6 +57,11 @@ func TestCreate_ValidationNamesTheField(t *testing.T) {
 		"idempotency_key":    {Title: "t", IdempotencyKey: "../../x"},
 	}
 	cases["title "] = engine.MissionSpec{Title: string(long)}
+	// bug case B32: a target branch git would misread is refused when the mission is created,
+	// not when its first attempt starts
+	for i, ref := range []string{"--output=/tmp/pwn", "-f", "x..y", "a@{1}", "foo.lock", "HEAD", "has space", "ctl\ax", "refs/heads/main"} {
+		cases["target_branch"+strings.Repeat(" ", i+1)] = engine.MissionSpec{Title: "t", TargetBranch: ref}
+	}
 	for field, spec := range cases {
 		_, err := b.e.CreateMission(b.ctx, spec, "t")
 		var fe *engine.FieldError

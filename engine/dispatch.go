@@ -31,6 +31,10 @@ type EdgeSpec struct {
 	Type      EdgeType `json:"type,omitempty"`
 	Reason    string   `json:"reason,omitempty"`
 	Source    string   `json:"source,omitempty"`
+
+	// field and dependsField name the caller's fields in errors: edges[i] and
+	// edges[i].depends_on, or missions[i] and missions[i].depends_on[j] for the shorthand.
+	field, dependsField string
 }
 
 // Dispatched is the answer to Dispatch: the voyage, each client key's mission id, and
@@ -133,13 +137,15 @@ func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 // collectEdges gathers DependsOn shorthands and Edges into edge specs, checking fields.
 func collectEdges(spec VoyageSpec) ([]EdgeSpec, error) {
 	var edges []EdgeSpec
-	for _, m := range spec.Missions {
-		for _, d := range m.DependsOn {
-			edges = append(edges, EdgeSpec{Mission: m.Key, DependsOn: d, Type: EdgeHard, Source: SourceUser})
+	for i, m := range spec.Missions {
+		for j, d := range m.DependsOn {
+			edges = append(edges, EdgeSpec{Mission: m.Key, DependsOn: d, Type: EdgeHard, Source: SourceUser,
+				field: fmt.Sprintf("missions[%d]", i), dependsField: fmt.Sprintf("missions[%d].depends_on[%d]", i, j)})
 		}
 	}
 	for i, e := range spec.Edges {
 		f := fmt.Sprintf("edges[%d]", i)
+		e.field, e.dependsField = f, f+".depends_on"
 		if e.Type == "" {
 			e.Type = EdgeHard
 		}
@@ -207,7 +213,11 @@ func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
 func (o *op) resolveEdges(edges []EdgeSpec, byKey map[string]*Mission) ([]Dependency, error) {
 	var deps []Dependency
 	for i, e := range edges {
-		f := fmt.Sprintf("edges[%d]", i)
+		f, df := e.field, e.dependsField
+		if f == "" { // edges built by the engine itself
+			f = fmt.Sprintf("edges[%d]", i)
+			df = f + ".depends_on"
+		}
 		from, ok := byKey[e.Mission]
 		if !ok {
 			return nil, fmt.Errorf("%s.mission: %w: %q is not a key of this dispatch (edges start at a new mission)", f, ErrUnknownMission, truncate(e.Mission, 80))
@@ -215,9 +225,9 @@ func (o *op) resolveEdges(edges []EdgeSpec, byKey map[string]*Mission) ([]Depend
 		to := e.DependsOn
 		if m, ok := byKey[to]; ok {
 			to = m.ID
-		} else if err := o.checkExisting(to, f+".depends_on"); err != nil {
+		} else if err := o.checkExisting(to, df); err != nil {
 			if errors.Is(err, ErrInvalid) {
-				return nil, fmt.Errorf("%s.depends_on: %w: %q is neither a key of this dispatch nor a mission id", f, ErrUnknownMission, truncate(to, 80))
+				return nil, fmt.Errorf("%s: %w: %q is neither a key of this dispatch nor a mission id", df, ErrUnknownMission, truncate(to, 80))
 			}
 			return nil, err
 		}

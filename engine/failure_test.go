@@ -148,6 +148,15 @@ func TestB14_UpstreamFailureBlocksDependentsAndRetryReopens(t *testing.T) {
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
 	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	// voyage_status says why each dependent is blocked (it said "no decision recorded")
+	vs, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
+	require.NoError(t, err)
+	for _, l := range vs.Missions {
+		if l.Key == "B" || l.Key == "C" {
+			require.Len(t, l.Why, 1, l.Key)
+			require.Contains(t, l.Why[0].Message, "upstream mission "+d.IDs["A"], l.Key)
+		}
+	}
 
 	_, err = b.e.Retry(b.ctx, d.IDs["A"], "t")
 	require.NoError(t, err)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
 )
 
 // RecordLanding stores the outcome of landing (or trying to land) a completed mission's
@@ -33,11 +34,39 @@ func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingStat
 		if err := o.save(&m, g); err != nil {
 			return err
 		}
-		return o.emit("landing."+l.Status, &m, "", map[string]any{"landing": state, "commit": l.Commit,
+		if err := o.emit("landing."+l.Status, &m, "", map[string]any{"landing": state, "commit": l.Commit,
 			"target_branch": l.TargetBranch, "conflicts": l.ConflictPaths, "outside_write_area": l.OutsideWriteArea,
-			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS})
+			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS}); err != nil {
+			return err
+		}
+		if state.Satisfies() {
+			return o.closeLandingEscalations(m.ID)
+		}
+		return nil
 	})
 	return m, err
+}
+
+// landingEscalationKinds are the escalations that only say a mission cannot land yet.
+var landingEscalationKinds = []string{"checkout", "approval"}
+
+// closeLandingEscalations closes the open escalations that said mission id could not land yet
+// (its target's checkout had local changes, or the landing waited for approval) once it has
+// landed: nobody must still act on them.
+func (o *op) closeLandingEscalations(id string) error {
+	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, MissionID: id, Limit: 100})
+	if err != nil {
+		return err
+	}
+	for i := range escs {
+		e := &escs[i]
+		if slices.Contains(landingEscalationKinds, e.Kind) && len(e.MissionIDs) == 1 && e.MissionIDs[0] == id {
+			if err := o.closeEscalation(e, ResolveAcknowledge, "the mission landed"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // ApproveLanding lets a mission that waits for approval (landing policy approval) land.

@@ -156,7 +156,16 @@ func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, pause
 		return l, err
 	}
 	if m.State == StateBlocked || m.State == StateFailed {
-		l.Why = []Reason{{Code: WhyState, Message: decisionReason(m)}}
+		msg := decisionReason(m)
+		if m.Decision == nil && m.EscalationID != "" {
+			// blocked by an escalation (an upstream mission failed, a block_mission …): its
+			// reason says why, not "no decision recorded"
+			msg = "waiting for escalation " + m.EscalationID
+			if esc, err := r.EscalationGet(ctx, m.EscalationID); err == nil {
+				msg += ": " + esc.Reason
+			}
+		}
+		l.Why = []Reason{{Code: WhyState, Message: msg}}
 	}
 	return l, nil
 }

@@ -115,3 +115,51 @@ func TestDispatch_UserConflictEdgeOverOverlappingWriteAreas(t *testing.T) {
 	require.Len(t, detail.DependsOn, 1)
 	b.verifyReplay()
 }
+
+// A dispatch error names the caller's own field: a mission's depends_on shorthand is
+// missions[i].depends_on[j], and edges[i] counts the caller's edges only (the shorthands used to
+// be numbered as edges first, so both were reported as some edges[k]).
+func TestDispatch_EdgeErrorsNameTheCallersField(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	_, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a", "nokey"}}}}, "t")
+	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.Contains(t, err.Error(), "missions[1].depends_on[1]")
+	_, err = b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a"}}},
+		Edges: []engine.EdgeSpec{{Mission: "a", DependsOn: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}}}, "t")
+	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.Contains(t, err.Error(), "edges[0].depends_on")
+}
+
+// An escalation that only said a mission could not land yet (its target's checkout had local
+// changes; the landing waited for approval) is closed when the mission lands: it stayed open,
+// asking a person to act on something already done.
+func TestLanding_ClosesItsWaitingEscalations(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.inState(engine.StateCompleted)
+	other := b.inState(engine.StateCompleted)
+	var ids []string
+	for _, spec := range []engine.EscalationSpec{
+		{MissionIDs: []string{m.ID}, Route: engine.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
+		{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent, Kind: "approval", Reason: "ready to land", DecisionRequired: "approve"},
+		{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent, Kind: "report", Reason: "something else", DecisionRequired: "decide"},
+		{MissionIDs: []string{other.ID}, Route: engine.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
+	} {
+		e, err := b.e.Escalate(b.ctx, spec, "t")
+		require.NoError(t, err)
+		ids = append(ids, e.ID)
+	}
+	_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, engine.LandingLanded)
+	require.NoError(t, err)
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen})
+	require.NoError(t, err)
+	var still []string
+	for _, e := range open {
+		still = append(still, e.ID)
+	}
+	require.ElementsMatch(t, []string{ids[2], ids[3]}, still, "the checkout and approval reports of the landed mission are closed, nothing else")
+	b.verifyReplay()
+}

@@ -9,6 +9,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // Limits on mission fields: bad input gets a clear error, never a truncated mission.
@@ -98,6 +100,13 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	}
 	if s.Priority < MinPriority || s.Priority > MaxPriority {
 		return invalid(path+"priority", fmt.Sprintf("%d is out of range", s.Priority), "use 1 (urgent) to 1000; the default is 100")
+	}
+	if s.TargetBranch != "" {
+		// refused here, before any git process sees it, rather than when an attempt starts
+		// (which spent the attempt and failed the mission) (bug case B32)
+		if err := worktree.ValidateBranchName(s.TargetBranch); err != nil {
+			return invalid(path+"target_branch", err.Error(), "give a short branch name such as main or feature/x, or none for the repository's checked-out branch")
+		}
 	}
 	if s.IdempotencyKey != "" && !keyPattern.MatchString(s.IdempotencyKey) {
 		return invalid(path+"idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")

@@ -242,8 +242,12 @@ func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
 		var msgs []string
 		for _, r := range stuck[id] {
 			msgs = append(msgs, r.Message)
-			if r.Code == WhyState || r.Code == "landing" {
+			switch {
+			case r.Code == WhyState || r.Code == "landing":
 				kind, decision = "report", "decide the open escalations of the blocked missions (resolve_escalation), retry failed missions, or cancel them"
+			case r.Code == WhyBudget && kind == "deadlock":
+				// not a dependency problem: telling the caller to remove dependencies would mislead
+				kind, decision = "budget", "raise the voyage's cost limit (update_voyage), or cancel the voyage"
 			}
 		}
 		evidence = append(evidence, id+": "+strings.Join(msgs, "; "))

@@ -30,6 +30,10 @@ func newCleanupCmd(a *app) *cobra.Command {
 }
 
 func (a *app) cleanup(ctx context.Context, repo string, olderThan time.Duration, dryRun bool) error {
+	if olderThan <= 0 {
+		// the cleaner reads 0 as its default (24 h): refuse rather than keep everything silently
+		return usageError{fmt.Errorf("--older-than %s: give a positive duration (1s removes every eligible workspace now)", olderThan)}
+	}
 	if err := a.open(ctx); err != nil {
 		return err
 	}
@@ -63,9 +67,12 @@ func (a *app) cleanup(ctx context.Context, repo string, olderThan time.Duration,
 	if err := t.flush(); err != nil {
 		return err
 	}
+	summary := "%s: workspaces use %s after cleanup (%s freed)\n"
+	if dryRun {
+		summary = "%s: workspaces would use %s after cleanup (%s would be freed)\n"
+	}
 	for _, r := range reps {
-		fmt.Fprintf(a.out, "%s: workspaces use %s after cleanup (%s freed)\n", r.Repository,
-			byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
+		fmt.Fprintf(a.out, summary, r.Repository, byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
 		if r.Error != "" {
 			fmt.Fprintf(a.out, "%s: %s\n", r.Repository, r.Error)
 		}

@@ -53,6 +53,8 @@ func TestCLI_MissionLifecycle(t *testing.T) {
 	require.Equal(t, 2, st.Counts[engine.StatePending])
 	out, _, _ = s.cli("status")
 	require.Contains(t, out, "missions    2: pending 2")
+	require.Contains(t, out, "loop        not running: nothing is launched or landed until `mcp-scheduler daemon`",
+		"with no server, the table says the pending missions wait for one")
 
 	require.True(t, cliJSON[map[string]bool](s, "pause", "--reason", "lunch")["paused"])
 	require.True(t, cliJSON[tools.StatusResult](s, "status").Paused)
@@ -96,6 +98,9 @@ func TestCLI_ErrorsAndExitCodes(t *testing.T) {
 	_, errs, code = s.cli("missions")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "list, show, cancel or retry")
+	_, errs, code = s.cli("cleanup", "--older-than", "0s")
+	require.Equal(t, 2, code, "0 would silently mean the 24 h default")
+	require.Contains(t, errs, "positive duration")
 	_, errs, code = s.cli("serve", "--transport", "carrier-pigeon")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "stdio or http")

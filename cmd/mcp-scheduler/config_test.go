@@ -178,13 +178,27 @@ func TestLogFiles_AreTheRunners(t *testing.T) {
 func TestConfig_ReadmeExample(t *testing.T) {
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
 	require.NoError(t, err)
-	_, rest, ok := strings.Cut(string(doc), "```toml\n")
-	require.True(t, ok)
-	example, _, ok := strings.Cut(rest, "```")
-	require.True(t, ok)
-	c, err := loadConfig(writeConfig(t, example), true, envOf(map[string]string{"HOME": "/h"}))
-	require.NoError(t, err)
-	require.NoError(t, c.validate())
+	// every TOML block of the README loads and validates; the full example is the one with checks
+	var c *Config
+	rest, blocks := string(doc), 0
+	for {
+		var ok bool
+		if _, rest, ok = strings.Cut(rest, "```toml\n"); !ok {
+			break
+		}
+		var example string
+		example, rest, ok = strings.Cut(rest, "```")
+		require.True(t, ok)
+		blocks++
+		got, err := loadConfig(writeConfig(t, example), true, envOf(map[string]string{"HOME": "/h"}))
+		require.NoError(t, err, example)
+		require.NoError(t, got.validate(), example)
+		if strings.Contains(example, "checks") {
+			c = &got
+		}
+	}
+	require.GreaterOrEqual(t, blocks, 2)
+	require.NotNil(t, c, "the README's full example")
 	require.Len(t, c.Profiles, 2)
 	require.Equal(t, agent.RuntimeClaudeCode, c.Profiles[0].Runtime)
 	require.Equal(t, agent.RuntimeCodex, c.Profiles[1].Runtime)

@@ -28,6 +28,7 @@ func (a *app) daemon(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	a.recordProfiles(ctx)
 	a.log.Info("mcp-scheduler daemon running", "data_dir", a.cfg.DataDir, "profiles", len(a.cfg.Profiles))
 	go func() {
 		if err := a.eng.WatchExternal(ctx, externalPoll); err != nil {

@@ -48,7 +48,7 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 	if err != nil {
 		return nil, err
 	}
-	l.run, err = runner.New(runner.Config{Self: self, DataDir: a.cfg.DataDir, Logger: a.log.With("component", "runner")})
+	l.run, err = runner.New(runner.Config{Self: self, DataDir: a.cfg.DataDir, Logger: a.log}) // the runner adds component=runner itself
 	if err != nil {
 		_ = l.wt.Close()
 		return nil, err
@@ -61,6 +61,18 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 	}
 	a.loop = l
 	return l, nil
+}
+
+// recordProfiles lists the configured managed profiles among the agents the scheduler knows
+// (list_agents, status): external agents are recorded when they claim, profiles here, at the
+// start of every process that runs the loop.
+func (a *app) recordProfiles(ctx context.Context) {
+	for _, p := range a.cfg.Profiles {
+		if err := a.eng.TouchAgent(ctx, engine.Agent{ID: p.Name, Kind: "managed", Profile: p.Name,
+			Capabilities: p.Capabilities, Personas: p.Personas}); err != nil {
+			a.log.Warn("managed profile not recorded", "profile", p.Name, "err", err)
+		}
+	}
 }
 
 // schedulerConfig maps the configuration onto the loop's.

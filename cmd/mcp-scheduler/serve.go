@@ -82,6 +82,7 @@ func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error
 	if err != nil {
 		return err
 	}
+	a.recordProfiles(ctx)
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return err

@@ -35,7 +35,11 @@ func newStatusCmd(a *app) *cobra.Command {
 				paused = " (paused: nothing new starts; mcp-scheduler resume)"
 			}
 			fmt.Fprintf(a.out, "missions    %d: %s\n", st.Total, strings.Join(counts, ", "))
-			fmt.Fprintf(a.out, "loop        %s%s\n", st.Loop, paused)
+			loop := st.Loop
+			if loop == "idle" { // no process runs the loop: say so, and what starts one
+				loop = "not running: nothing is launched or landed until `mcp-scheduler daemon` or a client's `mcp-scheduler serve` runs on this data dir"
+			}
+			fmt.Fprintf(a.out, "loop        %s%s\n", loop, paused)
 			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[engine.VoyageOpen],
 				st.Voyages[engine.VoyageActive], st.Voyages[engine.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)

@@ -213,6 +213,18 @@ env = ["PATH"]
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.True(t, landed, "the child agent ran and its work landed")
+	// the configured profile is among the agents the scheduler knows (it was missing: only
+	// pull-mode agents were ever recorded)
+	p.send(`{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`)
+	var agents struct {
+		StructuredContent struct {
+			Agents []struct{ ID, Kind, Profile string }
+		} `json:"structuredContent"`
+	}
+	require.NoError(t, json.Unmarshal(parseRPC(t, p.next()).Result, &agents))
+	require.Len(t, agents.StructuredContent.Agents, 1)
+	require.Equal(t, "ref", agents.StructuredContent.Agents[0].ID)
+	require.Equal(t, "managed", agents.StructuredContent.Agents[0].Kind)
 	require.NoError(t, p.stdin.Close())
 	require.Equal(t, 0, p.wait(20*time.Second))
 	for l := range p.lines {
