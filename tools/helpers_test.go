@@ -249,6 +249,21 @@ func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.
 	return engine.Workspace{Path: path, Branch: branch, BaseCommit: base, Strategy: engine.WorkspaceWorktree}, nil, nil
 }
 
+// Verify: the workspace directory exists, or its branch holds commits beyond the base.
+func (g *gitWorkspaces) Verify(ctx context.Context, m engine.Mission) error {
+	ws := runWorkspace(m)
+	if ws.Path == "" {
+		return nil
+	}
+	if _, err := os.Stat(ws.Path); err == nil {
+		return nil
+	}
+	if out, err := git(ctx, m.Repository, "rev-list", "--count", ws.BaseCommit+".."+ws.Branch); err == nil && out != "0" {
+		return nil
+	}
+	return fmt.Errorf("workspace lost: %s was deleted before its work was committed", ws.Path)
+}
+
 func (g *gitWorkspaces) Diff(ctx context.Context, m engine.Mission) (Diff, error) {
 	ws := runWorkspace(m)
 	if ws.Path == "" {

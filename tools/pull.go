@@ -290,6 +290,9 @@ func CompleteMission(d *Deps) Tool {
 			for _, f := range a.Findings {
 				res.Findings = append(res.Findings, engine.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
 			}
+			if err := verifyWork(ctx, d, a.fence()); err != nil {
+				return MissionResult{}, err
+			}
 			m, err := d.Engine.Complete(ctx, a.fence(), res)
 			return MissionResult{Mission: m}, err
 		}),
@@ -333,4 +336,22 @@ func FailMission(d *Deps) Tool {
 			return FailResult{Mission: m, Decision: m.Decision}, err
 		}),
 	})
+}
+
+// verifyWork refuses to complete an attempt whose workspace was deleted before its work was
+// committed (shared/cases B17): completing would land nothing and lose the work silently.
+// A stale fence is left to Complete, which answers lease lost.
+func verifyWork(ctx context.Context, d *Deps, f engine.Fence) error {
+	if d.Workspaces == nil {
+		return nil
+	}
+	det, err := d.Engine.GetMission(ctx, f.MissionID)
+	if err != nil || det.Mission.Lease.Epoch != f.Epoch || !det.Mission.State.Leased() {
+		return nil
+	}
+	if err := d.Workspaces.Verify(ctx, det.Mission); err != nil {
+		return &engine.FieldError{Field: "mission_id", Problem: err.Error(),
+			Hint: "the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
+	}
+	return nil
 }

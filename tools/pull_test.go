@@ -290,3 +290,20 @@ func TestStatusAndEvents(t *testing.T) {
 	require.Len(t, next.Events, 1)
 	require.Equal(t, "mission.cancelled", next.Events[0].Type)
 }
+
+// TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted: a pull-mode agent whose workspace was
+// deleted before its work was committed cannot complete (that would land nothing and lose the
+// work silently); fail_mission then runs the mission again in a fresh workspace.
+func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
+	b := setup(t, setupOpts{})
+	m := b.createMission(map[string]any{"title": "lose it", "retry_budget": 2})
+	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "a"})
+	require.True(t, c.Claimed)
+	require.NoError(t, os.RemoveAll(c.Workspace.Path))
+	msg := fails(b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch, "summary": "done"})
+	require.Contains(t, msg, "deleted before its work was committed")
+	require.Contains(t, msg, "fail_mission")
+	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
+		"failure": map[string]any{"kind": "error", "summary": "workspace lost"}})
+	require.Equal(t, engine.StatePending, res.Mission.State, "retried")
+}

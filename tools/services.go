@@ -39,6 +39,9 @@ type Workspaces interface {
 	// Diff returns what m's latest attempt changed relative to the commit its workspace
 	// started from. ErrNoWorkspace when the mission has no workspace yet.
 	Diff(ctx context.Context, m engine.Mission) (Diff, error)
+	// Verify checks that m's current attempt still has its work (the workspace directory, or
+	// commits on its branch) before the attempt is reported completed; an error says why not.
+	Verify(ctx context.Context, m engine.Mission) error
 }
 
 // ErrNoWorkspace: the mission has no workspace (never started, or a strategy without one).

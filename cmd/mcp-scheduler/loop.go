@@ -138,6 +138,10 @@ func (w workspaceService) Prepare(ctx context.Context, m *engine.Mission) (engin
 	return w.s.PrepareWorkspace(ctx, m)
 }
 
+func (w workspaceService) Verify(ctx context.Context, m engine.Mission) error {
+	return w.s.VerifyWorkspace(ctx, &m)
+}
+
 func (w workspaceService) Diff(ctx context.Context, m engine.Mission) (tools.Diff, error) {
 	d, err := w.s.Diff(ctx, &m)
 	if errors.Is(err, engine.ErrNotFound) {

@@ -42,13 +42,13 @@ func newMissionsListCmd(a *app) *cobra.Command {
 				}
 				return writeJSON(a.out, ms)
 			}
-			t := newTable(a.out, "ID", "STATE", "PRIO", "ATTEMPT", "OWNER", "UPDATED", "TITLE")
+			t := newTable(a.out, "ID", "STATE", "LANDING", "PRIO", "ATTEMPT", "OWNER", "UPDATED", "TITLE")
 			for _, m := range ms {
 				owner := ""
 				if m.State.Leased() {
 					owner = m.Lease.Owner
 				}
-				t.row(m.ID, m.State, m.Priority, m.Attempt, owner, m.UpdatedAt, m.Title)
+				t.row(m.ID, m.State, m.Landing, m.Priority, m.Attempt, owner, m.UpdatedAt, m.Title)
 			}
 			if err := t.flush(); err != nil {
 				return err

@@ -168,6 +168,11 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	res := out.Result
 	switch res.Status {
 	case agent.StatusCompleted:
+		if err := s.verifyWorkspace(ctx, a.mission.Repository, a.rec.Worktree); err != nil {
+			f := agent.Failure{Kind: engine.KindWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
+			_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
+			return err
+		}
 		_, err := s.eng.Complete(ctx, a.fence, res)
 		return err
 	case agent.StatusBlocked:
