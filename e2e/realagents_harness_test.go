@@ -47,7 +47,7 @@ type loopHarness struct {
 	wt   *worktree.Manager
 	run  *runner.Runner
 	s    *scheduler.Scheduler
-	logs *syncBuffer
+	logs *testenv.SyncBuffer
 }
 
 // newLoopHarness starts a scheduler over a fresh repository with the given profiles. The
@@ -55,7 +55,7 @@ type loopHarness struct {
 // the test process's own variables.
 func newLoopHarness(t *testing.T, profiles []agent.Profile, extraEnv ...string) *loopHarness {
 	t.Helper()
-	h := &loopHarness{t: t, ctx: context.Background(), repo: newRepo(t), data: privateTempDir(t), logs: &syncBuffer{}}
+	h := &loopHarness{t: t, ctx: context.Background(), repo: newRepo(t), data: privateTempDir(t), logs: &testenv.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
 	h.st, err = storage.Open(h.ctx, filepath.Join(h.data, "mcp-scheduler.db"), storage.Options{})
@@ -231,24 +231,6 @@ func tail(s string, n int) string {
 		return "…" + s[len(s)-n:]
 	}
 	return s
-}
-
-// syncBuffer is a goroutine-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // decode unmarshals raw JSON into v, failing the test.

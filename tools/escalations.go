@@ -88,12 +88,9 @@ func ListEscalations(d *Deps) Tool {
 		description: "The blocker reports waiting for a decision (or resolved ones): which missions they block, the reason, the decision required, evidence, a safe next step and who must decide. Decide with resolve_escalation.",
 		input:       inputSchema[ListEscalationsArgs](), output: outputSchema[EscalationList](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a ListEscalationsArgs) (EscalationList, error) {
-			limit := a.Limit
-			if limit == 0 {
-				limit = 100
-			}
-			if limit < 1 || limit > 500 {
-				return EscalationList{}, fieldError("limit", "is out of range", "give 1 to 500")
+			limit, err := pageLimit(a.Limit, 100, 500)
+			if err != nil {
+				return EscalationList{}, err
 			}
 			f := engine.EscalationFilter{State: a.State, VoyageID: a.VoyageID, MissionID: a.MissionID,
 				Route: engine.Route(a.Route), Limit: limit}

@@ -2,6 +2,7 @@ package tools
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -74,12 +75,9 @@ func ListMissions(d *Deps) Tool {
 		description: "Page through missions, oldest first, optionally filtered by state, voyage, repository, persona, kind or parent. Each line has the id, title, state, priority and lease owner; get_mission shows one in full.",
 		input:       inputSchema[ListMissionsArgs](), output: outputSchema[MissionList](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a ListMissionsArgs) (MissionList, error) {
-			limit := a.Limit
-			if limit == 0 {
-				limit = 50
-			}
-			if limit < 1 || limit > 500 {
-				return MissionList{}, fieldError("limit", "is out of range", "give 1 to 500")
+			limit, err := pageLimit(a.Limit, 50, 500)
+			if err != nil {
+				return MissionList{}, err
 			}
 			f := engine.MissionFilter{VoyageID: a.VoyageID, Repository: a.Repository, Persona: a.Persona,
 				Kind: engine.MissionKind(a.Kind), ParentID: a.ParentID, Cursor: a.Cursor, Limit: limit}
@@ -142,12 +140,12 @@ func GetEvents(d *Deps) Tool {
 		description: "The append-only log of state changes in sequence order (mission.created, lease.acquired, attempt.started, mission.completed, mission.failed, landing.*, escalation.*, voyage.*), each with its time, actor and details. Pass last_seq back as after_seq to read only what is new.",
 		input:       inputSchema[GetEventsArgs](), output: outputSchema[EventList](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a GetEventsArgs) (EventList, error) {
-			limit := a.Limit
-			if limit == 0 {
-				limit = 100
+			limit, err := pageLimit(a.Limit, 100, 1000)
+			if err != nil {
+				return EventList{}, err
 			}
-			if limit < 1 || limit > 1000 || a.AfterSeq < 0 {
-				return EventList{}, fieldError("limit", "is out of range", "give 1 to 1000, and after_seq ≥ 0")
+			if a.AfterSeq < 0 {
+				return EventList{}, fieldError("after_seq", "is negative", "give 0, or the last_seq of the previous page")
 			}
 			if a.MissionID != "" && !engine.ValidID(engine.PrefixMission, a.MissionID) {
 				return EventList{}, fieldError("mission_id", "is not a mission id", "ids look like msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
@@ -170,4 +168,16 @@ func GetEvents(d *Deps) Tool {
 			return out, nil
 		}),
 	})
+}
+
+// pageLimit is a listing's limit argument: 0 takes def; anything outside 1..most is a caller
+// error naming the field.
+func pageLimit(limit, def, most int) (int, error) {
+	if limit == 0 {
+		return def, nil
+	}
+	if limit < 1 || limit > most {
+		return 0, fieldError("limit", "is out of range", fmt.Sprintf("give 1 to %d", most))
+	}
+	return limit, nil
 }

@@ -7,7 +7,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -16,6 +15,8 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -29,33 +30,16 @@ func TestMain(m *testing.M) {
 type run struct {
 	stdin  *io.PipeWriter
 	out    *agent.LineReader
-	stderr *lockedBuffer
+	stderr *testenv.SyncBuffer
 	code   chan int
 	outW   *io.PipeWriter
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
 }
 
 func startRun(t *testing.T, args []string, start *agent.Start) *run {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	r := &run{stdin: inW, out: agent.NewLineReader(outR, 0), stderr: &lockedBuffer{}, code: make(chan int, 1), outW: outW}
+	r := &run{stdin: inW, out: agent.NewLineReader(outR, 0), stderr: &testenv.SyncBuffer{}, code: make(chan int, 1), outW: outW}
 	go func() {
 		code := Main(args, inR, outW, r.stderr)
 		outW.Close()

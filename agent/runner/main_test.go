@@ -10,7 +10,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +19,8 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // TestMain lets the test binary play our own binary's hidden subcommands, so the tests run
@@ -54,24 +55,6 @@ func (brokenDecoder) End(agent.ExitStatus) agent.WorkerResult {
 	return agent.WorkerResult{Status: "finished", Summary: "all good"}
 }
 
-// syncBuffer is a goroutine-safe bytes.Buffer.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func self(t testing.TB) string {
 	t.Helper()
 	exe, err := os.Executable()
@@ -85,7 +68,7 @@ func newRunner(t testing.TB, dataDir string, opts ...func(*Config)) *Runner {
 	if dataDir == "" {
 		dataDir = t.TempDir()
 	}
-	logs := &syncBuffer{}
+	logs := &testenv.SyncBuffer{}
 	cfg := Config{Self: self(t), DataDir: dataDir, Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))}
 	for _, o := range opts {
 		o(&cfg)

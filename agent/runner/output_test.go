@@ -2,6 +2,7 @@ package runner
 
 import (
 	"errors"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -73,7 +74,7 @@ func TestB24_BOMCRLFBlankLinesOnChildStdout(t *testing.T) {
 func TestB26_StderrFloodBeforeFirstEvent(t *testing.T) {
 	r := newRunner(t, "")
 	s := refSpec(t, r, "stderr", t.TempDir(), "@stderr 200KiB\n@log info first event\n@crash 2")
-	log := &syncBuffer{}
+	log := &testenv.SyncBuffer{}
 	s.Log = log
 	evs, out := collect(t, launch(t, r, s))
 	require.Equal(t, "first event", evs[0].Message.Message)
@@ -90,7 +91,7 @@ func TestSecrets_RedactedFromEventsLogAndTail(t *testing.T) {
 	r := newRunner(t, "")
 	s := refSpec(t, r, "secret", t.TempDir(), "@env REF_API_KEY\n@done")
 	s.Profile.SecretEnv = []string{"REF_API_KEY"}
-	log := &syncBuffer{}
+	log := &testenv.SyncBuffer{}
 	s.Log = log
 	evs, out := collect(t, launch(t, r, s))
 	require.Equal(t, []string{"env REF_API_KEY=" + agent.Redacted}, logsContaining(evs, "REF_API_KEY"))

@@ -1,14 +1,12 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +14,8 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestCLI_MissionLifecycle(t *testing.T) {
@@ -187,7 +187,7 @@ func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
 func TestCLI_EventsFollow(t *testing.T) {
 	s := newSandbox(t)
 	s.cli("go", "before following")
-	var out syncBuffer
+	var out testenv.SyncBuffer
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan int, 1)
 	go func() {
@@ -210,21 +210,4 @@ func TestCLI_EventsFollow(t *testing.T) {
 		var ev engine.Event
 		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)
 	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

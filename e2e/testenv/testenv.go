@@ -7,10 +7,12 @@
 package testenv
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"sync"
 	"testing"
 )
 
@@ -86,4 +88,25 @@ func GitEnv() []string {
 		"GIT_COMMITTER_NAME=mcp-scheduler test", "GIT_COMMITTER_EMAIL=test@mcp-scheduler.invalid",
 		"GIT_CONFIG_NOSYSTEM=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C",
 	}
+}
+
+// SyncBuffer is a bytes.Buffer that several goroutines may write and read (a child process's
+// output, a logger) while a test reads it.
+type SyncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+// Write appends p.
+func (s *SyncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+// String returns everything written so far.
+func (s *SyncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }
