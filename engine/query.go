@@ -252,3 +252,48 @@ func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {
 	}
 	return err
 }
+
+// Summary is the scheduler at a glance, from counters and counts only (cheap enough to call on
+// every status request).
+type Summary struct {
+	Counts          map[MissionState]int `json:"counts"`
+	Paused          bool                 `json:"paused"`
+	Voyages         map[VoyageState]int  `json:"voyages"`
+	RecentVoyages   []Voyage             `json:"recent_voyages,omitempty"` // active or blocked, newest first
+	OpenEscalations int                  `json:"open_escalations"`
+	Agents          int                  `json:"agents"`
+	Leader          Leader               `json:"leader"`
+}
+
+// Summary reads the per-state mission counters (kept in the same transactions as the
+// missions), voyage counts, the few most recent voyages in flight (at most recent), the number
+// of open escalations and agents, and the leader, in one read snapshot.
+func (e *Engine) Summary(ctx context.Context, recent int) (Summary, error) {
+	var s Summary
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		if s.Counts, err = r.MissionCounts(ctx); err != nil {
+			return err
+		}
+		if s.Paused, err = r.Paused(ctx); err != nil {
+			return err
+		}
+		if s.Voyages, err = r.VoyageCounts(ctx); err != nil {
+			return err
+		}
+		if recent > 0 {
+			if s.RecentVoyages, err = r.VoyageList(ctx, []VoyageState{VoyageActive, VoyageBlocked}, recent); err != nil {
+				return err
+			}
+		}
+		if s.OpenEscalations, err = r.EscalationCount(ctx, EscalationOpen); err != nil {
+			return err
+		}
+		if s.Agents, err = r.AgentCount(ctx); err != nil {
+			return err
+		}
+		s.Leader, err = r.LeaderGet(ctx)
+		return err
+	})
+	return s, err
+}

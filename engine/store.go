@@ -131,6 +131,12 @@ type Reader interface {
 	VoyageByIdempotencyKey(ctx context.Context, key string) (Voyage, error)
 	VoyageList(ctx context.Context, states []VoyageState, limit int) ([]Voyage, error)
 	VoyageMissions(ctx context.Context, voyageID string) ([]Mission, error)
+	// VoyageCounts counts voyages per state.
+	VoyageCounts(ctx context.Context) (map[VoyageState]int, error)
+	// EscalationCount counts escalations in a state (open, resolved).
+	EscalationCount(ctx context.Context, state string) (int, error)
+	// AgentCount counts the agents the scheduler knows.
+	AgentCount(ctx context.Context) (int, error)
 
 	EventList(ctx context.Context, f EventFilter) ([]Event, error)
 	EscalationGet(ctx context.Context, id string) (Escalation, error)

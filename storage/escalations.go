@@ -76,3 +76,9 @@ func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]
 	}
 	return out, translate(rows.Err(), "list escalations")
 }
+
+func (t *txn) EscalationCount(ctx context.Context, state string) (int, error) {
+	var n int
+	err := t.q.queryRow(ctx, `SELECT count(*) FROM escalations WHERE state = ?`, state).Scan(&n)
+	return n, translate(err, "count escalations")
+}

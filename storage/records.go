@@ -197,3 +197,9 @@ func (t *txn) LeaderResign(ctx context.Context, owner string, epoch int64) error
 	_, err := t.q.exec(ctx, `UPDATE leader SET owner = '', expires_at = 0, phase = '' WHERE id = 1 AND owner = ? AND epoch = ?`, owner, epoch)
 	return translate(err, "resign leadership")
 }
+
+func (t *txn) AgentCount(ctx context.Context) (int, error) {
+	var n int
+	err := t.q.queryRow(ctx, `SELECT count(*) FROM agents`).Scan(&n)
+	return n, translate(err, "count agents")
+}

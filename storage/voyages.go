@@ -81,3 +81,21 @@ func (t *txn) VoyageList(ctx context.Context, states []engine.VoyageState, limit
 	}
 	return out, translate(rows.Err(), "list voyages")
 }
+
+func (t *txn) VoyageCounts(ctx context.Context) (map[engine.VoyageState]int, error) {
+	rows, err := t.q.query(ctx, `SELECT state, count(*) FROM voyages GROUP BY state`)
+	if err != nil {
+		return nil, translate(err, "voyage counts")
+	}
+	defer rows.Close()
+	out := map[engine.VoyageState]int{}
+	for rows.Next() {
+		var s string
+		var n int
+		if err := rows.Scan(&s, &n); err != nil {
+			return nil, translate(err, "voyage counts")
+		}
+		out[engine.VoyageState(s)] = n
+	}
+	return out, translate(rows.Err(), "voyage counts")
+}

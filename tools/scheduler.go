@@ -42,12 +42,8 @@ type VoyageItem struct {
 	State engine.VoyageState `json:"state"`
 }
 
-// maxStatusVoyages bounds the voyages status lists; statusVoyageScan bounds how many
-// unfinished voyages it counts.
-const (
-	maxStatusVoyages = 5
-	statusVoyageScan = 1000
-)
+// maxStatusVoyages bounds the recent voyages status lists.
+const maxStatusVoyages = 5
 
 // NoArgs is the argument object of tools that take none.
 type NoArgs struct{}
@@ -55,25 +51,21 @@ type NoArgs struct{}
 // ReadStatus reads the status the status tool shows (mission counts come from counters kept
 // with the missions, never from counting rows). The command line prints the same.
 func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
-	s, err := e.Status(ctx)
+	s, err := e.Summary(ctx, maxStatusVoyages)
 	if err != nil {
 		return StatusResult{}, err
 	}
 	out := StatusResult{Counts: map[engine.MissionState]int{}, Paused: s.Paused, Voyages: map[engine.VoyageState]int{},
-		ActiveVoyages: []VoyageItem{}, OpenEscalations: s.OpenEscalations, Agents: len(s.Agents), Loop: "idle"}
+		ActiveVoyages: []VoyageItem{}, OpenEscalations: s.OpenEscalations, Agents: s.Agents, Loop: "idle"}
 	for _, st := range engine.AllStates() {
 		out.Counts[st] = s.Counts[st]
 		out.Total += s.Counts[st]
 	}
-	vs, err := e.Voyages(ctx, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, statusVoyageScan)
-	if err != nil {
-		return StatusResult{}, err
+	for _, st := range []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked} {
+		out.Voyages[st] = s.Voyages[st]
 	}
-	for _, v := range vs { // most recent first
-		out.Voyages[v.State]++
-		if v.State != engine.VoyageOpen && len(out.ActiveVoyages) < maxStatusVoyages {
-			out.ActiveVoyages = append(out.ActiveVoyages, VoyageItem{ID: v.ID, Title: v.Title, State: v.State})
-		}
+	for _, v := range s.RecentVoyages {
+		out.ActiveVoyages = append(out.ActiveVoyages, VoyageItem{ID: v.ID, Title: v.Title, State: v.State})
 	}
 	if l := s.Leader; l.Owner != "" && l.ExpiresAt.After(e.Now()) {
 		out.Leader = &l
