@@ -352,7 +352,9 @@ type Landing struct {
 	OutsideWriteArea []string `json:"outside_write_area,omitempty"`
 	ConflictPaths    []string `json:"conflict_paths,omitempty"`
 	Detail           string   `json:"detail,omitempty"`
-	// DurationMS is how long the landing took (merge, checks, moving the branch), in ms.
+	// DurationMS is how long the landing took (merge, checks, moving the branch), in ms; for
+	// missions landed together in one pass (worktree.LandBatch), the pass's duration divided
+	// evenly among them.
 	DurationMS int64     `json:"duration_ms,omitempty"`
 	At         time.Time `json:"at"`
 }

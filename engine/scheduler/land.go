@@ -61,6 +61,7 @@ func (s *Scheduler) landGroup(ctx context.Context, key string, ms []engine.Missi
 			s.mu.Unlock()
 			s.Wake()
 		}()
+		var ready []readyLanding
 		for i := range ms {
 			// The list was read before this worker started, maybe while the previous worker
 			// of the branch still landed some of it: read each mission again, so that a
@@ -71,17 +72,42 @@ func (s *Scheduler) landGroup(ctx context.Context, key string, ms []engine.Missi
 			// mission and attempt; an interrupted check is not a failed one).
 			m, ok, err := s.stillLandable(s.stopCtx, ms[i].ID)
 			if err == nil && ok {
-				err = s.landOne(s.stopCtx, &m)
+				var r readyLanding
+				if r, ok, err = s.landOne(s.stopCtx, &m); ok {
+					ready = append(ready, r)
+				}
 			}
-			switch {
-			case err != nil && s.stopCtx.Err() != nil:
-				s.log.Info("landing interrupted by shutdown; the next leader lands it", "mission_id", ms[i].ID)
+			if s.landFailed(ms[i].ID, err) {
 				return
-			case err != nil:
-				s.log.Error("landing failed", "mission_id", ms[i].ID, "err", err)
 			}
 		}
+		for len(ready) > 0 {
+			n := min(len(ready), worktree.MaxLandBatch)
+			if err := s.landBatch(s.stopCtx, ready[:n]); s.landFailed(ready[0].m.ID, err) {
+				return
+			}
+			ready = ready[n:]
+		}
 	})
+}
+
+// landFailed logs a landing's error and says whether the worker should stop (a shutdown).
+func (s *Scheduler) landFailed(id string, err error) bool {
+	switch {
+	case err != nil && s.stopCtx.Err() != nil:
+		s.log.Info("landing interrupted by shutdown; the next leader lands it", "mission_id", id)
+		return true
+	case err != nil:
+		s.log.Error("landing failed", "mission_id", id, "err", err)
+	}
+	return false
+}
+
+// readyLanding is a completed mission that passed review and the landing policy and whose
+// workspace is to be landed.
+type readyLanding struct {
+	m   engine.Mission
+	rec RunRecord
 }
 
 // stillLandable reads a mission again and says whether its landing is still for the landing
@@ -99,49 +125,81 @@ func (s *Scheduler) stillLandable(ctx context.Context, id string) (engine.Missio
 	return m, false, nil
 }
 
-func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) error {
+// landOne runs the gates before a landing (review when required, the landing policy, a
+// workspace to land) and says whether the mission is ready to land.
+func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) (readyLanding, bool, error) {
 	if m.Landing == engine.LandingWaiting && !s.dueRetry(m.ID) {
-		return nil
+		return readyLanding{}, false, nil
 	}
 	if m.Review == engine.ReviewRequired && m.Kind != engine.KindReview && m.Landing != engine.LandingApproved {
 		s.setPhase(PhaseReviewing)
 		approved, err := s.reviewGate(ctx, m)
 		if err != nil || !approved {
-			return err
+			return readyLanding{}, false, err
 		}
 	}
 	pol := s.cfg.policy(m.Repository)
 	switch {
 	case pol.Landing == LandingNone:
 		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingLeft, "landing policy none: the branch is left for a person")
-		return err
+		return readyLanding{}, false, err
 	case pol.Landing == LandingApproval && m.Landing != engine.LandingApproved:
 		s.once(ctx, "approval:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
 			Route: engine.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
 			DecisionRequired: "approve the landing (approve_landing) after looking at get_mission_diff", SafeNextStep: "get_mission_diff " + m.ID})
 		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, "landing policy approval")
-		return err
+		return readyLanding{}, false, err
 	}
 	rec := runOf(m)
 	if rec.Worktree.Branch == "" || rec.Worktree.ReadOnly {
 		_, err := s.eng.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
 			Detail: "the attempt had no writable workspace"}, engine.LandingNotRequired)
-		return err
+		return readyLanding{}, false, err
 	}
-	s.setPhase(PhaseMerging)
-	return s.land(ctx, m, rec, pol)
+	return readyLanding{m: *m, rec: rec}, true, nil
 }
 
-// land runs one landing and records its outcome.
-func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, pol RepoPolicy) error {
-	repo, err := s.wt.Open(m.Repository)
+// landBatch lands missions of one repository and target branch: alone with Land, several in
+// one pass with LandBatch (the target moves once; see worktree.LandBatch), and records each
+// outcome. A batch's duration is shared evenly among its missions in their landing records.
+func (s *Scheduler) landBatch(ctx context.Context, ready []readyLanding) error {
+	s.setPhase(PhaseMerging)
+	repo, err := s.wt.Open(ready[0].m.Repository)
 	if err != nil {
 		return err
 	}
+	pol := s.cfg.policy(ready[0].m.Repository)
+	reqs := make([]worktree.LandRequest, len(ready))
+	for i, r := range ready {
+		reqs[i] = worktree.LandRequest{Repo: repo, MissionID: r.m.ID, Attempt: r.m.Attempt, Workspace: r.rec.Worktree,
+			TargetBranch: s.targetBranch(&r.m), WriteArea: r.m.WriteArea,
+			Message: fmt.Sprintf("%s\n\nMission %s: %s", r.m.Title, r.m.ID, firstLine(r.m.Brief)), Check: s.checks(pol)}
+	}
 	started := time.Now()
-	l, err := s.wt.Land(ctx, worktree.LandRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt, Workspace: rec.Worktree,
-		TargetBranch: s.targetBranch(m), WriteArea: m.WriteArea, Message: fmt.Sprintf("%s\n\nMission %s: %s", m.Title, m.ID, firstLine(m.Brief)),
-		Check: s.checks(pol)})
+	var out []worktree.BatchLanding
+	if len(reqs) == 1 {
+		l, err := s.wt.Land(ctx, reqs[0])
+		out = []worktree.BatchLanding{{Landing: l, Err: err}}
+	} else if out, err = s.wt.LandBatch(ctx, reqs); err != nil {
+		return err
+	}
+	share := time.Since(started).Milliseconds() / int64(len(reqs))
+	var errs []error
+	for i := range ready {
+		if err := s.recordLanding(ctx, &ready[i].m, out[i], share, pol); err != nil {
+			if ctx.Err() != nil {
+				return err
+			}
+			errs = append(errs, fmt.Errorf("mission %s: %w", ready[i].m.ID, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// recordLanding records one landing's outcome: landed, waiting for a clean checkout (with an
+// escalation to the person), or a conflict or failed checks (landingProblem).
+func (s *Scheduler) recordLanding(ctx context.Context, m *engine.Mission, b worktree.BatchLanding, durationMS int64, pol RepoPolicy) error {
+	l, err := b.Landing, b.Err
 	if errors.Is(err, worktree.ErrUnresolvedConflicts) {
 		l, err = worktree.Landing{Status: worktree.LandConflicted, Detail: err.Error()}, nil
 	}
@@ -151,7 +209,7 @@ func (s *Scheduler) land(ctx context.Context, m *engine.Mission, rec RunRecord, 
 	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: s.targetBranch(m),
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
 		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput),
-		DurationMS: time.Since(started).Milliseconds()}
+		DurationMS: durationMS}
 	switch l.Status {
 	case worktree.LandLanded, worktree.LandAlreadyLanded, worktree.LandNothingToLand:
 		state := engine.LandingLanded

@@ -1,0 +1,351 @@
+package worktree
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/go-git/go-git/v5/plumbing"
+)
+
+// MaxLandBatch is the most attempts LandBatch takes in one call.
+const MaxLandBatch = 16
+
+// BatchLanding is the outcome of one request of LandBatch: its Landing, or the error that
+// stopped that request alone (the others went on).
+type BatchLanding struct {
+	Landing Landing
+	Err     error
+}
+
+// LandBatch lands several attempts on one target branch in one pass, under one hold of the
+// branch's landing lock: each attempt's pending work is committed (in parallel), each branch
+// is merged in the object database on top of the previous one's result (fast-forward, or
+// `git merge-tree --write-tree` + `git commit-tree`, in request order), the checks run once on
+// the final commit, and the target moves once (`git update-ref`, or `git merge --ff-only` in
+// the checkout holding it). What Land spends per attempt on moving the target and on the
+// person's checkout is spent once per batch.
+//
+// Outcomes per request are those of Land, with these differences: a conflicting attempt is
+// left out and the batch goes on without it (conflicted, nothing of it moved); when the
+// target cannot move (waiting_for_clean_checkout) every attempt merged into the batch is
+// waiting; when the checks fail on the batch's result and it holds more than one attempt,
+// those attempts are landed one by one with Land's own rules, so that the checks' verdict
+// falls on the attempt that broke them. OldTarget is the target before the batch and
+// NewTarget after it for every landed attempt; Commit is the attempt's own merge commit (or
+// its branch tip for a fast-forward).
+//
+// All requests must name the same repository and resolve to the same target branch, and at
+// most MaxLandBatch of them; otherwise an error and nothing runs. A request that is invalid
+// on its own (see Land) gets its error in its BatchLanding. The returned error is for what
+// stops the whole batch (a cancelled context, the lock, a git failure moving the target).
+// Check is taken from the first request that has one (a batch is one repository's policy).
+// Crash safety is Land's: nothing moves before the single move of the target, and a repeated
+// call after it finds each attempt already_landed.
+func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLanding, error) {
+	if err := m.checkOpen(); err != nil {
+		return nil, err
+	}
+	target, err := m.checkBatch(reqs)
+	if err != nil {
+		return nil, fmt.Errorf("land batch: %w", err)
+	}
+	out := make([]BatchLanding, len(reqs))
+	var live []int
+	for i, req := range reqs {
+		if _, err := m.checkLandRequest(req); err != nil {
+			out[i].Err = fmt.Errorf("land %s a%d: %w", req.MissionID, req.Attempt, err)
+			continue
+		}
+		if repeats(reqs[:i], req) {
+			out[i].Err = fmt.Errorf("land %s a%d: an earlier request of the batch lands the same attempt", req.MissionID, req.Attempt)
+			continue
+		}
+		live = append(live, i)
+	}
+	if len(live) == 0 {
+		return out, nil
+	}
+	r := reqs[live[0]].Repo
+	release, err := m.locks.acquire(ctx, landKey(r.id, target))
+	if err != nil {
+		return nil, fmt.Errorf("land batch onto %s: %w", target, err)
+	}
+	defer release()
+	start := time.Now()
+	live = m.commitPendingAll(ctx, reqs, live, out)
+	if err := m.landBatch(ctx, reqs, live, target, out); err != nil {
+		return nil, fmt.Errorf("land batch onto %s: %w", target, err)
+	}
+	for _, i := range live {
+		l := out[i].Landing
+		m.log.Info("landing", "mission_id", reqs[i].MissionID, "attempt", reqs[i].Attempt, "target", target,
+			"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward, "batch", len(live),
+			"duration_s", time.Since(start).Seconds())
+	}
+	return out, nil
+}
+
+// repeats reports whether an earlier request names the same attempt.
+func repeats(earlier []LandRequest, req LandRequest) bool {
+	for _, prev := range earlier {
+		if prev.MissionID == req.MissionID && prev.Attempt == req.Attempt {
+			return true
+		}
+	}
+	return false
+}
+
+// checkBatch checks that the requests share one repository and one target and returns it.
+func (m *Manager) checkBatch(reqs []LandRequest) (string, error) {
+	if len(reqs) == 0 || len(reqs) > MaxLandBatch {
+		return "", fmt.Errorf("a batch holds 1 to %d requests, not %d", MaxLandBatch, len(reqs))
+	}
+	var target string
+	for i, req := range reqs {
+		if req.Repo == nil {
+			return "", fmt.Errorf("request %d: Repo is required", i)
+		}
+		if req.Repo.id != reqs[0].Repo.id {
+			return "", fmt.Errorf("request %d is for repository %s, the batch for %s", i, req.Repo.root, reqs[0].Repo.root)
+		}
+		name := req.TargetBranch
+		if name == "" {
+			name = req.Workspace.TargetBranch
+		}
+		t, err := targetOf(req.Repo, name)
+		if err != nil {
+			return "", fmt.Errorf("request %d: %w", i, err)
+		}
+		if i > 0 && t != target {
+			return "", fmt.Errorf("request %d targets %s, the batch %s", i, t, target)
+		}
+		target = t
+	}
+	return target, nil
+}
+
+// commitPendingAll commits what the agents left uncommitted in every live request's
+// workspace, in parallel (distinct worktrees; git's object writes are atomic), and fetches
+// isolated copies' branches. It returns the requests still live; the others got their error.
+func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live []int, out []BatchLanding) []int {
+	var wg sync.WaitGroup
+	for _, i := range live {
+		ws := reqs[i].Workspace
+		if _, err := os.Stat(ws.Path); err != nil {
+			continue // gone: landed as the branch is
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := m.commitPending(ctx, ws, reqs[i].Message)
+			if err == nil && ws.Strategy == StrategyIsolatedCopy {
+				err = m.fetchIsolated(ctx, reqs[i].Repo, ws)
+			} else if err != nil {
+				err = fmt.Errorf("commit pending work: %w", err)
+			}
+			if err != nil {
+				out[i].Err = fmt.Errorf("land %s a%d: %w", reqs[i].MissionID, reqs[i].Attempt, err)
+			}
+		}()
+	}
+	wg.Wait()
+	kept := live[:0]
+	for _, i := range live {
+		if out[i].Err == nil {
+			kept = append(kept, i)
+		}
+	}
+	return kept
+}
+
+// landBatch stages every live request on one reading of the target and moves the target once,
+// starting over (at most maxLandTries times) when the target moved meanwhile.
+func (m *Manager) landBatch(ctx context.Context, reqs []LandRequest, live []int, target string, out []BatchLanding) error {
+	for range maxLandTries {
+		again, err := m.landBatchOnce(ctx, reqs, live, target, out)
+		if err != nil || !again {
+			return err
+		}
+		m.log.Debug("target moved during a batch landing; starting over", "target", target, "batch", len(live))
+	}
+	return ErrTargetMoving
+}
+
+// landBatchOnce stages the requests against one reading of the target, runs the checks and
+// moves the target; again=true when the target moved under it.
+func (m *Manager) landBatchOnce(ctx context.Context, reqs []LandRequest, live []int, target string, out []BatchLanding) (again bool, err error) {
+	r := reqs[live[0]].Repo
+	oldH, err := r.branchTip(target)
+	if err != nil {
+		return false, err
+	}
+	cand := oldH
+	var staged []int
+	for _, i := range live {
+		l, next, inBatch, err := m.stage(ctx, reqs[i], oldH, cand)
+		out[i] = BatchLanding{Landing: l, Err: err}
+		if err != nil {
+			out[i].Err = fmt.Errorf("land %s a%d onto %s: %w", reqs[i].MissionID, reqs[i].Attempt, target, err)
+		}
+		if inBatch {
+			staged = append(staged, i)
+			cand = next
+		}
+	}
+	if len(staged) == 0 {
+		return false, ctx.Err()
+	}
+	if check := firstCheck(reqs); check != nil {
+		probe := Landing{Commit: cand.String(), OldTarget: oldH.String()}
+		failed, err := m.runCheck(ctx, r, target, &probe, check)
+		if err != nil {
+			return false, err
+		}
+		if failed {
+			return false, m.checksFailedBatch(ctx, reqs, redoAfterChecks(live, staged, out), target, probe, check, out)
+		}
+	}
+	move := Landing{Commit: cand.String(), BranchTip: cand.String(), OldTarget: oldH.String(), NewTarget: oldH.String()}
+	moved, again, err := m.moveTarget(ctx, r, target, move)
+	if err != nil || again {
+		return again, err
+	}
+	for _, i := range staged {
+		l := &out[i].Landing
+		l.Status, l.NewTarget, l.Checkout = moved.Status, moved.NewTarget, moved.Checkout
+		if moved.Status == LandWaiting {
+			l.BlockingFiles, l.Detail = moved.BlockingFiles, moved.Detail
+		}
+	}
+	return false, nil
+}
+
+// redoAfterChecks lists, in request order, the requests to land again when the checks fail
+// on a batch's result: those merged into it, and those that conflicted with it (the attempt
+// they conflicted with may be the one that fails the checks and never lands).
+func redoAfterChecks(live, staged []int, out []BatchLanding) []int {
+	inBatch := map[int]bool{}
+	for _, i := range staged {
+		inBatch[i] = true
+	}
+	var redo []int
+	for _, i := range live {
+		if inBatch[i] || (out[i].Err == nil && out[i].Landing.Status == LandConflicted) {
+			redo = append(redo, i)
+		}
+	}
+	return redo
+}
+
+// checksFailedBatch handles checks that failed on a batch's result: a lone attempt gets
+// checks_failed; several are landed one by one (Land's rules, the batch's checks each time).
+func (m *Manager) checksFailedBatch(ctx context.Context, reqs []LandRequest, redo []int, target string, probe Landing,
+	check func(context.Context, string) error, out []BatchLanding) error {
+	if len(redo) == 1 && out[redo[0]].Landing.Status != LandConflicted {
+		l := &out[redo[0]].Landing
+		l.Status, l.CheckOutput = LandChecksFailed, probe.CheckOutput
+		return nil
+	}
+	m.log.Info("checks failed on a batch landing; landing its attempts one by one", "target", target, "batch", len(redo))
+	for _, i := range redo {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		req := reqs[i]
+		req.Check = check // the batch's checks, also for a request that set none
+		l, err := m.land(ctx, req, target)
+		out[i] = BatchLanding{Landing: l, Err: err}
+		if err != nil {
+			out[i].Err = fmt.Errorf("land %s a%d onto %s: %w", reqs[i].MissionID, reqs[i].Attempt, target, err)
+		}
+	}
+	return nil
+}
+
+// firstCheck returns the first request's Check that is set.
+func firstCheck(reqs []LandRequest) func(context.Context, string) error {
+	for _, req := range reqs {
+		if req.Check != nil {
+			return req.Check
+		}
+	}
+	return nil
+}
+
+// stage merges one attempt's branch onto cand (the target's tip old plus what the batch has
+// merged so far) in the object database. inBatch=true when the attempt's fate follows the
+// batch's move (next is then the new candidate); otherwise l is final (already_landed on the
+// target itself, nothing_to_land, conflicted) or err says what went wrong.
+func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing.Hash) (l Landing, next plumbing.Hash, inBatch bool, err error) {
+	r, ws := req.Repo, req.Workspace
+	tipH, err := r.branchTip(ws.Branch)
+	if err != nil {
+		return l, cand, false, fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
+	}
+	tip, c := tipH.String(), cand.String()
+	l = Landing{BranchTip: tip, OldTarget: old.String(), NewTarget: old.String()}
+	base, err := m.baseOf(ctx, r, cand, tipH, ws.BaseCommit)
+	if err != nil {
+		return l, cand, false, err
+	}
+	if base == tip {
+		return m.stagedAlready(ctx, r, l, old, cand, tipH, ws.BaseCommit)
+	}
+	paths, err := r.changedPaths(ctx, base, tip)
+	if err != nil {
+		return l, cand, false, err
+	}
+	l.ChangedFiles, l.OutsideWriteArea = paths, outsideWriteArea(paths, req.WriteArea)
+	if len(paths) == 0 {
+		l.Status = LandNothingToLand
+		return l, cand, false, nil
+	}
+	if base == c {
+		l.FastForward, l.Commit = true, tip
+		return l, tipH, true, nil
+	}
+	merged := Landing{OldTarget: c, BranchTip: tip}
+	conflicted, err := m.mergeCommit(ctx, req, &merged)
+	if err != nil || conflicted {
+		l.Status, l.ConflictPaths, l.Detail = merged.Status, merged.ConflictPaths, merged.Detail
+		return l, cand, false, err
+	}
+	l.Commit = merged.Commit
+	return l, plumbing.NewHash(merged.Commit), true, nil
+}
+
+// baseOf returns the merge base of cand and tip, from go-git when it can tell, else git.
+func (m *Manager) baseOf(ctx context.Context, r *Repo, cand, tip plumbing.Hash, baseCommit string) (string, error) {
+	if mb, ok := r.quickMergeBase(cand, tip, plumbing.NewHash(baseCommit)); ok {
+		return mb.String(), nil
+	}
+	return m.mergeBase(ctx, r, cand.String(), tip.String())
+}
+
+// stagedAlready handles a branch tip already contained in the candidate: already_landed (or
+// nothing_to_land) when the target itself holds it; in the batch when only an earlier
+// attempt of the batch brought it in (a repair mission's branch carries its subject's work),
+// so that it is landed only if the batch is.
+func (m *Manager) stagedAlready(ctx context.Context, r *Repo, l Landing, old, cand, tip plumbing.Hash, baseCommit string) (Landing, plumbing.Hash, bool, error) {
+	if tip.String() == baseCommit {
+		l.Status = LandNothingToLand
+		return l, cand, false, nil
+	}
+	inTarget := old == cand
+	if !inTarget {
+		base, err := m.baseOf(ctx, r, old, tip, baseCommit)
+		if err != nil {
+			return l, cand, false, err
+		}
+		inTarget = base == tip.String()
+	}
+	if inTarget {
+		l.Status, l.Commit = LandAlreadyLanded, r.findLanding(old, tip)
+		return l, cand, false, nil
+	}
+	l.Commit = r.findLanding(cand, tip)
+	return l, cand, true, nil
+}
