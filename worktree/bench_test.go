@@ -136,14 +136,7 @@ func BenchmarkLand(b *testing.B) {
 		require.NoError(b, err)
 		return ws
 	}
-	moveTarget := func(tag string) { // a person's commit on the target, made with plumbing
-		blob := gitInStdin(b, tr.dir, tag+"\n", "hash-object", "-w", "--stdin")
-		env := []string{"GIT_INDEX_FILE=" + filepath.Join(b.TempDir(), "index")}
-		gitEnv(b, tr.dir, env, "read-tree", "target")
-		gitEnv(b, tr.dir, env, "update-index", "--add", "--cacheinfo", "100644,"+blob+",person-"+tag+".txt")
-		c := gitIn(b, tr.dir, "commit-tree", "-p", "target", "-m", "person "+tag, gitEnv(b, tr.dir, env, "write-tree"))
-		gitIn(b, tr.dir, "update-ref", "refs/heads/target", c)
-	}
+	moveTarget := func(tag string) { personCommit(b, tr, tag) }
 	b.StopTimer()
 	var rawWS, landWS []Workspace
 	for i := 0; i < b.N; i++ {
@@ -175,6 +168,16 @@ func BenchmarkLand(b *testing.B) {
 		require.False(b, l.FastForward)
 	}
 	reportRatios(b, "raw_merge_tree_commit_tree_update_ref", raw, map[string][]sample{"land": landed})
+}
+
+// personCommit makes a person's commit on the branch "target" with plumbing (no checkout).
+func personCommit(b *testing.B, tr *testRepo, tag string) {
+	blob := gitInStdin(b, tr.dir, tag+"\n", "hash-object", "-w", "--stdin")
+	env := []string{"GIT_INDEX_FILE=" + filepath.Join(b.TempDir(), "index")}
+	gitEnv(b, tr.dir, env, "read-tree", "target")
+	gitEnv(b, tr.dir, env, "update-index", "--add", "--cacheinfo", "100644,"+blob+",person-"+tag+".txt")
+	c := gitIn(b, tr.dir, "commit-tree", "-p", "target", "-m", "person "+tag, gitEnv(b, tr.dir, env, "write-tree"))
+	gitIn(b, tr.dir, "update-ref", "refs/heads/target", c)
 }
 
 // reportRatios reports the reference's medians and each candidate's medians and ratios.
@@ -212,4 +215,62 @@ func gitEnv(b *testing.B, dir string, env []string, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	require.NoError(b, err, string(out))
 	return strings.TrimSpace(string(out))
+}
+
+// BenchmarkLandBatch lands 8 attempts of one target (each changing two files, the target moved
+// by a person's commit before each round) one by one with Land, and together with LandBatch,
+// in the same run, and reports the time per attempt of each and their ratio.
+//
+//	go test ./worktree -run '^$' -bench LandBatch -benchtime 10x
+func BenchmarkLandBatch(b *testing.B) {
+	const k = 8
+	tr := benchRepo(b)
+	tr.git("branch", "target")
+	m := newTestManager(b)
+	r := openRepo(b, m, tr.dir)
+	round := func(tag string) []LandRequest {
+		reqs := make([]LandRequest, k)
+		for j := range reqs {
+			name := fmt.Sprintf("%s-%d", tag, j)
+			ws, err := m.Prepare(ctxT(b), PrepareRequest{Repo: r, MissionID: name, Attempt: 1, TargetBranch: "target"})
+			require.NoError(b, err)
+			writeFile(b, ws.Path, "missions/"+name+".txt", name+"\n")
+			writeFile(b, ws.Path, fmt.Sprintf("pkg%02d/%s.txt", j, name), name+"\n")
+			reqs[j] = LandRequest{Repo: r, MissionID: name, Attempt: 1, Workspace: ws}
+		}
+		personCommit(b, tr, tag)
+		return reqs
+	}
+	var single, batch []sample
+	b.StopTimer()
+	for i := 0; i < b.N; i++ {
+		reqs := round(fmt.Sprintf("one%d", i))
+		b.StartTimer()
+		single = append(single, measure(b, func() {
+			for _, req := range reqs {
+				l, err := m.Land(ctxT(b), req)
+				require.NoError(b, err)
+				require.Equal(b, LandLanded, l.Status)
+			}
+		}))
+		b.StopTimer()
+		reqs = round(fmt.Sprintf("all%d", i))
+		b.StartTimer()
+		batch = append(batch, measure(b, func() {
+			out, err := m.LandBatch(ctxT(b), reqs)
+			require.NoError(b, err)
+			for _, o := range out {
+				require.NoError(b, o.Err)
+				require.Equal(b, LandLanded, o.Landing.Status)
+			}
+		}))
+		b.StopTimer()
+	}
+	sw, _ := medians(single)
+	bw, _ := medians(batch)
+	b.ReportMetric(ms(sw)/k, "one_by_one_ms/attempt")
+	b.ReportMetric(ms(bw)/k, "batch_ms/attempt")
+	b.ReportMetric(float64(bw)/float64(sw), "batch_ratio")
+	b.Logf("%d attempts per round, %d rounds, medians: one by one %.1f ms per attempt, batch %.1f ms per attempt = %.2f×",
+		k, b.N, ms(sw)/k, ms(bw)/k, float64(bw)/float64(sw))
 }

@@ -53,11 +53,14 @@ func gitIn(t testing.TB, dir string, args ...string) string {
 }
 
 // gitTry runs git in dir and returns combined output and the error.
-func gitTry(dir string, args ...string) (string, error) {
+func gitTry(dir string, args ...string) (string, error) { return gitTryEnv(dir, nil, args...) }
+
+// gitTryEnv is gitTry with extra environment (such as GIT_COMMITTER_DATE).
+func gitTryEnv(dir string, env []string, args ...string) (string, error) {
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0",
+	cmd.Env = append(append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0",
 		"GIT_AUTHOR_NAME=Person", "GIT_AUTHOR_EMAIL=person@example.invalid",
-		"GIT_COMMITTER_NAME=Person", "GIT_COMMITTER_EMAIL=person@example.invalid")
+		"GIT_COMMITTER_NAME=Person", "GIT_COMMITTER_EMAIL=person@example.invalid"), env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

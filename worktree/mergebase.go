@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"fmt"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -22,11 +23,16 @@ func (r *Repo) quickMergeBase(old, tip, base plumbing.Hash) (mb plumbing.Hash, o
 		return plumbing.ZeroHash, false
 	}
 	err := r.read(func(gg *git.Repository) error {
-		aboveTip, okTip, err := walkAbove(gg, tip, base)
+		b, err := gg.CommitObject(base)
+		if err != nil {
+			return err
+		}
+		floor := b.Committer.When
+		aboveTip, okTip, err := walkAbove(gg, tip, base, floor)
 		if err != nil || !okTip {
 			return err
 		}
-		aboveOld, okOld, err := walkAbove(gg, old, base)
+		aboveOld, okOld, err := walkAbove(gg, old, base, floor)
 		if err != nil || !okOld {
 			return err
 		}
@@ -52,8 +58,11 @@ func (r *Repo) quickMergeBase(old, tip, base plumbing.Hash) (mb plumbing.Hash, o
 }
 
 // walkAbove returns the commits reachable from start without passing through stop. ok=false
-// when some path misses stop (a root commit is reached) or the walk exceeds the limit.
-func walkAbove(gg *git.Repository, start, stop plumbing.Hash) (map[plumbing.Hash]bool, bool, error) {
+// when some path misses stop (a root commit is reached), the walk exceeds the limit, or it
+// meets a commit made before floor (stop's commit time): such a commit is almost surely below
+// stop on a path that misses it — a branch of an older base merged into the target — and
+// walking on would only reach the root or the limit. Giving up is always safe (git answers).
+func walkAbove(gg *git.Repository, start, stop plumbing.Hash, floor time.Time) (map[plumbing.Hash]bool, bool, error) {
 	seen := map[plumbing.Hash]bool{}
 	queue := []plumbing.Hash{start}
 	for len(queue) > 0 {
@@ -70,7 +79,7 @@ func walkAbove(gg *git.Repository, start, stop plumbing.Hash) (map[plumbing.Hash
 		if err != nil {
 			return nil, false, fmt.Errorf("read commit %s: %w", h, err)
 		}
-		if len(c.ParentHashes) == 0 {
+		if len(c.ParentHashes) == 0 || c.Committer.When.Before(floor) {
 			return nil, false, nil
 		}
 		queue = append(queue, c.ParentHashes...)
