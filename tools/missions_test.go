@@ -95,7 +95,11 @@ func TestListMissions_FiltersAndPages(t *testing.T) {
 	b := setup(t, setupOpts{})
 	var ids []string
 	for _, title := range []string{"a", "b", "c"} {
-		ids = append(ids, b.createMission(map[string]any{"title": title, "persona": "implementer"}).ID)
+		args := map[string]any{"title": title, "persona": "implementer"}
+		if title == "c" {
+			args["target_branch"] = "main"
+		}
+		ids = append(ids, b.createMission(args).ID)
 	}
 	ok[MissionResult](b, "cancel_mission", map[string]any{"mission_id": ids[1]})
 	p1 := ok[MissionList](b, "list_missions", map[string]any{"limit": 2})
@@ -104,6 +108,8 @@ func TestListMissions_FiltersAndPages(t *testing.T) {
 	p2 := ok[MissionList](b, "list_missions", map[string]any{"limit": 2, "cursor": p1.NextCursor})
 	require.Len(t, p2.Missions, 1)
 	require.Equal(t, ids[2], p2.Missions[0].ID)
+	require.Equal(t, "main", p2.Missions[0].TargetBranch)
+	require.Empty(t, p1.Missions[0].TargetBranch, "the repository's default")
 	require.Empty(t, p2.NextCursor)
 	pending := ok[MissionList](b, "list_missions", map[string]any{"states": []string{"pending"}, "persona": "implementer"})
 	require.Len(t, pending.Missions, 2)

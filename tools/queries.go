@@ -45,10 +45,12 @@ type MissionItem struct {
 	Key        string              `json:"key,omitempty"`
 	Persona    string              `json:"persona,omitempty"`
 	Repository string              `json:"repository"`
-	Attempt    int                 `json:"attempt"`
-	Owner      string              `json:"owner,omitempty" jsonschema:"the agent holding the lease, while leased or running"`
-	Landing    engine.LandingState `json:"landing"`
-	UpdatedAt  time.Time           `json:"updated_at"`
+	// TargetBranch is the branch the mission lands on; empty: the repository's default.
+	TargetBranch string              `json:"target_branch,omitempty" jsonschema:"branch the work lands on; empty: the repository's default"`
+	Attempt      int                 `json:"attempt"`
+	Owner        string              `json:"owner,omitempty" jsonschema:"the agent holding the lease, while leased or running"`
+	Landing      engine.LandingState `json:"landing"`
+	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
 // MissionList is list_missions' result.
@@ -60,7 +62,7 @@ type MissionList struct {
 
 func itemOf(m engine.Mission) MissionItem {
 	it := MissionItem{ID: m.ID, Title: m.Title, State: m.State, Priority: m.Priority, Kind: m.Kind,
-		VoyageID: m.VoyageID, Key: m.Key, Persona: m.Persona, Repository: m.Repository,
+		VoyageID: m.VoyageID, Key: m.Key, Persona: m.Persona, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Attempt: m.Attempt, Landing: m.Landing, UpdatedAt: m.UpdatedAt}
 	if m.State.Leased() {
 		it.Owner = m.Lease.Owner
