@@ -29,11 +29,12 @@ type BatchLanding struct {
 // person's checkout is spent once per batch.
 //
 // Outcomes per request are those of Land, with these differences: a conflicting attempt is
-// left out and the batch goes on without it (conflicted, nothing of it moved); when the
-// target cannot move (waiting_for_clean_checkout) every attempt merged into the batch is
-// waiting; when the checks fail on the batch's result and it holds more than one attempt,
-// those attempts are landed one by one with Land's own rules, so that the checks' verdict
-// falls on the attempt that broke them. OldTarget is the target before the batch and
+// left out and the batch goes on without it (conflicted, nothing of it moved). When the
+// checks fail on the batch's result, or the checkout holding the target refuses to move to it
+// (local changes touch incoming files), the attempts merged into it and those that conflicted
+// with it are landed one by one with Land's own rules and the batch's checks, so that the
+// verdict (checks_failed, waiting_for_clean_checkout) falls on the attempts that cause it and
+// the others land; a lone attempt simply gets that verdict. OldTarget is the target before the batch and
 // NewTarget after it for every landed attempt; Commit is the attempt's own merge commit (or
 // its branch tip for a fast-forward).
 //
@@ -182,36 +183,23 @@ func (m *Manager) landBatchOnce(ctx context.Context, reqs []LandRequest, live []
 	if err != nil {
 		return false, err
 	}
-	cand := oldH
-	var staged []int
-	for _, i := range live {
-		l, next, inBatch, err := m.stage(ctx, reqs[i], oldH, cand)
-		out[i] = BatchLanding{Landing: l, Err: err}
-		if err != nil {
-			out[i].Err = fmt.Errorf("land %s a%d onto %s: %w", reqs[i].MissionID, reqs[i].Attempt, target, err)
-		}
-		if inBatch {
-			staged = append(staged, i)
-			cand = next
-		}
-	}
+	cand, staged := m.stageAll(ctx, reqs, live, target, oldH, out)
 	if len(staged) == 0 {
 		return false, ctx.Err()
 	}
-	if check := firstCheck(reqs); check != nil {
-		probe := Landing{Commit: cand.String(), OldTarget: oldH.String()}
-		failed, err := m.runCheck(ctx, r, target, &probe, check)
-		if err != nil {
-			return false, err
-		}
-		if failed {
-			return false, m.checksFailedBatch(ctx, reqs, redoAfterChecks(live, staged, out), target, probe, check, out)
-		}
+	check := firstCheck(reqs)
+	if done, err := m.checkBatchResult(ctx, reqs, live, staged, target, oldH, cand, check, out); err != nil || done {
+		return false, err
 	}
 	move := Landing{Commit: cand.String(), BranchTip: cand.String(), OldTarget: oldH.String(), NewTarget: oldH.String()}
 	moved, again, err := m.moveTarget(ctx, r, target, move)
 	if err != nil || again {
 		return again, err
+	}
+	if redo := redoAfterBatch(live, staged, out); moved.Status == LandWaiting && len(redo) > 1 {
+		m.log.Info("the checkout holding the target refused a batch; landing its attempts one by one", "target", target,
+			"checkout", moved.Checkout, "batch", len(redo))
+		return false, m.landOneByOne(ctx, reqs, redo, target, check, out)
 	}
 	for _, i := range staged {
 		l := &out[i].Landing
@@ -223,10 +211,53 @@ func (m *Manager) landBatchOnce(ctx context.Context, reqs []LandRequest, live []
 	return false, nil
 }
 
-// redoAfterChecks lists, in request order, the requests to land again when the checks fail
-// on a batch's result: those merged into it, and those that conflicted with it (the attempt
-// they conflicted with may be the one that fails the checks and never lands).
-func redoAfterChecks(live, staged []int, out []BatchLanding) []int {
+// stageAll stages every live request in order on top of the target's tip old and returns the
+// batch's result and the requests merged into it; the others' outcomes are in out.
+func (m *Manager) stageAll(ctx context.Context, reqs []LandRequest, live []int, target string, old plumbing.Hash, out []BatchLanding) (plumbing.Hash, []int) {
+	cand := old
+	var staged []int
+	for _, i := range live {
+		l, next, inBatch, err := m.stage(ctx, reqs[i], old, cand)
+		out[i] = BatchLanding{Landing: l, Err: err}
+		if err != nil {
+			out[i].Err = fmt.Errorf("land %s a%d onto %s: %w", reqs[i].MissionID, reqs[i].Attempt, target, err)
+		}
+		if inBatch {
+			staged = append(staged, i)
+			cand = next
+		}
+	}
+	return cand, staged
+}
+
+// checkBatchResult runs the checks (when there are) on the batch's result cand. done=true when
+// they failed and out holds the final outcomes: checks_failed for a lone attempt, otherwise
+// those of landing the attempts one by one.
+func (m *Manager) checkBatchResult(ctx context.Context, reqs []LandRequest, live, staged []int, target string, old, cand plumbing.Hash,
+	check func(context.Context, string) error, out []BatchLanding) (done bool, err error) {
+	if check == nil {
+		return false, nil
+	}
+	probe := Landing{Commit: cand.String(), OldTarget: old.String()}
+	failed, err := m.runCheck(ctx, reqs[live[0]].Repo, target, &probe, check)
+	if err != nil || !failed {
+		return false, err
+	}
+	redo := redoAfterBatch(live, staged, out)
+	if len(redo) == 1 && out[redo[0]].Landing.Status != LandConflicted {
+		l := &out[redo[0]].Landing
+		l.Status, l.CheckOutput = LandChecksFailed, probe.CheckOutput
+		return true, nil
+	}
+	m.log.Info("checks failed on a batch landing; landing its attempts one by one", "target", target, "batch", len(redo))
+	return true, m.landOneByOne(ctx, reqs, redo, target, check, out)
+}
+
+// redoAfterBatch lists, in request order, the requests to land again one by one when a
+// batch's result cannot land as a whole (its checks fail, or the checkout holding the target
+// refuses it): those merged into it, and those that conflicted with it (the attempt they
+// conflicted with may be the one that never lands).
+func redoAfterBatch(live, staged []int, out []BatchLanding) []int {
 	inBatch := map[int]bool{}
 	for _, i := range staged {
 		inBatch[i] = true
@@ -240,22 +271,17 @@ func redoAfterChecks(live, staged []int, out []BatchLanding) []int {
 	return redo
 }
 
-// checksFailedBatch handles checks that failed on a batch's result: a lone attempt gets
-// checks_failed; several are landed one by one (Land's rules, the batch's checks each time).
-func (m *Manager) checksFailedBatch(ctx context.Context, reqs []LandRequest, redo []int, target string, probe Landing,
+// landOneByOne lands the requests redo one at a time with Land's rules (the lock is held) and
+// the batch's checks, also for a request that set none, so that a failure or a refusal falls on
+// the attempt that causes it and the others land.
+func (m *Manager) landOneByOne(ctx context.Context, reqs []LandRequest, redo []int, target string,
 	check func(context.Context, string) error, out []BatchLanding) error {
-	if len(redo) == 1 && out[redo[0]].Landing.Status != LandConflicted {
-		l := &out[redo[0]].Landing
-		l.Status, l.CheckOutput = LandChecksFailed, probe.CheckOutput
-		return nil
-	}
-	m.log.Info("checks failed on a batch landing; landing its attempts one by one", "target", target, "batch", len(redo))
 	for _, i := range redo {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		req := reqs[i]
-		req.Check = check // the batch's checks, also for a request that set none
+		req.Check = check
 		l, err := m.land(ctx, req, target)
 		out[i] = BatchLanding{Landing: l, Err: err}
 		if err != nil {

@@ -266,7 +266,7 @@ func TestLandBatch_TargetCheckedOutCleanIsFastForwardedOnce(t *testing.T) {
 	require.Empty(t, tr.git("status", "--porcelain"))
 }
 
-func TestLandBatch_TargetCheckedOutDirtyMakesEveryAttemptWait(t *testing.T) {
+func TestLandBatch_TargetCheckedOutDirtyWaitsOnlyForTheBlockedAttempt(t *testing.T) {
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -274,39 +274,58 @@ func TestLandBatch_TargetCheckedOutDirtyMakesEveryAttemptWait(t *testing.T) {
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	writeFile(t, wss[1].Path, "a.txt", "mission\n") // the person edits this one too
 	writeFile(t, wss[2].Path, "three.txt", "three\n")
-	// four conflicts with two: out of the batch, so not waiting either.
+	// four conflicts with two in the batch; two never lands, so four is tried again alone
+	// and waits for the same file.
 	writeFile(t, wss[3].Path, "a.txt", "other mission\n")
 	tr.write("a.txt", "person's unsaved edit\n")
 	before := tr.tip("main")
-	reflog := reflogLen(t, tr.dir, "main")
 
 	ls := landBatch(t, m, batchOf(r, wss...))
 
-	for i, l := range ls[:3] {
+	for _, i := range []int{1, 3} {
+		l := ls[i]
 		require.Equal(t, LandWaiting, l.Status, i)
 		require.Equal(t, r.Root(), l.Checkout)
 		require.Equal(t, []string{"a.txt"}, l.BlockingFiles)
 		require.Contains(t, l.Detail, "would be overwritten")
-		require.Equal(t, before, l.OldTarget)
-		require.Equal(t, before, l.NewTarget)
+		require.Equal(t, l.OldTarget, l.NewTarget)
 		require.NotEmpty(t, l.Commit)
 	}
-	require.Equal(t, LandConflicted, ls[3].Status)
-	require.Equal(t, before, tr.tip("main"), "nothing moves")
-	require.Equal(t, reflog, reflogLen(t, tr.dir, "main"))
+	for _, i := range []int{0, 2} {
+		require.Equal(t, LandLanded, ls[i].Status, i)
+	}
+	require.NotEqual(t, before, tr.tip("main"))
 	require.Equal(t, "person's unsaved edit\n", readFile(t, tr.dir, "a.txt"))
-	require.NoFileExists(t, filepath.Join(tr.dir, "one.txt"))
+	require.Equal(t, "one\n", readFile(t, tr.dir, "one.txt"))
+	require.Equal(t, "three\n", readFile(t, tr.dir, "three.txt"))
 
 	tr.git("checkout", "--", "a.txt")
 	ls = landBatch(t, m, batchOf(r, wss[:3]...))
-	for i, l := range ls {
-		require.Equal(t, LandLanded, l.Status, i)
-	}
+	require.Equal(t, LandAlreadyLanded, ls[0].Status)
+	require.Equal(t, LandLanded, ls[1].Status)
+	require.Equal(t, LandAlreadyLanded, ls[2].Status)
 	require.Equal(t, "mission\n", readFile(t, tr.dir, "a.txt"))
-	require.Equal(t, "one\n", readFile(t, tr.dir, "one.txt"))
-	require.Equal(t, "three\n", readFile(t, tr.dir, "three.txt"))
-	require.Equal(t, ls[2].Commit, tr.git("rev-parse", "HEAD"))
+	require.Equal(t, ls[1].Commit, tr.git("rev-parse", "HEAD"))
 	require.Empty(t, tr.git("status", "--porcelain"))
+}
+
+// A dirty checkout that touches none of the batch's files does not stop it: one move.
+func TestLandBatch_TargetCheckedOutWithUnrelatedEditsMovesOnce(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	wss := prepareOn(t, m, r, "one", "two")
+	writeFile(t, wss[0].Path, "one.txt", "one\n")
+	writeFile(t, wss[1].Path, "two.txt", "two\n")
+	tr.write("mine.txt", "person's unsaved edit\n")
+	reflog := reflogLen(t, tr.dir, "main")
+
+	ls := landBatch(t, m, batchOf(r, wss...))
+
+	require.Equal(t, LandLanded, ls[0].Status)
+	require.Equal(t, LandLanded, ls[1].Status)
+	require.Equal(t, reflog+1, reflogLen(t, tr.dir, "main"))
+	require.Equal(t, "person's unsaved edit\n", readFile(t, tr.dir, "mine.txt"))
 }
 
 func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
