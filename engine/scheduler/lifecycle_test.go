@@ -61,8 +61,14 @@ func TestLoop_BlockedThenResolved(t *testing.T) {
 func TestLoop_CancelStopsTheAgent(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(engine.MissionSpec{Title: "long", WriteArea: []string{"l/**"}, Brief: "@heartbeat 100ms\n@sleep 60s\n@done"})
-	h.until("it runs", func() bool { return h.mission(m.ID).State == engine.StateRunning })
+	// Running comes first (acquire and start are one transaction), the run record with the
+	// agent's pid once the agent is launched.
+	h.until("its agent runs", func() bool {
+		got := h.mission(m.ID)
+		return got.State == engine.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0
+	})
 	pid := runPID(t, h.mission(m.ID))
+	require.NotZero(t, pid)
 	require.True(t, processAlive(pid))
 	start := time.Now()
 	_, err := h.eng.Cancel(h.ctx, m.ID, "not needed", false, "test")
@@ -120,7 +126,6 @@ func runPID(t *testing.T, m engine.Mission) int {
 	t.Helper()
 	var rec scheduler.RunRecord
 	require.NoError(t, jsonUnmarshal(m.Run, &rec))
-	require.NotZero(t, rec.PID)
 	return rec.PID
 }
 
