@@ -66,14 +66,31 @@ func prepareOn(t testing.TB, m *Manager, r *Repo, missions ...string) []Workspac
 	return wss
 }
 
+// detachedBatch makes a repository holding a.txt whose main branch nobody has checked out, a
+// manager, and one workspace per mission on main.
+func detachedBatch(t *testing.T, missions ...string) (*testRepo, *Manager, *Repo, []Workspace) {
+	t.Helper()
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	tr.git("checkout", "-q", "--detach")
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	return tr, m, r, prepareOn(t, m, r, missions...)
+}
+
+// writeOwnFiles leaves <mission>.txt uncommitted in each workspace.
+func writeOwnFiles(t *testing.T, wss []Workspace) {
+	t.Helper()
+	for _, ws := range wss {
+		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
+	}
+}
+
 func TestLandBatch_ThreeDisjointAttemptsMoveTheTargetOnce(t *testing.T) {
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
 	wss := prepareOn(t, m, r, "one", "two", "three")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	writeOwnFiles(t, wss)
 	tr.write("person.txt", "p\n")
 	old := tr.commitAll("person") // every attempt needs a merge commit
 	tr.git("checkout", "-q", "--detach")
@@ -119,14 +136,8 @@ func TestLandBatch_ThreeDisjointAttemptsMoveTheTargetOnce(t *testing.T) {
 }
 
 func TestLandBatch_FastForwardFirstThenMergeCommits(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	writeOwnFiles(t, wss)
 	old := tr.tip("main")
 	reflog := reflogLen(t, tr.dir, "main")
 
@@ -377,14 +388,8 @@ func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
 }
 
 func TestLandBatch_PassingCheckRunsOnceOnTheBatchResult(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	writeOwnFiles(t, wss)
 	var calls atomic.Int32
 	var checked string
 	reqs := batchOf(r, wss...)
@@ -433,14 +438,8 @@ func TestLandBatch_SingleAttemptFailingChecksIsChecksFailed(t *testing.T) {
 }
 
 func TestLandBatch_SecondCallIsAlreadyLanded(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
 	first := landBatch(t, m, reqs)
 	landed := tr.tip("main")
@@ -478,9 +477,7 @@ func TestLandBatch_InvalidBatchMovesNothing(t *testing.T) {
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
 	wss := prepareOn(t, m, r, "one", "two")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	writeOwnFiles(t, wss)
 	tr2 := newTestRepo(t, nil)
 	r2 := openRepo(t, m, tr2.dir)
 	ws2 := prepare(t, m, r2, "elsewhere", 1)
@@ -532,14 +529,8 @@ func TestLandBatch_InvalidBatchMovesNothing(t *testing.T) {
 }
 
 func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
 	reqs[1].MissionID = "not a valid id!"
 	reqs = append(reqs, batchOf(r, wss[2])...)
@@ -575,11 +566,7 @@ func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
 }
 
 func TestLandBatch_NothingToLandIsLeftOut(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "idle", "undone", "three")
+	tr, m, r, wss := detachedBatch(t, "one", "idle", "undone", "three")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	writeFile(t, wss[3].Path, "three.txt", "three\n")
 	// undone: commits that cancel out.
@@ -644,11 +631,7 @@ func TestLandBatch_RepairBranchCarriesItsSubject(t *testing.T) {
 }
 
 func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two")
+	tr, m, r, wss := detachedBatch(t, "one", "two")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	_, _, err := m.CommitPending(ctxT(t), wss[0], "")
 	require.NoError(t, err)
@@ -664,14 +647,8 @@ func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
 }
 
 func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "one", "two")
+	writeOwnFiles(t, wss)
 	before := tr.tip("main")
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -685,14 +662,8 @@ func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
 // A batch and single landings onto the same target are serialised by the landing lock: no
 // landing is lost.
 func TestLandBatch_ConcurrentWithLand(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "b1", "b2", "b3", "s1", "s2")
-	for _, ws := range wss {
-		writeFile(t, ws.Path, ws.MissionID+".txt", ws.MissionID+"\n")
-	}
+	tr, m, r, wss := detachedBatch(t, "b1", "b2", "b3", "s1", "s2")
+	writeOwnFiles(t, wss)
 	var wg sync.WaitGroup
 	var batch []BatchLanding
 	var batchErr error
@@ -729,11 +700,7 @@ func TestLandBatch_ConcurrentWithLand(t *testing.T) {
 // When the checks fail on a batch, an attempt that conflicted only with the one breaking
 // them is landed again on its own: it must not stay conflicted with work that never lands.
 func TestLandBatch_ConflictWithTheAttemptThatFailsTheChecksIsRetried(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "bad", "rival")
+	tr, m, r, wss := detachedBatch(t, "bad", "rival")
 	writeFile(t, wss[0].Path, "a.txt", "bad\n")
 	writeFile(t, wss[0].Path, "broken.txt", "breaks the build\n")
 	writeFile(t, wss[1].Path, "a.txt", "rival\n")
