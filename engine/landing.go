@@ -39,10 +39,7 @@ func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingStat
 			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS}); err != nil {
 			return err
 		}
-		if state.Satisfies() {
-			return o.closeLandingEscalations(m.ID)
-		}
-		return nil
+		return o.closeLandingEscalations(m.ID, state)
 	})
 	return m, err
 }
@@ -51,17 +48,27 @@ func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingStat
 var landingEscalationKinds = []string{"checkout", "approval"}
 
 // closeLandingEscalations closes the open escalations that said mission id could not land yet
-// (its target's checkout had local changes, or the landing waited for approval) once it has
-// landed: nobody must still act on them.
-func (o *op) closeLandingEscalations(id string) error {
+// once the landing moved to state and nobody must still act on them: all of them when it
+// landed (its target's checkout had local changes, or the landing waited for approval), and
+// the checkout's when the landing no longer waits for that checkout (it went to repair, for
+// example, and the repair carried the work).
+func (o *op) closeLandingEscalations(id string, state LandingState) error {
+	kinds, why := landingEscalationKinds, "the mission landed"
+	switch {
+	case state.Satisfies():
+	case state != LandingWaiting:
+		kinds, why = []string{"checkout"}, "the landing no longer waits for the checkout: it is "+string(state)
+	default:
+		return nil
+	}
 	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, MissionID: id, Limit: 100})
 	if err != nil {
 		return err
 	}
 	for i := range escs {
 		e := &escs[i]
-		if slices.Contains(landingEscalationKinds, e.Kind) && len(e.MissionIDs) == 1 && e.MissionIDs[0] == id {
-			if err := o.closeEscalation(e, ResolveAcknowledge, "the mission landed"); err != nil {
+		if slices.Contains(kinds, e.Kind) && len(e.MissionIDs) == 1 && e.MissionIDs[0] == id {
+			if err := o.closeEscalation(e, ResolveAcknowledge, why); err != nil {
 				return err
 			}
 		}
@@ -114,7 +121,10 @@ func (e *Engine) SetLanding(ctx context.Context, id string, state LandingState, 
 		if err := o.save(&m, g); err != nil {
 			return err
 		}
-		return o.emit("landing.state", &m, "", map[string]any{"landing": state, "reason": truncate(reason, 1000)})
+		if err := o.emit("landing.state", &m, "", map[string]any{"landing": state, "reason": truncate(reason, 1000)}); err != nil {
+			return err
+		}
+		return o.closeLandingEscalations(m.ID, state)
 	})
 	return m, err
 }

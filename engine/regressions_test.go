@@ -163,3 +163,39 @@ func TestLanding_ClosesItsWaitingEscalations(t *testing.T) {
 	require.ElementsMatch(t, []string{ids[2], ids[3]}, still, "the checkout and approval reports of the landed mission are closed, nothing else")
 	b.verifyReplay()
 }
+
+// A landing that stops waiting for the person's checkout some other way (the retry conflicts
+// and a repair mission carries the work) closes the checkout escalation too; it stayed open
+// after the mission had landed through the repair (found by a new-user trial). An approval
+// escalation stays until the mission lands, and a landing still waiting keeps its escalation.
+func TestLanding_CheckoutEscalationClosesWhenTheWaitEnds(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.inState(engine.StateCompleted)
+	waiting := b.inState(engine.StateCompleted)
+	raise := func(id, kind string) string {
+		e, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{id}, Route: engine.RoutePerson, Kind: kind,
+			Reason: "cannot land yet", DecisionRequired: "act"}, "t")
+		require.NoError(t, err)
+		return e.ID
+	}
+	checkout, approval, stillWaiting := raise(m.ID, "checkout"), raise(m.ID, "approval"), raise(waiting.ID, "checkout")
+	_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: waiting.ID, Attempt: waiting.Attempt, Status: "waiting_for_clean_checkout"}, engine.LandingWaiting)
+	require.NoError(t, err)
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "conflicted"}, engine.LandingRepair)
+	require.NoError(t, err)
+	openIDs := func() []string {
+		open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen})
+		require.NoError(t, err)
+		var ids []string
+		for _, e := range open {
+			ids = append(ids, e.ID)
+		}
+		return ids
+	}
+	require.ElementsMatch(t, []string{approval, stillWaiting}, openIDs(), "the checkout wait of %s ended", checkout)
+	_, err = b.e.SetLanding(b.ctx, m.ID, engine.LandingLanded, "carried by a repair mission")
+	require.NoError(t, err)
+	require.ElementsMatch(t, []string{stillWaiting}, openIDs())
+	b.verifyReplay()
+}

@@ -186,7 +186,7 @@ func (s *Scheduler) landBatch(ctx context.Context, ready []readyLanding) error {
 	share := time.Since(started).Milliseconds() / int64(len(reqs))
 	var errs []error
 	for i := range ready {
-		if err := s.recordLanding(ctx, &ready[i].m, out[i], share, pol); err != nil {
+		if err := s.recordLanding(ctx, &ready[i], out[i], share, pol); err != nil {
 			if ctx.Err() != nil {
 				return err
 			}
@@ -198,15 +198,19 @@ func (s *Scheduler) landBatch(ctx context.Context, ready []readyLanding) error {
 
 // recordLanding records one landing's outcome: landed, waiting for a clean checkout (with an
 // escalation to the person), or a conflict or failed checks (landingProblem).
-func (s *Scheduler) recordLanding(ctx context.Context, m *engine.Mission, b worktree.BatchLanding, durationMS int64, pol RepoPolicy) error {
-	l, err := b.Landing, b.Err
+func (s *Scheduler) recordLanding(ctx context.Context, r *readyLanding, b worktree.BatchLanding, durationMS int64, pol RepoPolicy) error {
+	m, l, err := &r.m, b.Landing, b.Err
+	target := s.targetBranch(m)
+	if target == "" { // the repository's default, resolved when the workspace was made
+		target = r.rec.Worktree.TargetBranch
+	}
 	if errors.Is(err, worktree.ErrUnresolvedConflicts) {
 		l, err = worktree.Landing{Status: worktree.LandConflicted, Detail: err.Error()}, nil
 	}
 	if err != nil {
 		return err
 	}
-	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: s.targetBranch(m),
+	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: target,
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
 		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput),
 		DurationMS: durationMS}

@@ -49,6 +49,7 @@ func TestLoop_ReadyLandingsLandTogether(t *testing.T) {
 		require.NoError(t, err)
 		l := got.Landings[len(got.Landings)-1]
 		require.Equal(t, before, l.OldTarget, k)
+		require.Equal(t, "main", l.TargetBranch, "the repository's default, named")
 		after[l.NewTarget] = true
 	}
 	require.Len(t, after, 1, "one move of the branch for the three")
