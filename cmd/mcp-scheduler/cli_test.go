@@ -211,3 +211,35 @@ func TestCLI_EventsFollow(t *testing.T) {
 		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)
 	}
 }
+
+// What waits for a decision is visible and can be decided from the command line: a cancelled
+// upstream blocks its dependent with an escalation that `escalations list` and `missions show`
+// name, and `escalations resolve --action retry` reopens the dependent.
+func TestCLI_Escalations(t *testing.T) {
+	s := newSandbox(t)
+	up := cliJSON[engine.Mission](s, "go", "upstream")
+	dep := cliJSON[engine.Mission](s, "go", "dependent", "--depends-on", up.ID)
+	cliJSON[engine.Mission](s, "missions", "cancel", up.ID, "--reason", "not needed")
+
+	es := cliJSON[[]engine.Escalation](s, "escalations", "list", "--mission", dep.ID)
+	require.Len(t, es, 1)
+	require.Equal(t, engine.EscalationOpen, es[0].State)
+	out, _, code := s.cli("escalations", "list")
+	require.Equal(t, 0, code)
+	require.Contains(t, out, es[0].ID)
+	require.Contains(t, out, es[0].Kind)
+	out, _, _ = s.cli("missions", "show", dep.ID)
+	require.Contains(t, out, "escalation  "+es[0].ID+" ("+es[0].Kind)
+
+	_, errs, code := s.cli("escalations", "resolve", es[0].ID, "--action", "shrug")
+	require.Equal(t, 1, code)
+	require.Contains(t, errs, "use retry, skip, cancel or acknowledge")
+	res := cliJSON[engine.Escalation](s, "escalations", "resolve", es[0].ID, "--action", "skip", "--note", "dropped")
+	require.Equal(t, engine.EscalationResolved, res.State)
+	require.Empty(t, cliJSON[[]engine.Escalation](s, "escalations", "list"))
+	require.Len(t, cliJSON[[]engine.Escalation](s, "escalations", "list", "--all"), 1)
+	require.Equal(t, engine.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State)
+	_, errs, code = s.cli("escalations", "list", "--limit", "0")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "1 to 1000")
+}

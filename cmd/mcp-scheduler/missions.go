@@ -69,7 +69,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 
 func newMissionsShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use: "show MISSION_ID", Short: "Show a mission, its attempts and why it is not running", Args: cobra.ExactArgs(1),
+		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts and landings", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.open(cmd.Context()); err != nil {
 				return err
@@ -105,8 +105,8 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			for _, dep := range d.DependsOn {
 				fmt.Fprintf(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)
 			}
-			if d.Escalation != nil {
-				fmt.Fprintf(w, "escalation  %s: %s — decide: %s\n", d.Escalation.ID, d.Escalation.Reason, d.Escalation.DecisionRequired)
+			if err := a.printMissionEscalations(cmd, m.ID); err != nil {
+				return err
 			}
 			fmt.Fprintf(w, "\nbrief:\n%s\n", m.Brief)
 			if len(d.Attempts) > 0 {
@@ -119,9 +119,11 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 					}
 					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, sum)
 				}
-				return t.flush()
+				if err := t.flush(); err != nil {
+					return err
+				}
 			}
-			return nil
+			return printLandings(a, d.Landings)
 		},
 	}
 }

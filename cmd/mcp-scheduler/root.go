@@ -53,6 +53,7 @@ var commands = []func(*app) *cobra.Command{
 	newGoCmd,
 	newStatusCmd,
 	newMissionsCmd,
+	newEscalationsCmd,
 	newEventsCmd,
 	newPauseCmd,
 	newResumeCmd,

@@ -213,6 +213,10 @@ env = ["PATH"]
 		time.Sleep(100 * time.Millisecond)
 	}
 	require.True(t, landed, "the child agent ran and its work landed")
+	// the CLI shows the landing next to the running server (same database)
+	out, _, code := s.cli("missions", "show", id)
+	require.Equal(t, 0, code)
+	require.Regexp(t, `(?m)^1\s+landed\s+main\s+[0-9a-f]{12}\s`, out, "the landing record, with the default target named")
 	// the configured profile is among the agents the scheduler knows (it was missing: only
 	// pull-mode agents were ever recorded)
 	p.send(`{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`)
