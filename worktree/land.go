@@ -231,64 +231,14 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 // write (checks, moving the target) the pending-work probe must have reported a clean
 // workspace; errPendingWork otherwise.
 func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, probe *pendingProbe) (l Landing, again bool, err error) {
-	r, ws := req.Repo, req.Workspace
-	tipH, err := r.branchTip(ws.Branch)
-	if err != nil {
-		return l, false, fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
-	}
+	r := req.Repo
 	oldH, err := r.branchTip(target)
 	if err != nil {
 		return l, false, err
 	}
-	tip, old := tipH.String(), oldH.String()
-	l = Landing{BranchTip: tip, OldTarget: old, NewTarget: old}
-	var base string
-	if mb, ok := r.quickMergeBase(oldH, tipH, plumbing.NewHash(ws.BaseCommit)); ok {
-		base = mb.String()
-	} else if base, err = m.mergeBase(ctx, r, old, tip); err != nil {
+	l, _, staged, err := m.stage(ctx, req, oldH, oldH)
+	if err != nil || !staged {
 		return l, false, err
-	}
-	if base == tip {
-		l.Status = LandAlreadyLanded
-		if tip == ws.BaseCommit {
-			l.Status = LandNothingToLand
-		} else {
-			l.Commit = r.findLanding(oldH, tipH)
-		}
-		return l, false, nil
-	}
-	// The changed files (go-git) and the merge (git) are independent: compute them at once.
-	var paths []string
-	changed := make(chan error, 1)
-	go func() {
-		var err error
-		paths, err = r.changedPaths(ctx, base, tip)
-		changed <- err
-	}()
-	merged := l
-	var mergeDone bool
-	var mergeErr error
-	if base == old {
-		merged.FastForward, merged.Commit = true, tip
-	} else {
-		mergeDone, mergeErr = m.mergeCommit(ctx, req, &merged)
-	}
-	if err := <-changed; err != nil {
-		return l, false, err
-	}
-	l.ChangedFiles = paths
-	if len(l.ChangedFiles) == 0 {
-		l.Status = LandNothingToLand
-		return l, false, nil
-	}
-	if mergeErr != nil {
-		return l, false, mergeErr
-	}
-	l.FastForward, l.Commit = merged.FastForward, merged.Commit
-	l.Status, l.ConflictPaths, l.Detail = merged.Status, merged.ConflictPaths, merged.Detail
-	l.OutsideWriteArea = outsideWriteArea(l.ChangedFiles, req.WriteArea)
-	if mergeDone {
-		return l, false, nil
 	}
 	if err := probe.settle(); err != nil {
 		return l, false, err
@@ -299,6 +249,91 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, 
 		}
 	}
 	return m.moveTarget(ctx, r, target, l)
+}
+
+// stage does steps 2–4 of Land for one attempt: it merges the attempt's branch onto cand (the
+// target's tip old, or for LandBatch old plus what the batch has merged so far) in the object
+// database. inBatch=true when the attempt's fate follows the
+// batch's move (next is then the new candidate); otherwise l is final (already_landed on the
+// target itself, nothing_to_land, conflicted) or err says what went wrong.
+func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing.Hash) (l Landing, next plumbing.Hash, inBatch bool, err error) {
+	r, ws := req.Repo, req.Workspace
+	tipH, err := r.branchTip(ws.Branch)
+	if err != nil {
+		return l, cand, false, fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
+	}
+	tip, c := tipH.String(), cand.String()
+	l = Landing{BranchTip: tip, OldTarget: old.String(), NewTarget: old.String()}
+	base, err := m.baseOf(ctx, r, cand, tipH, ws.BaseCommit)
+	if err != nil {
+		return l, cand, false, err
+	}
+	if base == tip {
+		return m.stagedAlready(ctx, r, l, old, cand, tipH, ws.BaseCommit)
+	}
+	// The changed files (go-git) and the merge (git) are independent: compute them at once.
+	var paths []string
+	changed := make(chan error, 1)
+	go func() {
+		var err error
+		paths, err = r.changedPaths(ctx, base, tip)
+		changed <- err
+	}()
+	merged := Landing{OldTarget: c, BranchTip: tip}
+	var conflicted bool
+	var mergeErr error
+	if base == c {
+		merged.FastForward, merged.Commit = true, tip
+	} else {
+		conflicted, mergeErr = m.mergeCommit(ctx, req, &merged)
+	}
+	if err := <-changed; err != nil {
+		return l, cand, false, err
+	}
+	l.ChangedFiles, l.OutsideWriteArea = paths, outsideWriteArea(paths, req.WriteArea)
+	if len(paths) == 0 {
+		l.Status = LandNothingToLand
+		return l, cand, false, nil
+	}
+	if mergeErr != nil || conflicted {
+		l.Status, l.ConflictPaths, l.Detail = merged.Status, merged.ConflictPaths, merged.Detail
+		return l, cand, false, mergeErr
+	}
+	l.FastForward, l.Commit = merged.FastForward, merged.Commit
+	return l, plumbing.NewHash(merged.Commit), true, nil
+}
+
+// baseOf returns the merge base of cand and tip, from go-git when it can tell, else git.
+func (m *Manager) baseOf(ctx context.Context, r *Repo, cand, tip plumbing.Hash, baseCommit string) (string, error) {
+	if mb, ok := r.quickMergeBase(cand, tip, plumbing.NewHash(baseCommit)); ok {
+		return mb.String(), nil
+	}
+	return m.mergeBase(ctx, r, cand.String(), tip.String())
+}
+
+// stagedAlready handles a branch tip already contained in the candidate: already_landed (or
+// nothing_to_land) when the target itself holds it; in the batch when only an earlier
+// attempt of the batch brought it in (a repair mission's branch carries its subject's work),
+// so that it is landed only if the batch is.
+func (m *Manager) stagedAlready(ctx context.Context, r *Repo, l Landing, old, cand, tip plumbing.Hash, baseCommit string) (Landing, plumbing.Hash, bool, error) {
+	if tip.String() == baseCommit {
+		l.Status = LandNothingToLand
+		return l, cand, false, nil
+	}
+	inTarget := old == cand
+	if !inTarget {
+		base, err := m.baseOf(ctx, r, old, tip, baseCommit)
+		if err != nil {
+			return l, cand, false, err
+		}
+		inTarget = base == tip.String()
+	}
+	if inTarget {
+		l.Status, l.Commit = LandAlreadyLanded, r.findLanding(old, tip)
+		return l, cand, false, nil
+	}
+	l.Commit = r.findLanding(cand, tip)
+	return l, cand, true, nil
 }
 
 // outsideWriteArea returns the paths no pattern matches (none when there are no patterns).
