@@ -66,15 +66,27 @@ func prepareOn(t testing.TB, m *Manager, r *Repo, missions ...string) []Workspac
 	return wss
 }
 
-// detachedBatch makes a repository holding a.txt whose main branch nobody has checked out, a
+// detachedBatch makes a repository holding files whose main branch nobody has checked out, a
 // manager, and one workspace per mission on main.
-func detachedBatch(t *testing.T, missions ...string) (*testRepo, *Manager, *Repo, []Workspace) {
+func detachedBatch(t *testing.T, files map[string]string, missions ...string) (*testRepo, *Manager, *Repo, []Workspace) {
 	t.Helper()
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	tr := newTestRepo(t, files)
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
 	return tr, m, r, prepareOn(t, m, r, missions...)
+}
+
+// failsOnBrokenTxt is a check that counts its calls and fails ("go test: FAIL") when the
+// checked tree holds broken.txt.
+func failsOnBrokenTxt(calls *atomic.Int32) func(context.Context, string) error {
+	return func(_ context.Context, dir string) error {
+		calls.Add(1)
+		if _, err := os.Stat(filepath.Join(dir, "broken.txt")); err == nil {
+			return errors.New("go test: FAIL")
+		}
+		return nil
+	}
 }
 
 // writeOwnFiles leaves <mission>.txt uncommitted in each workspace.
@@ -136,7 +148,7 @@ func TestLandBatch_ThreeDisjointAttemptsMoveTheTargetOnce(t *testing.T) {
 }
 
 func TestLandBatch_FastForwardFirstThenMergeCommits(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	old := tr.tip("main")
 	reflog := reflogLen(t, tr.dir, "main")
@@ -165,11 +177,7 @@ func TestLandBatch_FastForwardFirstThenMergeCommits(t *testing.T) {
 }
 
 func TestLandBatch_ConflictWithAnEarlierAttemptLeavesThatOneOut(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"f.txt": "x\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"f.txt": "x\n"}, "one", "two", "three")
 	writeFile(t, wss[0].Path, "f.txt", "one\n")
 	writeFile(t, wss[1].Path, "f.txt", "two\n")
 	writeFile(t, wss[2].Path, "three.txt", "three\n")
@@ -203,11 +211,7 @@ func TestLandBatch_ConflictWithAnEarlierAttemptLeavesThatOneOut(t *testing.T) {
 }
 
 func TestLandBatch_CommitsPendingWork(t *testing.T) {
-	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "gone.txt": "g\n"})
-	tr.git("checkout", "-q", "--detach")
-	m := newTestManager(t)
-	r := openRepo(t, m, tr.dir)
-	wss := prepareOn(t, m, r, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n", "gone.txt": "g\n"}, "one", "two", "three")
 	// one: committed by the agent, plus more left uncommitted.
 	writeFile(t, wss[0].Path, "one.txt", "committed\n")
 	gitIn(t, wss[0].Path, "add", "-A")
@@ -342,23 +346,13 @@ func TestLandBatch_TargetCheckedOutWithUnrelatedEditsMovesOnce(t *testing.T) {
 func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
 	for _, onlyFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("check_on_first_request_only=%v", onlyFirst), func(t *testing.T) {
-			tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
-			tr.git("checkout", "-q", "--detach")
-			m := newTestManager(t)
-			r := openRepo(t, m, tr.dir)
-			wss := prepareOn(t, m, r, "one", "bad", "three")
+			tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "bad", "three")
 			writeFile(t, wss[0].Path, "one.txt", "one\n")
 			writeFile(t, wss[1].Path, "broken.txt", "breaks the build\n")
 			writeFile(t, wss[2].Path, "three.txt", "three\n")
 			old := tr.tip("main")
 			var calls atomic.Int32
-			check := func(_ context.Context, dir string) error {
-				calls.Add(1)
-				if _, err := os.Stat(filepath.Join(dir, "broken.txt")); err == nil {
-					return errors.New("go test: FAIL")
-				}
-				return nil
-			}
+			check := failsOnBrokenTxt(&calls)
 			reqs := batchOf(r, wss...)
 			for i := range reqs {
 				if i == 0 || !onlyFirst {
@@ -388,7 +382,7 @@ func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
 }
 
 func TestLandBatch_PassingCheckRunsOnceOnTheBatchResult(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	var calls atomic.Int32
 	var checked string
@@ -438,7 +432,7 @@ func TestLandBatch_SingleAttemptFailingChecksIsChecksFailed(t *testing.T) {
 }
 
 func TestLandBatch_SecondCallIsAlreadyLanded(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
 	first := landBatch(t, m, reqs)
@@ -529,7 +523,7 @@ func TestLandBatch_InvalidBatchMovesNothing(t *testing.T) {
 }
 
 func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
 	reqs[1].MissionID = "not a valid id!"
@@ -566,7 +560,7 @@ func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
 }
 
 func TestLandBatch_NothingToLandIsLeftOut(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "idle", "undone", "three")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "idle", "undone", "three")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	writeFile(t, wss[3].Path, "three.txt", "three\n")
 	// undone: commits that cancel out.
@@ -631,7 +625,7 @@ func TestLandBatch_RepairBranchCarriesItsSubject(t *testing.T) {
 }
 
 func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	_, _, err := m.CommitPending(ctxT(t), wss[0], "")
 	require.NoError(t, err)
@@ -647,7 +641,7 @@ func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
 }
 
 func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "one", "two")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
 	writeOwnFiles(t, wss)
 	before := tr.tip("main")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -662,7 +656,7 @@ func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
 // A batch and single landings onto the same target are serialised by the landing lock: no
 // landing is lost.
 func TestLandBatch_ConcurrentWithLand(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "b1", "b2", "b3", "s1", "s2")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "b1", "b2", "b3", "s1", "s2")
 	writeOwnFiles(t, wss)
 	var wg sync.WaitGroup
 	var batch []BatchLanding
@@ -700,18 +694,13 @@ func TestLandBatch_ConcurrentWithLand(t *testing.T) {
 // When the checks fail on a batch, an attempt that conflicted only with the one breaking
 // them is landed again on its own: it must not stay conflicted with work that never lands.
 func TestLandBatch_ConflictWithTheAttemptThatFailsTheChecksIsRetried(t *testing.T) {
-	tr, m, r, wss := detachedBatch(t, "bad", "rival")
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "bad", "rival")
 	writeFile(t, wss[0].Path, "a.txt", "bad\n")
 	writeFile(t, wss[0].Path, "broken.txt", "breaks the build\n")
 	writeFile(t, wss[1].Path, "a.txt", "rival\n")
 	reqs := batchOf(r, wss...)
 	for i := range reqs {
-		reqs[i].Check = func(_ context.Context, dir string) error {
-			if _, err := os.Stat(filepath.Join(dir, "broken.txt")); err == nil {
-				return errors.New("go test: FAIL")
-			}
-			return nil
-		}
+		reqs[i].Check = failsOnBrokenTxt(new(atomic.Int32))
 	}
 
 	ls := landBatch(t, m, reqs)
