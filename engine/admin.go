@@ -182,13 +182,7 @@ func (e *Engine) SetPaused(ctx context.Context, paused bool, reason, actor strin
 
 // Paused reports whether the scheduler is paused.
 func (e *Engine) Paused(ctx context.Context) (bool, error) {
-	var p bool
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		p, err = r.Paused(ctx)
-		return err
-	})
-	return p, err
+	return viewValue(ctx, e, func(r Reader) (bool, error) { return r.Paused(ctx) })
 }
 
 // Purge deletes a terminal mission's row (and its edges); a mission.purged event stays in

@@ -118,6 +118,17 @@ func (e *Engine) view(ctx context.Context, fn func(r Reader) error) error {
 	return e.store.View(ctx, fn)
 }
 
+// viewValue runs read in one read transaction and returns its value.
+func viewValue[T any](ctx context.Context, e *Engine, read func(r Reader) (T, error)) (T, error) {
+	var out T
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		out, err = read(r)
+		return err
+	})
+	return out, err
+}
+
 // emit appends an event about mission m (nil for none) with data marshalled to JSON.
 func (o *op) emit(typ string, m *Mission, voyageID string, data any) error {
 	ev := Event{At: o.now, Type: typ, Actor: o.actor}

@@ -70,13 +70,7 @@ func (e *Engine) ListMissions(ctx context.Context, f MissionFilter) ([]Mission, 
 			return nil, invalid("states", "unknown state "+string(s), "use pending, leased, running, interrupted, completed, failed, blocked or cancelled")
 		}
 	}
-	var out []Mission
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.MissionList(ctx, f)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionList(ctx, f) })
 }
 
 // VoyageDetail is a voyage with its missions and open escalations.
@@ -211,35 +205,17 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 
 // Events returns events in sequence order after f.AfterSeq.
 func (e *Engine) Events(ctx context.Context, f EventFilter) ([]Event, error) {
-	var out []Event
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.EventList(ctx, f)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Event, error) { return r.EventList(ctx, f) })
 }
 
 // Escalations lists escalations.
 func (e *Engine) Escalations(ctx context.Context, f EscalationFilter) ([]Escalation, error) {
-	var out []Escalation
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.EscalationList(ctx, f)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Escalation, error) { return r.EscalationList(ctx, f) })
 }
 
 // Agents lists the agents the scheduler knows.
 func (e *Engine) Agents(ctx context.Context) ([]Agent, error) {
-	var out []Agent
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.AgentList(ctx)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Agent, error) { return r.AgentList(ctx) })
 }
 
 // TouchAgent records that an agent was seen (external agents on each call, managed profiles

@@ -87,13 +87,7 @@ func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCh
 }
 
 func (e *Engine) voyage(ctx context.Context, id string) (Voyage, error) {
-	var v Voyage
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		v, err = r.VoyageGet(ctx, id)
-		return err
-	})
-	return v, err
+	return viewValue(ctx, e, func(r Reader) (Voyage, error) { return r.VoyageGet(ctx, id) })
 }
 
 // assess classifies a voyage's missions: done (all finished), progress (something can move

@@ -37,46 +37,22 @@ func (e *Engine) LatestWave(ctx context.Context) (Wave, error) {
 
 // RunnableOrder returns up to limit pending and interrupted missions in pick order.
 func (e *Engine) RunnableOrder(ctx context.Context, limit int) ([]Mission, error) {
-	var out []Mission
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.MissionsRunnableOrder(ctx, limit)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsRunnableOrder(ctx, limit) })
 }
 
 // Leased returns every leased or running mission.
 func (e *Engine) Leased(ctx context.Context) ([]Mission, error) {
-	var out []Mission
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.MissionsLeased(ctx)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLeased(ctx) })
 }
 
 // Outcomes returns the attempt history per (profile, persona), for confidence priors.
 func (e *Engine) Outcomes(ctx context.Context) ([]OutcomeCount, error) {
-	var out []OutcomeCount
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.AttemptOutcomes(ctx)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]OutcomeCount, error) { return r.AttemptOutcomes(ctx) })
 }
 
 // Voyages lists voyages in the given states, newest first.
 func (e *Engine) Voyages(ctx context.Context, states []VoyageState, limit int) ([]Voyage, error) {
-	var out []Voyage
-	err := e.view(ctx, func(r Reader) error {
-		var err error
-		out, err = r.VoyageList(ctx, states, limit)
-		return err
-	})
-	return out, err
+	return viewValue(ctx, e, func(r Reader) ([]Voyage, error) { return r.VoyageList(ctx, states, limit) })
 }
 
 // Leadership takes or renews the leader lease for owner (see Tx.LeaderTry) and returns the
