@@ -101,7 +101,7 @@ func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
 }
 
 // printLandings prints a mission's landing records (missions show).
-func printLandings(a *app, ls []engine.Landing) error {
+func (a *app) printLandings(ls []engine.Landing) error {
 	if len(ls) == 0 {
 		return nil
 	}

@@ -123,7 +123,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
-			return printLandings(a, d.Landings)
+			return a.printLandings(d.Landings)
 		},
 	}
 }
