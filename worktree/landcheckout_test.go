@@ -106,3 +106,33 @@ func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, entries)
 }
+
+// A fast-forward killed while git wrote a file leaves it empty or cut short. Such a file holds
+// the first bytes of what lands and does not block the next landing; a file that differs
+// anywhere (even one as long as the landed content) still does. (The SIGKILL crash test met
+// the empty file: git had created it and was killed before writing.)
+func TestLand_FilesCutShortByAKilledFastForwardDoNotBlock(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	ws := prepare(t, m, r, "m", 1)
+	writeFile(t, ws.Path, "empty.txt", "written later\n")
+	writeFile(t, ws.Path, "cut.txt", "the whole line\n")
+	writeFile(t, ws.Path, "other.txt", "the landed text\n")
+	tr.write("empty.txt", "")
+	tr.write("cut.txt", "the wh")
+	tr.write("other.txt", "the person's!!!\n")
+
+	l := land(t, m, r, ws)
+	require.Equal(t, LandWaiting, l.Status)
+	require.ElementsMatch(t, []string{"empty.txt", "cut.txt", "other.txt"}, l.BlockingFiles)
+	require.Equal(t, "the wh", readFile(t, tr.dir, "cut.txt"), "set-aside files are put back")
+	require.Equal(t, "the person's!!!\n", readFile(t, tr.dir, "other.txt"))
+
+	require.NoError(t, os.Remove(filepath.Join(tr.dir, "other.txt")))
+	l = land(t, m, r, ws)
+	require.Equal(t, LandLanded, l.Status)
+	require.Equal(t, "the whole line\n", readFile(t, tr.dir, "cut.txt"))
+	require.Equal(t, "written later\n", readFile(t, tr.dir, "empty.txt"))
+	require.Empty(t, tr.git("status", "--porcelain"))
+}

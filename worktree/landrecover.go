@@ -1,19 +1,26 @@
 package worktree
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // retryOverIdenticalFiles handles a fast-forward that git refused because files in the
 // checkout would be overwritten, when every one of those files already holds exactly the
-// content the landing brings (as filtered by git: line endings, attributes). That is what a
-// fast-forward killed half-way leaves behind (files written, index not), and it also covers a
-// person who copied the same change by hand. Such files are set aside under DataDir/tmp, the
+// content the landing brings (as filtered by git: line endings, attributes), or the start of
+// it (a write cut short: git creates a file, then writes it). That is what a fast-forward
+// killed half-way leaves behind (files written, index not), and it also covers a person who
+// copied the same change by hand; nothing of theirs is lost, as every byte of such a file is
+// in what lands. Such files are set aside under DataDir/tmp, the
 // fast-forward is run again, and the copies are dropped once it succeeded, or put back if it
 // did not. A file whose content differs is never touched: the landing then waits.
 // done=true when the landing completed (l updated).
@@ -44,7 +51,7 @@ func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landi
 }
 
 // allIncoming reports whether every file's content in the checkout, hashed the way git would
-// store it, equals its blob in commit.
+// store it, equals its blob in commit, or is a prefix of that blob's bytes (cutShort).
 func (m *Manager) allIncoming(ctx context.Context, r *Repo, checkout, commit string, files []string) bool {
 	for _, f := range files {
 		if f == "" || filepath.IsAbs(f) || hasDotDot(f) || hasControl(f) {
@@ -70,11 +77,43 @@ func (m *Manager) allIncoming(ctx context.Context, r *Repo, checkout, commit str
 		return false
 	}
 	for i := range a {
-		if a[i] != b[i] {
+		if a[i] != b[i] && !r.cutShort(filepath.Join(checkout, files[i]), b[i]) {
 			return false
 		}
 	}
 	return true
+}
+
+// cutShort reports whether the regular file at path holds the first bytes of the blob (and
+// fewer than all of them): what git leaves when it is killed while writing the file.
+func (r *Repo) cutShort(path, blob string) bool {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() || !plumbing.IsHash(blob) {
+		return false
+	}
+	have, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	prefix := false
+	_ = r.read(func(gg *git.Repository) error {
+		b, err := gg.BlobObject(plumbing.NewHash(blob))
+		if err != nil || b.Size <= int64(len(have)) {
+			return err
+		}
+		rd, err := b.Reader()
+		if err != nil {
+			return err
+		}
+		defer rd.Close()
+		head := make([]byte, len(have))
+		if _, err := io.ReadFull(rd, head); err != nil {
+			return err
+		}
+		prefix = bytes.Equal(head, have)
+		return nil
+	})
+	return prefix
 }
 
 func moveFiles(from, to string, files []string) ([]string, error) {
