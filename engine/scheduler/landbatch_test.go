@@ -12,10 +12,12 @@ import (
 
 // Missions of one branch whose landings are ready together land in one pass: the branch
 // moves once, each mission keeps its own merge commit, and one that conflicts with the rest
-// of the batch goes to repair without holding the others back.
+// of the batch is left out (conflicted) without holding the others back.
 func TestLoop_ReadyLandingsLandTogether(t *testing.T) {
 	h := newHarness(t, func(e *engine.Options, c *scheduler.Config) {
-		c.Repositories = []scheduler.RepoPolicy{{Path: e.DefaultRepository, Landing: scheduler.LandingApproval}}
+		// block, not repair: a repair agent would go on writing to the repository after the test
+		// (agents outlive a stopped scheduler by design), racing the removal of its directory
+		c.Repositories = []scheduler.RepoPolicy{{Path: e.DefaultRepository, Landing: scheduler.LandingApproval, OnConflict: scheduler.OnConflictBlock}}
 	})
 	specs := []engine.MissionSpec{
 		{Key: "a", Title: "a", WriteArea: []string{"a.txt"}, Brief: "@write a.txt \"a\\n\"\n@commit a\n@done a"},
@@ -39,9 +41,9 @@ func TestLoop_ReadyLandingsLandTogether(t *testing.T) {
 		_, err := h.eng.ApproveLanding(h.ctx, d.IDs[k], "ok", "test")
 		require.NoError(t, err)
 	}
-	h.until("a, b and c land; d goes to repair", func() bool {
+	h.until("a, b and c land; d is conflicted", func() bool {
 		return h.mission(d.IDs["a"]).Landing == engine.LandingLanded && h.mission(d.IDs["b"]).Landing == engine.LandingLanded &&
-			h.mission(d.IDs["c"]).Landing == engine.LandingLanded && h.mission(d.IDs["d"]).Landing == engine.LandingRepair
+			h.mission(d.IDs["c"]).Landing == engine.LandingLanded && h.mission(d.IDs["d"]).Landing == engine.LandingConflicted
 	})
 	after := map[string]bool{}
 	for _, k := range []string{"a", "b", "c"} {
