@@ -32,6 +32,9 @@ func commandArgv(p agent.Profile, req agent.LaunchRequest) ([]string, map[string
 	if len(p.Command) == 0 {
 		return nil, nil, badProfile(p, "runtime %s needs a command (an argv list)", p.Runtime)
 	}
+	if err := checkModel(p, req); err != nil {
+		return nil, nil, err
+	}
 	ph := newPlaceholders(p, req)
 	argv, err := ph.expandAll(p, "command element", p.Command)
 	if err != nil {
