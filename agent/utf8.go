@@ -23,6 +23,9 @@ type InvalidUTF8Error struct {
 	// Offset is the byte offset of the first bad byte in the text, Byte its value.
 	Offset int64
 	Byte   byte
+	// Surrogate is true when the text is UTF-8 but a \u escape names half of a UTF-16
+	// surrogate pair alone ("\ud800"), which no UTF-8 text can hold; Offset is the escape's.
+	Surrogate bool
 }
 
 func (e *InvalidUTF8Error) Error() string {
@@ -34,6 +37,9 @@ func (e *InvalidUTF8Error) Error() string {
 	if field == "" {
 		field = "the message"
 	}
+	if e.Surrogate {
+		return fmt.Sprintf("%s: %s (a lone UTF-16 surrogate escape near offset %d); send text as UTF-8", field, what, e.Offset)
+	}
 	return fmt.Sprintf("%s: %s (byte 0x%02x at offset %d); send text as UTF-8", field, what, e.Byte, e.Offset)
 }
 
@@ -42,13 +48,16 @@ func (e *InvalidUTF8Error) Error() string {
 // walked token by token to name the field. Syntax errors are not its business: text that is
 // not JSON but is valid UTF-8 passes.
 func CheckJSONUTF8(b []byte) error {
-	if utf8.Valid(b) {
+	if utf8.Valid(b) && !bytes.Contains(b, []byte(`\u`)) {
 		return nil
 	}
 	w := utf8Walker{raw: b, dec: json.NewDecoder(bytes.NewReader(b))}
 	w.dec.UseNumber()
 	if err := w.walk(); err != nil {
 		return err
+	}
+	if utf8.Valid(b) {
+		return nil // escapes, all of them well formed
 	}
 	off := firstInvalid(b, 0)
 	return &InvalidUTF8Error{Offset: off, Byte: b[off]}
@@ -87,12 +96,10 @@ func (w *utf8Walker) walk() error {
 			continue
 		}
 		isKey := len(w.stack) > 0 && w.stack[len(w.stack)-1].object && w.stack[len(w.stack)-1].wantKey
-		if s, ok := tok.(string); ok && !utf8.Valid(span) {
-			off := firstInvalid(w.raw, start)
-			if isKey {
-				return &InvalidUTF8Error{Field: w.path(s), InKey: true, Offset: off, Byte: w.raw[off]}
+		if s, ok := tok.(string); ok {
+			if err := w.checkString(s, span, start, isKey); err != nil {
+				return err
 			}
-			return &InvalidUTF8Error{Field: w.path(""), Offset: off, Byte: w.raw[off]}
 		}
 		if isKey {
 			f := &w.stack[len(w.stack)-1]
@@ -101,6 +108,27 @@ func (w *utf8Walker) walk() error {
 		}
 		w.valueDone()
 	}
+}
+
+// checkString refuses a string token whose raw bytes are not UTF-8, or whose escapes name a
+// lone UTF-16 surrogate ("\ud800"): the decoder turned both into U+FFFD, which shows as more
+// U+FFFD in the decoded string than the raw text spells (as bytes or as \ufffd).
+func (w *utf8Walker) checkString(s string, span []byte, start int64, isKey bool) error {
+	field := w.path("")
+	if isKey {
+		field = w.path(s)
+	}
+	if !utf8.Valid(span) {
+		off := firstInvalid(w.raw, start)
+		return &InvalidUTF8Error{Field: field, InKey: isKey, Offset: off, Byte: w.raw[off]}
+	}
+	lower := bytes.ToLower(span)
+	spelled := bytes.Count(span, []byte(string(utf8.RuneError))) + bytes.Count(lower, []byte(`\ufffd`))
+	if strings.Count(s, string(utf8.RuneError)) > spelled {
+		i := bytes.Index(lower, []byte(`\ud`))
+		return &InvalidUTF8Error{Field: field, InKey: isKey, Surrogate: true, Offset: start + int64(max(i, 0))}
+	}
+	return nil
 }
 
 // delim enters or leaves a container.

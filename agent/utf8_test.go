@@ -47,3 +47,19 @@ func TestCheckJSONUTF8_BadBytesOutsideStrings(t *testing.T) {
 	require.Equal(t, int64(7), ue.Offset)
 	require.Contains(t, err.Error(), "the message: is not valid UTF-8 (byte 0xff at offset 7)")
 }
+
+// A lone surrogate escape is decoded to U+FFFD by encoding/json just like an invalid byte:
+// refused too; a real U+FFFD (as bytes or escaped) and surrogate pairs pass.
+func TestCheckJSONUTF8_LoneSurrogateEscape(t *testing.T) {
+	for _, text := range []string{`{"a":{"title":"x\ud800y"}}`, `{"a":{"title":"\uDFFF"}}`, `{"a":{"title":"\ufffd and \ud83d"}}`} {
+		err := agent.CheckJSONUTF8([]byte(text))
+		var ue *agent.InvalidUTF8Error
+		require.ErrorAs(t, err, &ue, text)
+		require.True(t, ue.Surrogate, text)
+		require.Equal(t, "a.title", ue.Field, text)
+		require.Contains(t, err.Error(), "a.title: is not valid UTF-8 (a lone UTF-16 surrogate escape near offset")
+	}
+	for _, ok := range []string{`{"a":"\ufffd"}`, `{"a":"\uFFFD�"}`, `{"a":"\ud83d\ude80 \u00e9"}`, `{"\u0041":"\u0042"}`} {
+		require.NoError(t, agent.CheckJSONUTF8([]byte(ok)), ok)
+	}
+}

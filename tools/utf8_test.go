@@ -66,11 +66,14 @@ func TestHTTP_InvalidUTF8ArgumentsRefusedNamingTheField(t *testing.T) {
 		require.Contains(t, r.Error.Message, "invalid argument: "+field+": is not valid UTF-8", field)
 		require.Contains(t, r.Error.Message, "send text as UTF-8")
 	}
+	r := readRPC(t, post(t, base+PathMCP, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"half \ud83d"}}}`, h))
+	require.NotNil(t, r.Error, "a lone surrogate escape would decode to U+FFFD just the same")
+	require.Contains(t, r.Error.Message, "invalid argument: arguments.title: is not valid UTF-8 (a lone UTF-16 surrogate escape")
 	all, err := b.eng.ListMissions(b.ctx, engine.MissionFilter{})
 	require.NoError(t, err)
 	require.Empty(t, all, "nothing was created, not even with U+FFFD in place of the bytes")
 
-	r := readRPC(t, post(t, base+PathMCP, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"café"}}}`, h))
+	r = readRPC(t, post(t, base+PathMCP, `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"café"}}}`, h))
 	require.Nil(t, r.Error)
 	require.False(t, r.Result.IsError, "%+v", r.Result)
 	all, err = b.eng.ListMissions(b.ctx, engine.MissionFilter{})
