@@ -341,7 +341,7 @@ func TestInvocation_BadModelNeverReachesArgv(t *testing.T) {
 			require.Empty(t, inv.Argv)
 
 			fromProfile := p
-			fromProfile.Models = []string{bad}
+			fromProfile.Models = []string{"gpt-5.5", bad}
 			_, err = a.Invocation(fromProfile, launchRequest(t))
 			require.ErrorIs(t, err, adapters.ErrBadProfile, "%s with profile model %q", p.Name, bad)
 		}

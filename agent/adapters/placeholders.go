@@ -76,15 +76,15 @@ func (ph placeholders) expandAll(p agent.Profile, field string, in []string) ([]
 // before any argv, placeholder or configuration file holds it. The engine and the
 // configuration refuse such names when they enter; this is the last gate before a process.
 func checkModel(p agent.Profile, req agent.LaunchRequest) error {
-	m := effectiveModel(p, req)
-	if m == "" {
-		return nil
-	}
-	if err := agent.CheckModel(m); err != nil {
-		if req.Start.Model != "" {
+	if m := req.Start.Model; m != "" {
+		if err := agent.CheckModel(m); err != nil {
 			return fmt.Errorf("mission %s: model %w", req.Start.MissionID, err)
 		}
-		return badProfile(p, "models[0] %v", err)
+	}
+	for i, m := range p.Models { // the first one may go into a CLI's configuration file
+		if err := agent.CheckModel(m); err != nil {
+			return badProfile(p, "models[%d] %v", i, err)
+		}
 	}
 	return nil
 }
