@@ -106,7 +106,7 @@ func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([
 	case d.Type == EdgeHard && !(u.State == StateCompleted && u.Landing.Satisfies()):
 		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
 		if u.State == StateCompleted {
-			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s", u.ID, u.Title, u.Landing)
+			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(u))
 		}
 		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}, nil
 	case d.Type == EdgeSerialization && !u.State.Terminal():
@@ -115,6 +115,27 @@ func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([
 		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}, nil
 	}
 	return nil, nil
+}
+
+// landingHeld says what a completed mission's landing waits for, and who can move it.
+func landingHeld(u Mission) string {
+	switch u.Landing {
+	case LandingPending, LandingApproved:
+		return "queued to land"
+	case LandingReview:
+		return "its reviewer's verdict comes first"
+	case LandingApproval:
+		return "it needs approval: approve_landing " + u.ID
+	case LandingWaiting:
+		return "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them)"
+	case LandingRepair:
+		return "a repair mission carries its work"
+	case LandingConflicted:
+		return "it conflicts with the target: a decision is needed (list_escalations)"
+	case LandingLeft:
+		return "left for a person (landing policy none): it will not land by itself"
+	}
+	return "not landed"
 }
 
 // exclusiveReasons: a mission without a write area (or serial) runs alone in its repository,

@@ -85,3 +85,21 @@ func TestEscalateOnce_DeduplicatesInTheDatabase(t *testing.T) {
 	_, _, err = b.e.EscalateOnce(b.ctx, engine.EscalationSpec{MissionIDs: []string{m.ID, m.ID}, Reason: "x", DecisionRequired: "y"}, "t")
 	require.Error(t, err)
 }
+
+// A dependent of a mission whose landing is held says what the landing waits for and who can
+// move it (approval here), not only its state.
+func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	up := b.create(engine.MissionSpec{WriteArea: []string{"u/**"}})
+	down := b.create(engine.MissionSpec{WriteArea: []string{"d/**"}, DependsOn: []string{up.ID}})
+	m := b.acquire(up.ID, true)
+	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	_, err = b.e.SetLanding(b.ctx, up.ID, engine.LandingApproval, "landing policy approval")
+	require.NoError(t, err)
+	d, err := b.e.GetMission(b.ctx, down.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.WhyHardDep, d.WhyNotRunning[0].Code)
+	require.Contains(t, d.WhyNotRunning[0].Message, "approve_landing "+up.ID)
+}
