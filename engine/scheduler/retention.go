@@ -95,8 +95,14 @@ func (s *Scheduler) scheduledPrune(ctx context.Context) {
 	if err != nil && ctx.Err() == nil {
 		s.log.Warn("scheduled history prune", "err", err, "pruned_missions", rep.Removed.Missions)
 	}
-	if rep.Removed != (engine.PruneCounts{}) {
+	kept := map[string]int{}
+	for why, n := range rep.Kept {
+		if why != engine.KeepTooRecent {
+			kept[why] = n // old enough, kept by the rule: say why
+		}
+	}
+	if rep.Removed != (engine.PruneCounts{}) || len(kept) > 0 {
 		s.log.Info("history pruned", "before", rep.Before, "missions", rep.Removed.Missions, "voyages", rep.Removed.Voyages,
-			"events", rep.Removed.Events, "attempt_dirs", rep.AttemptDirs, "batches", rep.Batches, "took", time.Since(start))
+			"events", rep.Removed.Events, "attempt_dirs", rep.AttemptDirs, "kept", kept, "batches", rep.Batches, "took", time.Since(start))
 	}
 }
