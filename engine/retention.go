@@ -234,36 +234,14 @@ func (p *pruner) keepReason(o *op, m *Mission) (string, error) {
 
 // keptByOthers: an unfinished mission depends on id, is its child or has it as subject.
 func (p *pruner) keptByOthers(o *op, id string) (string, error) {
-	deps, err := o.tx.DependentsOf(o.ctx, id)
-	if err != nil {
+	deps, related, err := o.tx.UnfinishedRelated(o.ctx, id)
+	switch {
+	case err != nil:
 		return "", err
-	}
-	for _, d := range deps {
-		dm, err := o.tx.MissionGet(o.ctx, d.MissionID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
-			return "", err
-		}
-		if err == nil && !dm.State.Terminal() {
-			return KeepDependent, nil
-		}
-	}
-	for _, f := range []MissionFilter{{ParentID: id}, {SubjectID: id}} {
-		for cursor := ""; ; {
-			f.Cursor, f.Limit = cursor, 200
-			ms, err := o.tx.MissionList(o.ctx, f)
-			if err != nil {
-				return "", err
-			}
-			for _, c := range ms {
-				if !c.State.Terminal() {
-					return KeepChild, nil
-				}
-			}
-			if len(ms) < f.Limit {
-				break
-			}
-			cursor = ms[len(ms)-1].ID
-		}
+	case deps > 0:
+		return KeepDependent, nil
+	case related > 0:
+		return KeepChild, nil
 	}
 	return "", nil
 }

@@ -151,6 +151,9 @@ type Reader interface {
 	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides
 	// which of them may go (Engine.PruneHistory).
 	PruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
+	// UnfinishedRelated counts the unfinished missions that depend on missionID (any edge)
+	// and those that are its children or work on it (parent or subject), from indexes.
+	UnfinishedRelated(ctx context.Context, missionID string) (dependents, related int, err error)
 	// VoyagePruneCandidates returns completed or cancelled voyages settled before q.Before,
 	// after q.Cursor, at most q.Limit.
 	VoyagePruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)

@@ -28,36 +28,70 @@ func parseCursor(c string) (state int, created, row int64) {
 	return state, created, row
 }
 
-const sqlPruneCandidates = `SELECT id, created_at, rowid FROM missions
- WHERE state = @state AND created_at < @before AND (created_at, rowid) > (@created, @row)
+// The candidate walk continues after (created_at, rowid) in two index searches: the rest of
+// the cursor's millisecond by rowid, then the later ones. (A row-value comparison only used
+// the index for created_at, and rescanned every mission of the cursor's millisecond: a bulk
+// import made the walk quadratic.)
+const (
+	sqlPruneSameMs = `SELECT id, created_at, rowid FROM missions
+ WHERE state = @state AND created_at = @created AND created_at < @before AND rowid > @row
+ ORDER BY rowid LIMIT @limit`
+	sqlPruneCandidates = `SELECT id, created_at, rowid FROM missions
+ WHERE state = @state AND created_at > @created AND created_at < @before
  ORDER BY created_at, rowid LIMIT @limit`
+)
 
 func (t *txn) PruneCandidates(ctx context.Context, q engine.PruneQuery) ([]engine.PruneCandidate, error) {
 	limit := max(q.Limit, 1)
 	si, created, row := parseCursor(q.Cursor)
 	var out []engine.PruneCandidate
 	for ; si < len(pruneStates) && len(out) < limit; si, created, row = si+1, -1, -1 {
-		rows, err := t.q.query(ctx, sqlPruneCandidates, sql.Named("state", string(pruneStates[si])), sql.Named("before", ms0(q.Before)),
-			sql.Named("created", created), sql.Named("row", row), sql.Named("limit", limit-len(out)))
-		if err != nil {
-			return nil, translate(err, "list prune candidates")
-		}
-		for rows.Next() {
-			var c engine.PruneCandidate
-			var at, rid int64
-			if err := rows.Scan(&c.ID, &at, &rid); err != nil {
-				rows.Close()
-				return nil, translate(err, "list prune candidates")
+		for _, query := range []string{sqlPruneSameMs, sqlPruneCandidates} {
+			if len(out) >= limit {
+				break
 			}
-			c.Cursor = fmt.Sprintf("%d:%d:%d", si, at, rid)
-			out = append(out, c)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return nil, translate(err, "list prune candidates")
+			page, err := t.pruneCandidates(ctx, query, si, q.Before, created, row, limit-len(out))
+			if err != nil {
+				return nil, err
+			}
+			out = append(out, page...)
 		}
 	}
 	return out, nil
+}
+
+func (t *txn) pruneCandidates(ctx context.Context, query string, si int, before time.Time, created, row int64, limit int) ([]engine.PruneCandidate, error) {
+	rows, err := t.q.query(ctx, query, sql.Named("state", string(pruneStates[si])), sql.Named("before", ms0(before)),
+		sql.Named("created", created), sql.Named("row", row), sql.Named("limit", limit))
+	if err != nil {
+		return nil, translate(err, "list prune candidates")
+	}
+	defer rows.Close()
+	var out []engine.PruneCandidate
+	for rows.Next() {
+		var c engine.PruneCandidate
+		var at, rid int64
+		if err := rows.Scan(&c.ID, &at, &rid); err != nil {
+			return nil, translate(err, "list prune candidates")
+		}
+		c.Cursor = fmt.Sprintf("%d:%d:%d", si, at, rid)
+		out = append(out, c)
+	}
+	return out, translate(rows.Err(), "list prune candidates")
+}
+
+// sqlUnfinishedRelated counts the unfinished missions that depend on a mission (any edge
+// type, through dependencies_reverse) and those whose parent or subject it is (through
+// missions_parent and missions_subject).
+const sqlUnfinishedRelated = `SELECT
+ (SELECT count(*) FROM dependencies d JOIN missions m ON m.id = d.mission_id
+   WHERE d.depends_on = @id AND m.state NOT IN ('completed','failed','cancelled')),
+ (SELECT count(*) FROM missions WHERE parent_id = @id AND state NOT IN ('completed','failed','cancelled'))
+ + (SELECT count(*) FROM missions WHERE subject_id = @id AND state NOT IN ('completed','failed','cancelled'))`
+
+func (t *txn) UnfinishedRelated(ctx context.Context, id string) (dependents, related int, err error) {
+	err = t.q.queryRow(ctx, sqlUnfinishedRelated, sql.Named("id", id)).Scan(&dependents, &related)
+	return dependents, related, translate(err, "count unfinished missions related to "+id)
 }
 
 func (t *txn) VoyagePruneCandidates(ctx context.Context, q engine.PruneQuery) ([]engine.PruneCandidate, error) {

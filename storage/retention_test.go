@@ -15,10 +15,16 @@ import (
 func TestPrunePlans_UseIndexes(t *testing.T) {
 	t.Parallel()
 	s := openSeeded(t, 20)
-	plan := strings.Join(queryPlan(t, s, sqlPruneCandidates, sql.Named("state", "completed"), sql.Named("before", 0),
-		sql.Named("created", 0), sql.Named("row", 0), sql.Named("limit", 10)), "\n")
-	require.Contains(t, plan, "USING INDEX missions_state")
+	args := []any{sql.Named("state", "completed"), sql.Named("before", 0), sql.Named("created", 0), sql.Named("row", 0), sql.Named("limit", 10)}
+	plan := strings.Join(queryPlan(t, s, sqlPruneCandidates, args...), "\n")
+	require.Contains(t, plan, "USING INDEX missions_state (state=? AND created_at>? AND created_at<?)")
 	require.NotContains(t, plan, "TEMP B-TREE", "no sort of every candidate")
+	plan = strings.Join(queryPlan(t, s, sqlPruneSameMs, args...), "\n")
+	require.Contains(t, plan, "USING INDEX missions_state (state=? AND created_at=? AND rowid>?)", "the cursor's millisecond is not rescanned")
+	plan = strings.Join(queryPlan(t, s, sqlUnfinishedRelated, sql.Named("id", "x")), "\n")
+	for _, idx := range []string{"dependencies_reverse", "missions_parent", "missions_subject"} {
+		require.Contains(t, plan, idx, "no scan of every mission")
+	}
 	for q, want := range map[string]string{
 		`DELETE FROM events WHERE mission_id = ?`:     "events_mission",
 		`DELETE FROM attempts WHERE mission_id = ?`:   "sqlite_autoindex_attempts_1",
