@@ -31,6 +31,7 @@ type options struct {
 	profiles  string
 	keep      bool
 	retention string
+	pprof     bool
 }
 
 func main() {
@@ -41,6 +42,7 @@ func main() {
 	flag.DurationVar(&o.sample, "sample", 30*time.Second, "how often to sample the server's memory")
 	flag.StringVar(&o.profiles, "profiles", "", "save a heap profile of the server into this directory at every sample")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary repository and data dir")
+	flag.BoolVar(&o.pprof, "pprof", true, "run serve with --pprof to read its Go heap (false: for a binary without the flag)")
 	flag.StringVar(&o.retention, "retention", "", "the server's [retention] max_age (default: the server's default)")
 	flag.Parse()
 	if o.rate < 1 || o.duration <= 0 || o.sample <= 0 {

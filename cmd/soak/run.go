@@ -97,7 +97,10 @@ func (s *soak) start(ctx context.Context) error {
 	}
 	env := append(os.Environ(), "MCP_SCHEDULER_CONFIG="+filepath.Join(s.root, "config.toml"),
 		"GIT_AUTHOR_NAME=soak", "GIT_AUTHOR_EMAIL=soak@localhost", "GIT_COMMITTER_NAME=soak", "GIT_COMMITTER_EMAIL=soak@localhost")
-	args := []string{"serve", "--pprof", pprofAddr}
+	args := []string{"serve"}
+	if s.o.pprof {
+		args = append(args, "--pprof", pprofAddr)
+	}
 	tr := transport.NewStdioWithOptions(s.o.bin, env, args, transport.WithCommandFunc(
 		func(ctx context.Context, command string, env []string, args []string) (*exec.Cmd, error) {
 			cmd := exec.CommandContext(ctx, command, args...)
