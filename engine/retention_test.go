@@ -143,3 +143,36 @@ func TestPruneHistory_RefusesZeroCutoff(t *testing.T) {
 	require.Equal(t, "before", fe.Field)
 	require.True(t, b.exists(m.ID))
 }
+
+// Once its escalation is resolved, a failed mission goes and takes the escalation with it;
+// an escalation that also names a mission still stored stays; a review mission still
+// pending keeps its landed subject.
+func TestPruneHistory_ResolvedEscalationsAndSubjects(t *testing.T) {
+	b := setup(t)
+	alone := b.inState(engine.StateFailed)
+	shared := b.inState(engine.StateFailed)
+	other := b.inState(engine.StatePending)
+	e1, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{alone.ID}, Reason: "r", DecisionRequired: "d"}, "test")
+	require.NoError(t, err)
+	e2, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{shared.ID, other.ID}, Reason: "r", DecisionRequired: "d"}, "test")
+	require.NoError(t, err)
+	for _, id := range []string{e1.ID, e2.ID} {
+		_, err := b.e.ResolveEscalation(b.ctx, id, engine.ResolveAcknowledge, "seen", "test")
+		require.NoError(t, err)
+	}
+	subject := b.landed(b.acquire(b.create(engine.MissionSpec{Title: "subject", WriteArea: []string{"s/**"}}).ID, true))
+	review := b.create(engine.MissionSpec{Title: "review it", Kind: engine.KindReview, SubjectID: subject.ID, WriteArea: []string{"r/**"}})
+
+	b.clock.Advance(31 * day)
+	rep := b.prune(b.clock.Now().Add(-30*day), false)
+	require.ElementsMatch(t, []string{alone.ID, shared.ID}, rep.Missions)
+	require.Equal(t, 1, rep.Removed.Escalations, "only the escalation that concerned nothing else")
+	left, err := b.e.Escalations(b.ctx, engine.EscalationFilter{})
+	require.NoError(t, err)
+	require.Len(t, left, 1)
+	require.Equal(t, e2.ID, left[0].ID)
+	require.True(t, b.exists(subject.ID), "a pending review keeps its subject")
+	require.True(t, b.exists(review.ID))
+	require.Equal(t, 1, rep.Kept[engine.KeepChild])
+	b.verifyReplay()
+}
