@@ -154,8 +154,57 @@ type Reader interface {
 	HoldGet(ctx context.Context, missionID string) (Hold, error)
 	// HoldCounts counts the recorded holds of missions still waiting, per reason code.
 	HoldCounts(ctx context.Context) (map[string]int, error)
+	// PruneCandidates returns finished (terminal) missions created before q.Before, after
+	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides
+	// which of them may go (Engine.PruneHistory).
+	PruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
+	// UnfinishedRelated counts the unfinished missions that depend on missionID (any edge)
+	// and those that are its children or work on it (parent or subject), from indexes.
+	UnfinishedRelated(ctx context.Context, missionID string) (dependents, related int, err error)
+	// VoyagePruneCandidates returns completed or cancelled voyages settled before q.Before,
+	// after q.Cursor, at most q.Limit.
+	VoyagePruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
 	Paused(ctx context.Context) (bool, error)
 	LeaderGet(ctx context.Context) (Leader, error)
+}
+
+// PruneQuery pages through prune candidates: created (missions) or settled (voyages) before
+// Before, after Cursor ("" from the start; otherwise the Cursor of the last candidate seen).
+type PruneQuery struct {
+	Before time.Time
+	Cursor string
+	Limit  int
+}
+
+// PruneCandidate is a row that may be pruned if the engine's rule allows; Cursor continues
+// the listing after it.
+type PruneCandidate struct {
+	ID     string
+	Cursor string
+}
+
+// PruneCounts is what a prune removed (or, in a dry run, would remove), per table.
+type PruneCounts struct {
+	Missions    int `json:"missions"`
+	Voyages     int `json:"voyages"`
+	Events      int `json:"events"`
+	Attempts    int `json:"attempts"`
+	Landings    int `json:"landings"`
+	Workspaces  int `json:"workspaces"`
+	Escalations int `json:"escalations"`
+	Waves       int `json:"waves"`
+}
+
+// Add adds o's counts to c.
+func (c *PruneCounts) Add(o PruneCounts) {
+	c.Missions += o.Missions
+	c.Voyages += o.Voyages
+	c.Events += o.Events
+	c.Attempts += o.Attempts
+	c.Landings += o.Landings
+	c.Workspaces += o.Workspaces
+	c.Escalations += o.Escalations
+	c.Waves += o.Waves
 }
 
 // OutcomeCount is the attempt history of one (profile, persona) pair.
@@ -210,6 +259,16 @@ type Tx interface {
 	// LeaderTry takes or renews leadership for owner when the row is free, expired or already
 	// owner's; it returns the leader row after the attempt (Owner != owner: someone else leads).
 	LeaderTry(ctx context.Context, owner string, now time.Time, ttl time.Duration, phase string) (Leader, error)
+	// MissionPrune deletes a mission with what was recorded only for it: its events,
+	// attempts, landings, workspace rows, dependencies and write areas, and the resolved
+	// escalations that concern no mission or voyage still stored. ErrNotFound when it is gone.
+	MissionPrune(ctx context.Context, id string) (PruneCounts, error)
+	// VoyagePrune deletes a voyage that has no mission left, with its events and the resolved
+	// escalations that concern nothing still stored; ErrGuard when missions remain.
+	VoyagePrune(ctx context.Context, id string) (PruneCounts, error)
+	// PruneGlobal deletes at most limit waves and events that belong to no mission or voyage
+	// (scheduler and leader events) from before before.
+	PruneGlobal(ctx context.Context, before time.Time, limit int) (PruneCounts, error)
 	// LeaderResign gives up leadership held by owner at epoch.
 	LeaderResign(ctx context.Context, owner string, epoch int64) error
 }

@@ -27,7 +27,14 @@ type Options struct {
 	Readers int
 	// MaxBatch caps how many Updates share one transaction (default 64; 1 disables group commit).
 	MaxBatch int
-	Logger   *slog.Logger
+	// WALLimit is the size in bytes the -wal file is brought back under: SQLite's
+	// journal_size_limit, and the threshold above which the store truncates the WAL once no
+	// reader needs it (default DefaultWALLimit, 64 MiB).
+	WALLimit int64
+	// WALCheckEvery is how often the -wal file's size is checked (default
+	// DefaultWALCheckEvery; negative: never, leaving only journal_size_limit).
+	WALCheckEvery time.Duration
+	Logger        *slog.Logger
 }
 
 // Store is an open SQLite database implementing engine.Store. It is safe for concurrent use.
@@ -41,6 +48,8 @@ type Store struct {
 	versionMu sync.Mutex
 	version   *sql.Conn
 	log       *slog.Logger
+	walQuit   chan struct{} // stops the WAL keeper
+	walDone   chan struct{} // closed when it stopped
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -48,7 +57,8 @@ type Store struct {
 var _ engine.Store = (*Store)(nil)
 
 // Open opens (creating if needed) the database file at path, applies migrations and starts
-// the writer. The file and its directory are private to the user (0700 dir, 0600 file).
+// the writer. The file, its -wal and -shm companions and its directory are private to the
+// user (0700 dir, 0600 files). A keeper goroutine bounds the -wal file (Options.WALLimit).
 func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	opt = opt.withDefaults()
 	abs, err := filepath.Abs(path)
@@ -61,13 +71,16 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data dir: %w", err)
 	}
+	if err := createPrivate(abs); err != nil {
+		return nil, err
+	}
 	s := &Store{path: abs, log: opt.Logger}
 	if err := s.openPools(ctx, opt); err != nil {
 		return nil, err
 	}
-	if err := os.Chmod(abs, 0o600); err != nil && !errors.Is(err, os.ErrNotExist) {
-		_ = s.closePools()
-		return nil, fmt.Errorf("storage: restrict %s: %w", abs, err)
+	if opt.WALCheckEvery > 0 {
+		s.walQuit, s.walDone = make(chan struct{}), make(chan struct{})
+		go s.walKeeper(opt.WALLimit, opt.WALCheckEvery)
 	}
 	return s, nil
 }
@@ -82,6 +95,12 @@ func (o Options) withDefaults() Options {
 	if o.MaxBatch == 0 {
 		o.MaxBatch = 64
 	}
+	if o.WALLimit <= 0 {
+		o.WALLimit = DefaultWALLimit
+	}
+	if o.WALCheckEvery == 0 {
+		o.WALCheckEvery = DefaultWALCheckEvery
+	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -94,8 +113,8 @@ func dsn(path string, opt Options, write bool) string {
 		sync = "FULL"
 	}
 	// Each pragma once: modernc applies busy_timeout first, then the rest sorted by name.
-	q := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(%s)",
-		opt.BusyTimeout.Milliseconds(), sync)
+	q := fmt.Sprintf("_pragma=busy_timeout(%d)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=journal_size_limit(%d)&_pragma=synchronous(%s)",
+		opt.BusyTimeout.Milliseconds(), opt.WALLimit, sync)
 	if !write {
 		q += "&_pragma=query_only(1)"
 	}
@@ -150,6 +169,10 @@ func (s *Store) Path() string { return s.path }
 // Close stops the writer (pending Updates finish first) and closes every connection.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		if s.walQuit != nil {
+			close(s.walQuit)
+			<-s.walDone
+		}
 		if s.w != nil {
 			s.w.stop()
 		}

@@ -75,8 +75,8 @@ func isLoopback(host string) bool {
 	return err == nil && ip.IsLoopback()
 }
 
-// ServeHTTP serves Streamable HTTP at /mcp and the legacy SSE transport at /sse (+ /message)
-// until ctx ends, then shuts down gracefully: open streams are closed, in-flight requests
+// ServeHTTP serves Streamable HTTP at /mcp, the legacy SSE transport at /sse (+ /message) and
+// the Go runtime profiles at /debug/pprof/ until ctx ends, then shuts down gracefully: open streams are closed, in-flight requests
 // finish (bounded by ShutdownTimeout). Every request passes the guard: Host and Origin
 // checks (403), then the bearer token when one is set (401 with WWW-Authenticate).
 func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
@@ -109,6 +109,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	mux.Handle(PathMCP, streamable)
 	mux.Handle(PathSSE, sse.SSEHandler())
 	mux.Handle(PathMessage, sse.MessageHandler())
+	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
 	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;
 	// then their contexts end, which releases long waits (claims, listen streams).

@@ -108,7 +108,7 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("resolve top level: %w", err)
 	}
-	gg, err := git.PlainOpenWithOptions(root, &git.PlainOpenOptions{EnableDotGitCommonDir: true})
+	gg, err := openGoGit(root, commonDir)
 	if err != nil {
 		return nil, fmt.Errorf("go-git open %s: %w", root, err)
 	}

@@ -10,7 +10,7 @@ import (
 
 func newCleanupCmd(a *app) *cobra.Command {
 	var olderThan time.Duration
-	var dryRun bool
+	var dryRun, history bool
 	var repo string
 	cmd := &cobra.Command{
 		Use:   "cleanup",
@@ -18,13 +18,29 @@ func newCleanupCmd(a *app) *cobra.Command {
 		Long: "Remove the workspaces and branches whose missions need them no more: landed, cancelled or purged\n" +
 			"missions older than --older-than. Failed, blocked, running, interrupted and unlanded missions keep\n" +
 			"theirs until a decision is recorded; workspaces with uncommitted changes are never removed. Stale\n" +
-			"registrations (directories deleted by hand) are pruned. The running scheduler does the same every hour.",
+			"registrations (directories deleted by hand) are pruned. The running scheduler does the same every hour.\n\n" +
+			"With --history it prunes the history instead: finished missions older than [retention] max_age (or\n" +
+			"--older-than), with their events, attempts, landings and attempt directories, and finished voyages left\n" +
+			"without missions. Unfinished voyages and missions, and what they still need, are never pruned. The running\n" +
+			"scheduler does this every hour too.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.cleanup(cmd.Context(), repo, olderThan, dryRun) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if history {
+				if repo != "" {
+					return usageError{fmt.Errorf("--repo does not apply to --history: history is pruned for every repository")}
+				}
+				if !cmd.Flags().Changed("older-than") {
+					olderThan = 0 // the configured retention
+				}
+				return a.cleanupHistory(cmd.Context(), olderThan, dryRun)
+			}
+			return a.cleanup(cmd.Context(), repo, olderThan, dryRun)
+		},
 	}
 	f := cmd.Flags()
-	f.DurationVar(&olderThan, "older-than", 24*time.Hour, "only remove workspaces whose last activity is older")
+	f.DurationVar(&olderThan, "older-than", 24*time.Hour, "only remove workspaces whose last activity is older (with --history: missions finished longer ago; default [retention] max_age)")
 	f.BoolVar(&dryRun, "dry-run", false, "report what would be removed and change nothing")
+	f.BoolVar(&history, "history", false, "prune finished history older than [retention] max_age instead of workspaces")
 	f.StringVar(&repo, "repo", "", "only this repository (default: every repository with workspaces in the data dir)")
 	return cmd
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
@@ -28,6 +30,7 @@ type Config struct {
 
 	Scheduler    SchedulerConfig    `toml:"scheduler"`
 	Resources    ResourcesConfig    `toml:"resources"`
+	Retention    RetentionConfig    `toml:"retention"`
 	HTTP         HTTPConfig         `toml:"http"`
 	Git          GitConfig          `toml:"git"`
 	Repositories []RepositoryConfig `toml:"repositories"`
@@ -61,6 +64,17 @@ type ResourcesConfig struct {
 	MaxLoadPerCPU   float64 `toml:"max_load_per_cpu"`
 	MinFreeMemoryMB int     `toml:"min_free_memory_mb"`
 	MinFreeDiskMB   int     `toml:"min_free_disk_mb"`
+}
+
+// RetentionConfig bounds the history kept on disk (docs/configuration.md, [retention]).
+type RetentionConfig struct {
+	// MaxAge: finished missions, their events and attempt directories older than this are
+	// pruned (default 720h, 30 days; 0 keeps everything).
+	MaxAge agent.Duration `toml:"max_age"`
+	// Batch is how many missions one prune transaction looks at (default 100).
+	Batch int `toml:"batch"`
+	// BatchPause is the pause between two prune transactions (default 20ms).
+	BatchPause agent.Duration `toml:"batch_pause"`
 }
 
 // HTTPConfig configures `serve --http`.
@@ -125,8 +139,10 @@ func defaults(env getenv) Config {
 			LeaderLease: agent.Duration(5 * time.Second), UnclaimedGrace: agent.Duration(10 * time.Minute),
 		},
 		Resources: ResourcesConfig{MaxLoadPerCPU: 2.0, MinFreeMemoryMB: 512, MinFreeDiskMB: 1024},
-		HTTP:      HTTPConfig{Addr: tools.DefaultHTTPAddr},
-		Git:       GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		Retention: RetentionConfig{MaxAge: agent.Duration(scheduler.DefaultRetention), Batch: engine.DefaultPruneBatch,
+			BatchPause: agent.Duration(engine.DefaultPrunePause)},
+		HTTP: HTTPConfig{Addr: tools.DefaultHTTPAddr},
+		Git:  GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
 	}
 }
 
@@ -245,6 +261,7 @@ func (c *Config) validate() error {
 	if r.MaxLoadPerCPU < 0 || r.MinFreeMemoryMB < 0 || r.MinFreeDiskMB < 0 {
 		bad("resources", "limits must not be negative (0 turns a check off)")
 	}
+	errs = append(errs, c.Retention.validate()...)
 	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
 		bad("http.addr", "%v", err)
 	}
@@ -262,6 +279,20 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateRepositories()...)
 	errs = append(errs, c.validateProfiles()...)
 	return errors.Join(errs...)
+}
+
+func (r RetentionConfig) validate() []error {
+	var errs []error
+	if r.MaxAge < 0 {
+		errs = append(errs, fmt.Errorf("retention.max_age: %v must not be negative (0 keeps all history)", r.MaxAge.D()))
+	}
+	if r.Batch < 1 || r.Batch > 10000 {
+		errs = append(errs, fmt.Errorf("retention.batch: %d must be 1 to 10000", r.Batch))
+	}
+	if r.BatchPause <= 0 || r.BatchPause.D() > time.Minute {
+		errs = append(errs, fmt.Errorf("retention.batch_pause: %v must be positive and at most 1m", r.BatchPause.D()))
+	}
+	return errs
 }
 
 func (c *Config) validateRepositories() []error {

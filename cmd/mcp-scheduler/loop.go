@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
@@ -81,6 +82,8 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	c := scheduler.Config{DataDir: a.cfg.DataDir, Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
 		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
 		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
+		Retention: retentionAge(a.cfg.Retention.MaxAge.D()), RetentionBatch: a.cfg.Retention.Batch,
+		RetentionPause: a.cfg.Retention.BatchPause.D(),
 		Resources: scheduler.Resources{MaxLoadPerCPU: a.cfg.Resources.MaxLoadPerCPU,
 			MinFreeMemMB: uint64(max(a.cfg.Resources.MinFreeMemoryMB, 0)), MinFreeDiskMB: uint64(max(a.cfg.Resources.MinFreeDiskMB, 0))}}
 	for _, p := range a.cfg.Profiles {
@@ -101,6 +104,15 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 			Landing: r.Landing, OnConflict: r.OnConflict, Checks: r.Checks})
 	}
 	return c
+}
+
+// retentionAge maps [retention] max_age onto the loop's Retention: 0 (keep everything) is
+// negative there, where 0 means the default.
+func retentionAge(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // debugAvailable tells the engine's failure policy whether a debugger mission can run.

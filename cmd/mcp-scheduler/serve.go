@@ -19,7 +19,7 @@ import (
 const externalPoll = 250 * time.Millisecond
 
 func newServeCmd(a *app) *cobra.Command {
-	var httpAddr, token, tokenFile, transport, repo string
+	var httpAddr, token, tokenFile, transport, repo, pprofAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio (default) or HTTP (--http)",
@@ -47,8 +47,13 @@ func newServeCmd(a *app) *cobra.Command {
 			if tokenFile != "" {
 				a.cfg.HTTP.TokenFile = tokenFile
 			}
+			if pprofAddr != "" {
+				if err := tools.CheckPprofAddr(pprofAddr); err != nil {
+					return usageError{err}
+				}
+			}
 			a.defaultRepoDir = repo
-			return a.serve(cmd.Context(), useHTTP, httpAddr, token)
+			return a.serve(cmd.Context(), serveOptions{http: useHTTP, addr: httpAddr, token: token, pprof: pprofAddr})
 		},
 	}
 	f := cmd.Flags()
@@ -57,12 +62,20 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&repo, "repo", "", "the default repository of missions that name none (default: the git top level of the working directory)")
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (prefer $"+EnvToken+" or a token file: flags show in ps)")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (must be private: mode 0600)")
+	f.StringVar(&pprofAddr, "pprof", "", "also serve Go runtime profiles at http://ADDR"+tools.PathPprof+" (loopback only, e.g. 127.0.0.1:6060; --http serves them behind its token)")
 	return cmd
 }
 
+// serveOptions are serve's flags: the transport, the HTTP address and token, and the
+// stand-alone loopback pprof address ("" for none).
+type serveOptions struct {
+	http               bool
+	addr, token, pprof string
+}
+
 // serve runs the MCP server until the transport ends (stdin closed) or ctx is cancelled.
-func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error {
-	addr = strings.TrimSpace(addr)
+func (a *app) serve(ctx context.Context, o serveOptions) error {
+	useHTTP, addr, token := o.http, strings.TrimSpace(o.addr), o.token
 	if addr == "" {
 		addr = a.cfg.HTTP.Addr
 	}
@@ -100,6 +113,13 @@ func (a *app) serve(ctx context.Context, useHTTP bool, addr, token string) error
 			a.log.Error("watching other processes' changes stopped", "err", err)
 		}
 	})
+	if o.pprof != "" {
+		wg.Go(func() {
+			if err := tools.ServePprof(ctx, o.pprof, a.log.With("component", "pprof"), nil); err != nil {
+				a.log.Error("pprof listener stopped", "addr", o.pprof, "err", err)
+			}
+		})
+	}
 	l.s.Start(ctx) // leads the loop when no other process of this data dir does
 	a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
 		"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])

@@ -77,7 +77,8 @@ func (s *Scheduler) keeper(ctx context.Context) func(missionID string, attempt i
 	}
 }
 
-// maybeCleanup starts a background cleanup when CleanupEvery passed since the last one.
+// maybeCleanup starts a background cleanup when CleanupEvery passed since the last one: the
+// history retention (PruneHistory), then the workspaces.
 func (s *Scheduler) maybeCleanup(ctx context.Context) {
 	if s.cfg.CleanupEvery < 0 {
 		return
@@ -94,6 +95,7 @@ func (s *Scheduler) maybeCleanup(ctx context.Context) {
 	}
 	s.background(func() {
 		defer func() { s.mu.Lock(); s.cleaning = false; s.mu.Unlock() }()
+		s.scheduledPrune(ctx)
 		reps, err := s.Cleanup(ctx, "", 0, false)
 		removed := 0
 		for _, r := range reps {

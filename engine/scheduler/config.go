@@ -81,6 +81,14 @@ type Config struct {
 	// CleanupEvery is how often the leader removes workspaces whose missions need them no
 	// more (Cleanup; default 1h, negative: never).
 	CleanupEvery time.Duration
+	// Retention is how long finished history is kept (PruneHistory; default DefaultRetention,
+	// 30 days; negative: kept for ever). The leader prunes it with its periodic cleanup.
+	Retention time.Duration
+	// RetentionBatch is how many missions one prune transaction looks at (default
+	// engine.DefaultPruneBatch); RetentionPause the pause between two (default
+	// engine.DefaultPrunePause).
+	RetentionBatch int
+	RetentionPause time.Duration
 	// ExternalAgentTTL: an external (pull-mode) agent seen within it counts as able to take
 	// missions of its capabilities and personas (default 10m).
 	ExternalAgentTTL time.Duration
@@ -123,6 +131,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.UnclaimedGrace <= 0 {
 		c.UnclaimedGrace = 10 * time.Minute
+	}
+	if c.Retention == 0 {
+		c.Retention = DefaultRetention
 	}
 	if c.ExternalAgentTTL == 0 {
 		c.ExternalAgentTTL = 10 * time.Minute

@@ -1,0 +1,79 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"time"
+)
+
+// PathPprof is where the Go runtime profiles are served (net/http/pprof's index and its
+// named profiles: heap, goroutine, allocs, profile?seconds=N, trace?seconds=N, …).
+const PathPprof = "/debug/pprof/"
+
+// ErrPprofNotLoopback is returned by ServePprof for an address other than a loopback one:
+// profiles show memory contents and command lines, and the stand-alone listener has no token.
+var ErrPprofNotLoopback = errors.New("--pprof must be a loopback address")
+
+// mountPprof adds the profiling endpoints to mux. The caller puts them behind its own guard.
+func mountPprof(mux *http.ServeMux) {
+	mux.HandleFunc(PathPprof, pprof.Index)
+	mux.HandleFunc(PathPprof+"cmdline", pprof.Cmdline)
+	mux.HandleFunc(PathPprof+"profile", pprof.Profile)
+	mux.HandleFunc(PathPprof+"symbol", pprof.Symbol)
+	mux.HandleFunc(PathPprof+"trace", pprof.Trace)
+}
+
+// CheckPprofAddr accepts host:port with a loopback host (127.0.0.1, ::1, localhost) only.
+func CheckPprofAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--pprof %q: %w (give host:port, e.g. 127.0.0.1:6060)", addr, err)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("%w: %q is not loopback; give 127.0.0.1:PORT (or use serve --http with a token, which serves %s too)",
+			ErrPprofNotLoopback, addr, PathPprof)
+	}
+	return nil
+}
+
+// ServePprof serves /debug/pprof/ on a loopback addr until ctx ends (stdio mode has no HTTP
+// listener of its own). The Host check against DNS rebinding applies as on /mcp. ready, when
+// set, gets the bound address. It returns ErrPprofNotLoopback for another address.
+func ServePprof(ctx context.Context, addr string, log *slog.Logger, ready func(net.Addr)) error {
+	if err := CheckPprofAddr(addr); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("pprof: listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mountPprof(mux)
+	g := &guard{loopback: true, log: log}
+	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	log.Info("serving pprof", "addr", ln.Addr().String(), "path", PathPprof)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("pprof: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx) // a profile in progress is cut short; nothing durable is lost
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("pprof: %w", err)
+	}
+	return nil
+}
