@@ -406,6 +406,12 @@ func (s *Scheduler) agentCheck(ctx context.Context) (engine.AgentCheck, error) {
 		if el, _ := s.eligible(pc, m); len(el) > 0 {
 			return nil
 		}
+		// The planner's decision of this tick, when it made one: settling a moment later must
+		// not see the grace period end before the planner does (the two would disagree).
+		if h, ok := pc.holds[m.ID]; ok && (h.Reason.Code == engine.WhyWaitingAgent || h.Reason.Code == engine.WhyUnavailable) {
+			r := h.Reason
+			return &r
+		}
 		r := s.unavailable(pc, m)
 		return &r
 	}, nil
