@@ -43,7 +43,8 @@ type ClaimResult struct {
 	// Brief is the full brief for this attempt (what to do, where, how to report).
 	Brief string `json:"brief,omitempty"`
 	// HeartbeatSeconds is how often to call heartbeat; the lease expires at LeaseExpiresAt
-	// without one.
+	// without one. The lease runs from the moment this result was ready (the workspace was
+	// prepared before); an attempt you never heartbeat is abandoned, not failed.
 	HeartbeatSeconds int       `json:"heartbeat_seconds,omitempty"`
 	LeaseExpiresAt   time.Time `json:"lease_expires_at,omitzero"`
 }
@@ -80,7 +81,10 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	c, err := d.Engine.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
 		Personas: a.Personas, Repository: a.Repository, Wait: wait}, d.Workspaces.Prepare)
 	stop()
+	var lost *engine.ClaimLostError
 	switch {
+	case errors.As(err, &lost):
+		return ClaimResult{Reason: lost.Error()}, nil
 	case errors.Is(err, engine.ErrNoWork):
 		return ClaimResult{Reason: "no runnable mission fits you now (none pending, or they wait for dependencies, conflicts or backoff); call again later or pass wait_seconds"}, nil
 	case errors.Is(err, engine.ErrPaused):
