@@ -28,22 +28,30 @@ const claimCallers = 32
 //	go test -run '^$' -bench BenchmarkClaimsHTTP -benchtime 200x -count 3 ./e2e/
 //
 // Metrics: claims/s (HTTP), acquires/s (in process), ratio, and the load average at the end.
+//
+// The variants: a new worktree per claim (warm pool off, the default), from a warm pool of
+// 16, and workspace "main" (the repository's own checkout, read-only: nothing is created,
+// which isolates the cost of MCP, HTTP and the engine from git's).
 func BenchmarkClaimsHTTP(b *testing.B) {
-	for _, pool := range []int{0, 16} {
-		b.Run(fmt.Sprintf("warm_pool=%d", pool), func(b *testing.B) {
+	for _, v := range []struct {
+		name      string
+		pool      int
+		workspace string
+	}{{"worktree", 0, ""}, {"worktree_warm_pool=16", 16, ""}, {"workspace=main", 0, engine.WorkspaceMain}} {
+		b.Run(v.name, func(b *testing.B) {
 			ref := inProcessAcquires(b, b.N)
-			httpRate := httpClaims(b, b.N, pool)
+			httpRate := httpClaims(b, b.N, v.pool, v.workspace)
 			b.ReportMetric(httpRate, "claims/s")
 			b.ReportMetric(ref, "acquires/s")
 			b.ReportMetric(httpRate/ref, "ratio")
-			b.Logf("N=%d warm_pool=%d: HTTP %.1f claims/s, in-process %.1f acquires/s, ratio %.4f; load average %s",
-				b.N, pool, httpRate, ref, httpRate/ref, loadavg())
+			b.Logf("N=%d %s: HTTP %.1f claims/s, in-process %.1f acquires/s, ratio %.4f; load average %s",
+				b.N, v.name, httpRate, ref, httpRate/ref, loadavg())
 		})
 	}
 }
 
 // httpClaims serves n missions over HTTP and returns claims per second for 32 callers.
-func httpClaims(b *testing.B, n, pool int) float64 {
+func httpClaims(b *testing.B, n, pool int, workspace string) float64 {
 	b.Helper()
 	b.StopTimer()
 	const token = "bench-token"
@@ -53,7 +61,7 @@ func httpClaims(b *testing.B, n, pool int) float64 {
 	}
 	e := newXEnv(b, xsettings{LeaseTTL: 5 * time.Minute, Renew: 10 * time.Second, RepoExtra: extra})
 	_, url := e.startHTTP("serve-http", "MCP_SCHEDULER_TOKEN="+token)
-	createOwnAreaMissions(b, e, n, "bench")
+	createOwnAreaMissions(b, e, n, "bench", workspace)
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
 	cs := newClaimers(b, ctx, url, token, claimCallers)

@@ -94,14 +94,15 @@ func resultText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
-// createOwnAreaMissions creates n missions, each with its own write area, from the test
-// process (the server sees them through the shared database).
-func createOwnAreaMissions(tb testing.TB, e *xenv, n int, tag string) []string {
+// createOwnAreaMissions creates n missions, each with its own write area and the given
+// workspace strategy ("" = the default), from the test process (the server sees them through
+// the shared database).
+func createOwnAreaMissions(tb testing.TB, e *xenv, n int, tag, workspace string) []string {
 	tb.Helper()
 	ids := make([]string, 0, n)
 	for i := range n {
 		c, err := e.engine().CreateMission(e.ctx, engine.MissionSpec{Title: fmt.Sprintf("%s %d", tag, i),
-			Brief: "pull load", Repository: e.repo, WriteArea: []string{fmt.Sprintf("%s/%d/**", tag, i)}}, "test")
+			Brief: "pull load", Repository: e.repo, Workspace: workspace, WriteArea: []string{fmt.Sprintf("%s/%d/**", tag, i)}}, "test")
 		require.NoError(tb, err)
 		ids = append(ids, c.Mission.ID)
 	}
@@ -158,7 +159,7 @@ func TestPull_ManyHTTPClaimersShortTTLUnderLoad(t *testing.T) {
 	)
 	e := newXEnv(t, xsettings{LeaseTTL: ttl, Renew: time.Second, RetryBudget: 1})
 	_, url := e.startHTTP("serve-http", "MCP_SCHEDULER_TOKEN="+token)
-	ids := createOwnAreaMissions(t, e, missions, "load")
+	ids := createOwnAreaMissions(t, e, missions, "load", "")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	cs := newClaimers(t, ctx, url, token, callers)
