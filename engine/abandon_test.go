@@ -154,15 +154,15 @@ func TestClaim_PreparationLongerThanTheLease(t *testing.T) {
 // to the next mission, and nobody is told about an epoch it never presented.
 func TestClaim_MissionCancelledWhilePreparingMovesOn(t *testing.T) {
 	t.Parallel()
-	b := pullEngine(t, 300*time.Millisecond)
+	const ttl = 3 * time.Second
+	b := pullEngine(t, ttl)
 	first := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, Priority: 1})
 	second := b.create(engine.MissionSpec{WriteArea: []string{"b/**"}, Priority: 2})
 	prepare := func(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
 		if m.ID == first.ID {
 			_, err := b.e.Cancel(context.Background(), m.ID, "not needed", false, "person")
 			require.NoError(t, err)
-			<-ctx.Done() // the engine notices at its next renewal
-			return engine.Workspace{}, nil, ctx.Err()
+			time.Sleep(ttl/3 + 300*time.Millisecond) // past a renewal: the engine notices it there
 		}
 		return engine.Workspace{Path: "/ws", Strategy: "worktree"}, nil, nil
 	}
@@ -172,14 +172,15 @@ func TestClaim_MissionCancelledWhilePreparingMovesOn(t *testing.T) {
 	f := b.get(first.ID)
 	require.Equal(t, engine.StateCancelled, f.State)
 	require.Nil(t, f.LastFailure, "the cancelled mission was not failed by the claim")
+	_, err = b.e.Complete(b.ctx, c.Mission.Fence(), engine.WorkerResult{Summary: "done"})
+	require.NoError(t, err)
 
 	// Every mission lost: the caller is told what happened, as "no work", in words.
 	third := b.create(engine.MissionSpec{WriteArea: []string{"c/**"}})
 	lose := func(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
 		_, err := b.e.Cancel(context.Background(), m.ID, "not needed", false, "person")
 		require.NoError(t, err)
-		<-ctx.Done()
-		return engine.Workspace{}, nil, ctx.Err()
+		return engine.Workspace{Path: "/ws", Strategy: "worktree"}, nil, nil // the hand-over notices
 	}
 	_, err = b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "w"}, lose)
 	var lost *engine.ClaimLostError

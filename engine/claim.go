@@ -134,12 +134,13 @@ func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePrepar
 	return out, nil
 }
 
-// prepareKept runs prepare while a goroutine renews m's lease every third of the TTL; a lease
-// lost meanwhile (cancelled, blocked, reaped) cancels the preparation with that cause.
+// prepareKept runs prepare while a goroutine renews m's lease every third of the TTL. A lease
+// lost meanwhile (cancelled, blocked, reaped) stops the renewals and is returned once prepare
+// is done: the preparation is not interrupted, so git is never stopped half-way and leaves
+// nothing behind (the workspace of a mission nobody holds is cleaned up like any other).
 func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
-	pctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
 	done := make(chan struct{})
+	var lost error
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		t := time.NewTicker(max(e.opt.LeaseTTL/3, time.Millisecond))
@@ -148,23 +149,23 @@ func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspaceP
 			select {
 			case <-done:
 				return
-			case <-pctx.Done():
-				return
 			case <-t.C:
 			}
-			if _, err := e.RenewLease(pctx, m.Fence()); errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) {
-				cancel(err)
+			_, err := e.RenewLease(context.WithoutCancel(ctx), m.Fence())
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) {
+				lost = err
 				return
-			} else if err != nil && pctx.Err() == nil {
+			}
+			if err != nil {
 				e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", m.ID, "err", err)
 			}
 		}
 	})
-	ws, run, err := prepare(pctx, m)
+	ws, run, err := prepare(ctx, m)
 	close(done)
 	wg.Wait()
-	if cause := context.Cause(pctx); err != nil && cause != nil && ctx.Err() == nil {
-		return ws, run, cause // the lease was lost: that, not the cancelled git command, is what happened
+	if lost != nil && ctx.Err() == nil {
+		return ws, run, lost // that, not what prepare made of it, is what happened
 	}
 	return ws, run, err
 }
