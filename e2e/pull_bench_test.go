@@ -40,18 +40,21 @@ func BenchmarkClaimsHTTP(b *testing.B) {
 	}{{"worktree", 0, ""}, {"worktree_warm_pool=16", 16, ""}, {"workspace=main", 0, engine.WorkspaceMain}} {
 		b.Run(v.name, func(b *testing.B) {
 			ref := inProcessAcquires(b, b.N)
-			httpRate := httpClaims(b, b.N, v.pool, v.workspace)
+			httpRate, gitRate := httpClaims(b, b.N, v.pool, v.workspace)
 			b.ReportMetric(httpRate, "claims/s")
 			b.ReportMetric(ref, "acquires/s")
 			b.ReportMetric(httpRate/ref, "ratio")
-			b.Logf("N=%d %s: HTTP %.1f claims/s, in-process %.1f acquires/s, ratio %.4f; load average %s",
-				b.N, v.name, httpRate, ref, httpRate/ref, loadavg())
+			b.ReportMetric(gitRate, "git-worktree-add/s")
+			b.Logf("N=%d %s: HTTP %.1f claims/s, in-process %.1f acquires/s, ratio %.4f; plain git worktree add one after another %.1f/s; load average %s",
+				b.N, v.name, httpRate, ref, httpRate/ref, gitRate, loadavg())
 		})
 	}
 }
 
-// httpClaims serves n missions over HTTP and returns claims per second for 32 callers.
-func httpClaims(b *testing.B, n, pool int, workspace string) float64 {
+// httpClaims serves n missions over HTTP and returns claims per second for 32 callers, and
+// the rate of plain `git worktree add -b` one after another in the same repository right
+// after (the physical floor of a claim that makes a worktree).
+func httpClaims(b *testing.B, n, pool int, workspace string) (float64, float64) {
 	b.Helper()
 	b.StopTimer()
 	const token = "bench-token"
@@ -94,7 +97,18 @@ func httpClaims(b *testing.B, n, pool int, workspace string) float64 {
 	if err, _ := failed.Load().(error); err != nil {
 		b.Fatal(err)
 	}
-	return float64(n) / elapsed.Seconds()
+	return float64(n) / elapsed.Seconds(), gitWorktreeAdds(b, e, 20)
+}
+
+// gitWorktreeAdds runs n `git worktree add -b` one after another and returns them per second.
+func gitWorktreeAdds(b *testing.B, e *xenv, n int) float64 {
+	b.Helper()
+	dir := b.TempDir()
+	start := time.Now()
+	for i := range n {
+		e.git("worktree", "add", "-q", "-b", fmt.Sprintf("ref/%d", i), filepath.Join(dir, fmt.Sprint(i)), "main")
+	}
+	return float64(n) / time.Since(start).Seconds()
 }
 
 // inProcessAcquires is the reference: n acquire-and-start calls from 32 goroutines on a
