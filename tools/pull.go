@@ -54,7 +54,8 @@ func ClaimMission(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "claim_mission", title: "Claim a mission (pull mode)", group: GroupPull, effect: Additive,
 		description: "For an agent that works for the scheduler itself: take the next runnable mission that fits your capabilities and personas, in one step (leased and started), with a git workspace created for this attempt before the call returns. " +
-			"Returns the mission, your lease epoch, the workspace path and the brief. With wait_seconds the call waits for work instead of answering claimed=false at once. Then heartbeat regularly and finish with complete_mission or fail_mission, always passing mission_id and epoch.",
+			"Returns the mission, your lease epoch, the workspace path and the brief. With wait_seconds the call waits for work instead of answering claimed=false at once. Then heartbeat regularly and finish with complete_mission or fail_mission, always passing mission_id and epoch. " +
+			"Your lease starts when this answer is ready (not while the workspace is made); a claim you never heartbeat is abandoned when the lease runs out and goes to another agent, without costing the mission its retry budget.",
 		input: inputSchema[ClaimArgs](), output: outputSchema[ClaimResult](),
 		handler: handle(func(ctx context.Context, req mcp.CallToolRequest, a ClaimArgs) (ClaimResult, error) {
 			return claim(ctx, d, req, a)
