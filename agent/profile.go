@@ -139,6 +139,11 @@ func (p Profile) Validate() error {
 	if p.MaxConcurrency < 0 {
 		return fmt.Errorf("profile %s: max_concurrency %d must not be negative", p.Name, p.MaxConcurrency)
 	}
+	for i, m := range p.Models {
+		if err := CheckModel(m); err != nil {
+			return fmt.Errorf("profile %s: models[%d]: %w", p.Name, i, err)
+		}
+	}
 	return nil
 }
 

@@ -283,14 +283,14 @@ func (r *mainAgentRun) readFile(path string) string {
 }
 
 // writeServerConfig writes the server's TOML: the child profile, four agents at once, short
-// retry back-off, resource thresholds off (CI machines are loaded), debug logging (on
-// stderr: stdout must stay JSON-RPC only).
+// retry back-off, the default resource thresholds (on a loaded machine they start fewer
+// agents, never none: the tests run in the conditions of use), debug logging (on stderr:
+// stdout must stay JSON-RPC only).
 func writeServerConfig(t *testing.T, path string, p agent.Profile) {
 	t.Helper()
 	cfg := map[string]any{
 		"log_level": "debug",
 		"scheduler": map[string]any{"tick": "250ms", "max_concurrency": 4, "backoff_initial": "200ms", "backoff_max": "1s"},
-		"resources": map[string]any{"max_load_per_cpu": 0, "min_free_memory_mb": 0, "min_free_disk_mb": 0},
 		"profiles":  []agent.Profile{p},
 	}
 	var b bytes.Buffer

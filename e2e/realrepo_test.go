@@ -120,7 +120,6 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	cfg := filepath.Join(root, "config.toml")
 	writeTOML(t, cfg, map[string]any{
 		"log_level": "debug", "scheduler": map[string]any{"tick": "250ms", "max_concurrency": 4},
-		"resources":    map[string]any{"max_load_per_cpu": 0, "min_free_memory_mb": 0, "min_free_disk_mb": 0},
 		"repositories": []map[string]any{{"path": repo, "checks": [][]string{append([]string{goBin, "build"}, checkedPackages...)}}},
 		"profiles": []map[string]any{{"name": "reference", "runtime": "ndjson", "command": []string{"{mcp_scheduler}", "reference-agent"},
 			"env":             []string{"PATH", "HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM"},

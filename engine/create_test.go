@@ -192,12 +192,20 @@ func TestSettle_CompletedAndDeadlock(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
 
-	// A mission no agent can take: the voyage blocks with a report instead of idling.
+	// A mission no agent can take: while it waits for an agent to claim it (transient), the
+	// voyage waits; once that is a decision (no_agent), the voyage blocks with a no_agent
+	// report, not a deadlock.
 	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "stuck", Missions: []engine.MissionSpec{
 		{Key: "x", Title: "needs a persona nobody has", Persona: "astronaut", WriteArea: []string{"x/**"}}}}, "t")
 	require.NoError(t, err)
+	waiting := func(m *engine.Mission) *engine.Reason {
+		return &engine.Reason{Code: engine.WhyWaitingAgent, Message: "waiting for an agent to claim it"}
+	}
+	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, waiting)
+	require.NoError(t, err)
+	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State, "waiting for an agent is not a deadlock")
 	noAgent := func(m *engine.Mission) *engine.Reason {
-		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent profile offers persona " + m.Persona}
+		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent offers persona " + m.Persona}
 	}
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, noAgent)
 	require.NoError(t, err)
@@ -206,8 +214,43 @@ func TestSettle_CompletedAndDeadlock(t *testing.T) {
 	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: engine.EscalationOpen})
 	require.NoError(t, err)
 	require.Len(t, escs, 1)
-	require.Equal(t, "deadlock", escs[0].Kind)
+	require.Equal(t, engine.KindNoAgent, escs[0].Kind)
 	require.NotEmpty(t, escs[0].SafeNextStep)
+
+	// A true deadlock: a hard dependency whose work was left unlanded (landing none) can
+	// never be satisfied.
+	d3, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "dead", Missions: []engine.MissionSpec{
+		{Key: "u", Title: "u", WriteArea: []string{"u/**"}}, {Key: "w", Title: "w", WriteArea: []string{"w/**"}, DependsOn: []string{"u"}}}}, "t")
+	require.NoError(t, err)
+	u := b.acquire(d3.IDs["u"], true)
+	_, err = b.e.Complete(b.ctx, u.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	_, err = b.e.SetLanding(b.ctx, u.ID, engine.LandingLeft, "landing policy none")
+	require.NoError(t, err)
+	s, err = b.e.SettleVoyage(b.ctx, d3.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d3.Voyage.ID, State: engine.EscalationOpen})
+	require.NoError(t, err)
+	require.Len(t, escs, 1)
+	require.Equal(t, "deadlock", escs[0].Kind)
+}
+
+// A paused scheduler holds a voyage's missions without blocking the voyage: a pause ends by
+// itself (issue 11).
+func TestSettle_PauseIsNotADeadlock(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "paused", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "t")
+	require.NoError(t, err)
+	require.NoError(t, b.e.SetPaused(b.ctx, true, "lunch", "t"))
+	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State)
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: engine.EscalationOpen})
+	require.NoError(t, err)
+	require.Empty(t, escs)
 }
 
 func TestCancel_RunningLosesLeaseAndVoyageCancel(t *testing.T) {

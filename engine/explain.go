@@ -9,16 +9,22 @@ import (
 // Reasons a mission is not running, in the order checked. Each Explain entry starts with one
 // of these codes, followed by a human-readable sentence.
 const (
-	WhyState       = "state"
-	WhyPaused      = "paused"
-	WhyChildren    = "children"
-	WhyBackoff     = "backoff"
-	WhyHardDep     = "hard_dependency"
-	WhySerialized  = "serialization"
-	WhyConflict    = "conflict"
-	WhyExclusive   = "repository_busy"
-	WhyUnavailable = "no_agent" // added by the scheduler: no profile offers the persona/capabilities
-	WhySlots       = "slots"    // added by the scheduler: concurrency limits or resources
+	WhyState      = "state"
+	WhyPaused     = "paused"
+	WhyChildren   = "children"
+	WhyBackoff    = "backoff"
+	WhyHardDep    = "hard_dependency"
+	WhySerialized = "serialization"
+	WhyConflict   = "conflict"
+	WhyExclusive  = "repository_busy"
+	// The planner's reasons, on top of the runnable rules (recorded as holds, see Hold):
+	WhySlots        = "slots"             // a concurrency limit (global, repository, profile) is reached
+	WhyResources    = "resources"         // the machine is short of CPU, memory or disk: fewer of our agents start
+	WhyWaitingAgent = "waiting_for_agent" // no profile offers what it needs: an agent may still claim it (grace period)
+	WhyUnavailable  = "no_agent"          // no agent offered what it needs within the grace period: escalated
+	// Reasons given when the planner has not decided:
+	WhyNoLeader = "no_leader" // no scheduler loop runs on the data dir
+	WhyQueued   = "queued"    // runnable; the next planning step decides
 )
 
 // Reason is one thing that keeps a mission from running.
@@ -27,13 +33,17 @@ type Reason struct {
 	Message   string    `json:"message"`
 	MissionID string    `json:"mission_id,omitempty"` // the other mission involved
 	Until     time.Time `json:"until,omitzero"`       // for backoff
+	// Since is when the mission began to wait for this reason (planner holds only).
+	Since time.Time `json:"since,omitzero"`
 }
 
-// Transient reports whether the reason goes away by itself (time or other work finishing)
-// rather than needing a decision.
+// Transient reports whether the reason goes away by itself (time, other work finishing, a
+// resume, an agent connecting) rather than needing a decision: a voyage whose missions wait
+// only for transient reasons is waiting, never deadlocked.
 func (r Reason) Transient() bool {
 	switch r.Code {
-	case WhyBackoff, WhyConflict, WhyExclusive, WhySlots, WhyChildren:
+	case WhyBackoff, WhyConflict, WhyExclusive, WhySlots, WhyChildren, WhyPaused, WhyResources,
+		WhyWaitingAgent, WhyNoLeader, WhyQueued:
 		return true
 	}
 	return false
@@ -96,7 +106,7 @@ func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([
 	case d.Type == EdgeHard && !(u.State == StateCompleted && u.Landing.Satisfies()):
 		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
 		if u.State == StateCompleted {
-			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s", u.ID, u.Title, u.Landing)
+			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(u))
 		}
 		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}, nil
 	case d.Type == EdgeSerialization && !u.State.Terminal():
@@ -105,6 +115,27 @@ func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([
 		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}, nil
 	}
 	return nil, nil
+}
+
+// landingHeld says what a completed mission's landing waits for, and who can move it.
+func landingHeld(u Mission) string {
+	switch u.Landing {
+	case LandingPending, LandingApproved:
+		return "queued to land"
+	case LandingReview:
+		return "its reviewer's verdict comes first"
+	case LandingApproval:
+		return "it needs approval: approve_landing " + u.ID
+	case LandingWaiting:
+		return "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them)"
+	case LandingRepair:
+		return "a repair mission carries its work"
+	case LandingConflicted:
+		return "it conflicts with the target: a decision is needed (list_escalations)"
+	case LandingLeft:
+		return "left for a person (landing policy none): it will not land by itself"
+	}
+	return "not landed"
 }
 
 // exclusiveReasons: a mission without a write area (or serial) runs alone in its repository,

@@ -51,11 +51,27 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 			}
 		}
 		if m.State.Runnable() {
-			d.WhyNotRunning, err = explainIn(ctx, r, &m, e.Now())
+			d.WhyNotRunning, err = whyNotRunningIn(ctx, r, &m, e.Now())
 		}
 		return err
 	})
 	return d, err
+}
+
+func whyNotRunningIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
+	paused, err := r.Paused(ctx)
+	if err != nil {
+		return nil, err
+	}
+	live, err := r.MissionsLeased(ctx)
+	if err != nil {
+		return nil, err
+	}
+	leader, err := r.LeaderGet(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return whyNotRunning(ctx, r, m, now, paused, live, leader)
 }
 
 // ListMissions pages through missions; pass the last id as f.Cursor for the next page.
@@ -124,8 +140,12 @@ func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, err
 		if err != nil {
 			return err
 		}
+		leader, err := r.LeaderGet(ctx)
+		if err != nil {
+			return err
+		}
 		for i := range ms {
-			line, err := missionLine(ctx, r, &ms[i], e.Now(), paused, live)
+			line, err := missionLine(ctx, r, &ms[i], e.Now(), paused, live, leader)
 			if err != nil {
 				return err
 			}
@@ -138,7 +158,7 @@ func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, err
 	return d, err
 }
 
-func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) (MissionLine, error) {
+func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission, leader Leader) (MissionLine, error) {
 	l := MissionLine{ID: m.ID, Key: m.Key, Title: m.Title, State: m.State, Landing: m.Landing, Kind: m.Kind,
 		Attempt: m.Attempt, Priority: m.Priority, CostUSD: m.Usage.CostUSD}
 	if m.Result != nil {
@@ -146,7 +166,7 @@ func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, pause
 	}
 	if m.State.Runnable() {
 		var err error
-		l.Why, err = explain(ctx, r, m, now, paused, live)
+		l.Why, err = whyNotRunning(ctx, r, m, now, paused, live, leader)
 		return l, err
 	}
 	if m.State == StateBlocked || m.State == StateFailed {
@@ -239,6 +259,9 @@ type Summary struct {
 	OpenEscalations int                  `json:"open_escalations"`
 	Agents          int                  `json:"agents"`
 	Leader          Leader               `json:"leader"`
+	// Waiting counts the missions the planner holds back, per reason code (its last
+	// decision; empty while no loop leads).
+	Waiting map[string]int `json:"waiting"`
 }
 
 // Summary reads the per-state mission counters (kept in the same transactions as the
@@ -268,7 +291,13 @@ func (e *Engine) Summary(ctx context.Context, recent int) (Summary, error) {
 		if s.Agents, err = r.AgentCount(ctx); err != nil {
 			return err
 		}
-		s.Leader, err = r.LeaderGet(ctx)
+		if s.Leader, err = r.LeaderGet(ctx); err != nil {
+			return err
+		}
+		s.Waiting = map[string]int{}
+		if s.Leader.Owner != "" && s.Leader.ExpiresAt.After(e.Now()) {
+			s.Waiting, err = r.HoldCounts(ctx)
+		}
 		return err
 	})
 	return s, err

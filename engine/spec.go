@@ -10,6 +10,7 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -179,8 +180,18 @@ func (p *ModelPolicy) validate(field string) error {
 	default:
 		return invalid(field+".mode", fmt.Sprintf("%q is not a model policy", truncate(p.Mode, 40)), "use scheduler_forced or agent_select")
 	}
-	if len(p.Model) > 128 || len(p.Allowed) > MaxListItems {
-		return invalid(field, "is too long", "name at most 64 models of at most 128 characters")
+	if len(p.Allowed) > MaxListItems {
+		return invalid(field+".allowed", fmt.Sprintf("has %d entries", len(p.Allowed)), fmt.Sprintf("name at most %d models", MaxListItems))
+	}
+	if p.Model != "" {
+		if err := agent.CheckModel(p.Model); err != nil {
+			return invalid(field+".model", err.Error(), "")
+		}
+	}
+	for i, m := range p.Allowed {
+		if err := agent.CheckModel(m); err != nil {
+			return invalid(fmt.Sprintf("%s.allowed[%d]", field, i), err.Error(), "")
+		}
 	}
 	return nil
 }

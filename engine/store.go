@@ -147,6 +147,13 @@ type Reader interface {
 	LandingList(ctx context.Context, missionID string) ([]Landing, error)
 	AgentList(ctx context.Context) ([]Agent, error)
 	WaveLatest(ctx context.Context) (Wave, error)
+	// HoldList returns every recorded hold (the planner keeps at most one planning step's
+	// worth: bounded by its wave size, not by history).
+	HoldList(ctx context.Context) ([]Hold, error)
+	// HoldGet returns the hold of one mission (ErrNotFound when it is not held).
+	HoldGet(ctx context.Context, missionID string) (Hold, error)
+	// HoldCounts counts the recorded holds of missions still waiting, per reason code.
+	HoldCounts(ctx context.Context) (map[string]int, error)
 	Paused(ctx context.Context) (bool, error)
 	LeaderGet(ctx context.Context) (Leader, error)
 }
@@ -197,6 +204,11 @@ type Tx interface {
 	LandingUpsert(ctx context.Context, l *Landing) error
 	AgentUpsert(ctx context.Context, a *Agent) error
 	WaveInsert(ctx context.Context, w *Wave) error
+	// HoldUpsert records (or replaces) the hold of h.MissionID. A hold goes away with its
+	// mission, else by HoldDelete.
+	HoldUpsert(ctx context.Context, h *Hold) error
+	// HoldDelete removes the hold of a mission (none: no error).
+	HoldDelete(ctx context.Context, missionID string) error
 	SetPaused(ctx context.Context, paused bool) error
 	// LeaderTry takes or renews leadership for owner when the row is free, expired or already
 	// owner's; it returns the leader row after the attempt (Owner != owner: someone else leads).

@@ -86,6 +86,9 @@ func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCh
 	return change, err
 }
 
+// Voyage reads one voyage's row (ErrNotFound when there is none), without its missions.
+func (e *Engine) Voyage(ctx context.Context, id string) (Voyage, error) { return e.voyage(ctx, id) }
+
 func (e *Engine) voyage(ctx context.Context, id string) (Voyage, error) {
 	return viewValue(ctx, e, func(r Reader) (Voyage, error) { return r.VoyageGet(ctx, id) })
 }
@@ -135,7 +138,7 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 			if err != nil {
 				return false, false, nil, err
 			}
-			if r := voyageReason(v, m); r != nil {
+			if r := VoyageHold(v, m); r != nil {
 				rs = append(rs, *r)
 			} else if r := agentReason(check, m, rs); r != nil {
 				rs = append(rs, *r)
@@ -241,7 +244,9 @@ func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
 				kind, decision = "report", "decide the open escalations of the blocked missions (resolve_escalation), retry failed missions, or cancel them"
 			case r.Code == WhyBudget && kind == "deadlock":
 				// not a dependency problem: telling the caller to remove dependencies would mislead
-				kind, decision = "budget", "raise the voyage's cost limit (update_voyage), or cancel the voyage"
+				kind, decision = "budget", "raise the voyage's cost limit (update_voyage) or the mission's (update_mission), or cancel"
+			case r.Code == WhyUnavailable && kind == "deadlock":
+				kind, decision = KindNoAgent, "configure an agent profile that offers what the missions need, start an agent that claims with it, change the missions' persona or capabilities (update_mission), or cancel them"
 			}
 		}
 		evidence = append(evidence, id+": "+strings.Join(msgs, "; "))

@@ -33,6 +33,11 @@ type StatusResult struct {
 	OpenEscalations int `json:"open_escalations"`
 	// Agents is the number of agents the scheduler knows (list_agents shows them).
 	Agents int `json:"agents"`
+	// Waiting counts the waiting missions by the reason the scheduler's planner holds them
+	// back (reason codes as in get_mission's why_not_running: hard_dependency, conflict,
+	// slots, resources, waiting_for_agent, no_agent, paused, budget …). While no loop leads
+	// it counts every pending and interrupted mission under no_leader.
+	Waiting map[string]int `json:"waiting"`
 }
 
 // VoyageItem is a voyage in a listing (voyage_status shows one in full).
@@ -64,6 +69,7 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	for _, st := range []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked} {
 		out.Voyages[st] = s.Voyages[st]
 	}
+	out.Waiting = s.Waiting
 	for _, v := range s.RecentVoyages {
 		out.ActiveVoyages = append(out.ActiveVoyages, VoyageItem{ID: v.ID, Title: v.Title, State: v.State})
 	}
@@ -73,6 +79,11 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 		if l.Phase != "" {
 			out.Loop += ": " + l.Phase
 		}
+	} else if n := out.Counts[engine.StatePending] + out.Counts[engine.StateInterrupted]; n > 0 {
+		out.Waiting = map[string]int{engine.WhyNoLeader: n}
+	}
+	if out.Waiting == nil {
+		out.Waiting = map[string]int{}
 	}
 	return out, nil
 }
@@ -81,7 +92,7 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 func Status(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "status", title: "Scheduler status", group: GroupScheduler, effect: ReadOnly,
-		description: "The scheduler at a glance: missions per state, whether it is paused, whether a scheduler loop runs (idle: managed agents are not launched, pull-mode agents can still claim), how many voyages are open, active or blocked with the most recent in flight, how many escalations wait for a decision and how many agents are known. Cheap: call it as often as needed; voyage_status, list_escalations and list_agents give the details.",
+		description: "The scheduler at a glance: missions per state, whether it is paused, whether a scheduler loop runs (idle: managed agents are not launched, pull-mode agents can still claim), how many voyages are open, active or blocked with the most recent in flight, how many escalations wait for a decision, how many agents are known, and how many waiting missions are held back for each reason (waiting: resources, slots, waiting_for_agent, hard_dependency …; get_mission says which and why). Cheap: call it as often as needed; voyage_status, list_escalations and list_agents give the details.",
 		input:       inputSchema[NoArgs](), output: outputSchema[StatusResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, _ NoArgs) (json.RawMessage, error) {
 			return d.status.get(ctx, d.Engine)

@@ -68,6 +68,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
 	newArgMessages(s.tools).install(hooks)
+	installUTF8Check(hooks, d.Logger)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

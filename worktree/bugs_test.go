@@ -368,3 +368,35 @@ func listTree(t *testing.T, dir string) []string {
 	}))
 	return paths
 }
+
+// A worktree that another process is adding has an empty commondir for a moment, and `git
+// worktree list` then fails ("failed to read .git/worktrees/<name>/commondir: Success"). Under
+// load the window is wide enough that a dispatch met it, and the mission failed for good. The
+// listing waits out a change in progress; one that never finishes is ErrConcurrentChange, which
+// the scheduler retries rather than failing the attempt.
+func TestListWorktrees_WaitsOutAWorktreeBeingAdded(t *testing.T) {
+	tr := newTestRepo(t, nil)
+	m := newTestManager(t)
+	admin := filepath.Join(tr.dir, ".git", "worktrees", "half")
+	require.NoError(t, os.MkdirAll(admin, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(admin, "gitdir"), []byte(filepath.Join(t.TempDir(), "half", ".git")+"\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(admin, "commondir"), nil, 0o644))
+	_, err := gitTry(tr.dir, "worktree", "list", "--porcelain")
+	require.Error(t, err, "git itself fails on the half-added worktree")
+
+	// the other process finishes adding it while we retry
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		time.Sleep(60 * time.Millisecond)
+		_ = os.WriteFile(filepath.Join(admin, "commondir"), []byte("../..\n"), 0o644)
+	}()
+	r := openRepo(t, m, tr.dir)
+	<-done
+	require.NotNil(t, r)
+
+	// a change that never finishes: a clear, retryable error
+	require.NoError(t, os.WriteFile(filepath.Join(admin, "commondir"), nil, 0o644))
+	_, err = m.listWorktrees(ctxT(t), r)
+	require.ErrorIs(t, err, ErrConcurrentChange)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // registration is one entry of `git worktree list --porcelain -z`.
@@ -23,12 +24,48 @@ type registration struct {
 
 // listWorktrees runs `git worktree list --porcelain -z` in the repository. The first entry is
 // the main worktree.
+//
+// A worktree that another process (or goroutine) is adding right now has its administrative
+// directory (.git/worktrees/<name>) before its files, and git then fails with "failed to read
+// .git/worktrees/<name>/commondir" (seen under load, where the window is wide). That is a
+// concurrent change, not a broken repository: the listing is tried again a few times, then
+// the error wraps ErrConcurrentChange so that callers retry the attempt instead of failing it.
 func (m *Manager) listWorktrees(ctx context.Context, r *Repo) ([]registration, error) {
-	out, err := m.git.run(ctx, r.root, runOpts{readOnly: true}, "worktree", "list", "--porcelain", "-z")
-	if err != nil {
-		return nil, fmt.Errorf("list worktrees: %w", err)
+	var err error
+	for try := range listTries {
+		var out []byte
+		out, err = m.git.run(ctx, r.root, runOpts{readOnly: true}, "worktree", "list", "--porcelain", "-z")
+		if err == nil {
+			return parseWorktreeList(out), nil
+		}
+		if !halfAddedWorktree(err) || ctx.Err() != nil {
+			return nil, fmt.Errorf("list worktrees: %w", err)
+		}
+		select {
+		case <-time.After(time.Duration(try+1) * 50 * time.Millisecond):
+		case <-ctx.Done():
+		}
 	}
-	return parseWorktreeList(out), nil
+	return nil, fmt.Errorf("list worktrees: %w: %w", ErrConcurrentChange, err)
+}
+
+// listTries bounds the listing's retries while another worktree is being added.
+const listTries = 5
+
+// ErrConcurrentChange: git met the repository in the middle of another process's change (a
+// worktree being added); trying again later succeeds.
+var ErrConcurrentChange = errors.New("the repository changed under us (a worktree being added); try again")
+
+// halfAddedWorktree reports whether git failed on a worktree's administrative files that a
+// concurrent `git worktree add` has not written yet.
+func halfAddedWorktree(err error) bool {
+	var ge *GitError
+	if !errors.As(err, &ge) {
+		return false
+	}
+	msg := ge.Stderr
+	return strings.Contains(msg, "failed to read") && strings.Contains(msg, "worktrees/") &&
+		(strings.Contains(msg, "commondir") || strings.Contains(msg, "gitdir") || strings.Contains(msg, "HEAD"))
 }
 
 func parseWorktreeList(out []byte) []registration {

@@ -47,7 +47,7 @@ func BriefPointer(briefFile string) string {
 // Invocation builds:
 //
 //	<command…> -p <pointer> --output-format stream-json --verbose --permission-mode <mode>
-//	  [--model <model>] [extra_args…] [--mcp-config <file> --strict-mcp-config]
+//	  [--model=<model>] [extra_args…] [--mcp-config <file> --strict-mcp-config]
 //	  [--allowedTools <a,b,…>]
 //
 // -p and its prompt come first and the variadic flags (--mcp-config, --allowedTools) last,
@@ -59,6 +59,9 @@ func BriefPointer(briefFile string) string {
 func (c ClaudeCode) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.Invocation, error) {
 	if req.BriefFile == "" {
 		return agent.Invocation{}, badProfile(p, "claude-code needs the brief file of the attempt")
+	}
+	if err := checkModel(p, req); err != nil {
+		return agent.Invocation{}, err
 	}
 	ph := newPlaceholders(p, req)
 	command := p.Command
@@ -76,7 +79,7 @@ func (c ClaudeCode) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.
 	argv = append(argv, "-p", BriefPointer(req.BriefFile),
 		"--output-format", "stream-json", "--verbose", "--permission-mode", mode)
 	if m := effectiveModel(p, req); m != "" {
-		argv = append(argv, "--model", m)
+		argv = append(argv, "--model="+m) // one element: never split, never read as an option
 	}
 	extra, err := ph.expandAll(p, "extra_args element", p.ExtraArgs)
 	if err != nil {

@@ -129,6 +129,9 @@ func newClaudeDecoder() *claudeDecoder {
 
 // Line maps one stream-json event (see docs/agents.md for the table).
 func (d *claudeDecoder) Line(line []byte) ([]agent.Message, error) {
+	if err := agent.CheckJSONUTF8(line); err != nil {
+		return nil, fmt.Errorf("claude-code: protocol error: %w", err)
+	}
 	var ev claudeEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return nil, fmt.Errorf("claude-code: not a stream-json event: %w", err)

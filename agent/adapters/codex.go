@@ -39,7 +39,7 @@ type Codex struct{}
 
 // Invocation builds:
 //
-//	<command…> exec --json [-m <model>] [extra_args…] -- <pointer>
+//	<command…> exec --json [--model=<model>] [extra_args…] -- <pointer>
 //
 // with CODEX_HOME set to the profile's codex_home (default <state dir>/codex-home), whose
 // config.toml it writes (Invocation.Files): the profile's default model, approval_policy
@@ -47,11 +47,14 @@ type Codex struct{}
 // OPENAI_BASE_URL or the profile sets max_retries, the custom provider "mcp-scheduler" with
 // that base_url, env_key OPENAI_API_KEY (or CODEX_API_KEY), wire_api "responses" and the
 // request/stream retry counts. The file depends on the profile and environment only, so
-// concurrent attempts of one profile write the same bytes; a mission's own model goes in -m.
+// concurrent attempts of one profile write the same bytes; a mission's own model goes in --model=.
 // HOME is private under the state directory unless passed.
 func (Codex) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.Invocation, error) {
 	if req.BriefFile == "" {
 		return agent.Invocation{}, badProfile(p, "codex needs the brief file of the attempt")
+	}
+	if err := checkModel(p, req); err != nil {
+		return agent.Invocation{}, err
 	}
 	ph := newPlaceholders(p, req)
 	command := p.Command
@@ -64,7 +67,7 @@ func (Codex) Invocation(p agent.Profile, req agent.LaunchRequest) (agent.Invocat
 	}
 	argv = append(argv, "exec", "--json")
 	if m := effectiveModel(p, req); m != "" && m != profileModel(p) {
-		argv = append(argv, "-m", m)
+		argv = append(argv, "--model="+m) // one element: never split, never read as an option
 	}
 	extra, err := ph.expandAll(p, "extra_args element", p.ExtraArgs)
 	if err != nil {

@@ -68,6 +68,9 @@ func newCodexDecoder() *codexDecoder { return &codexDecoder{seen: map[string]boo
 
 // Line maps one event (see docs/agents.md for the table).
 func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
+	if err := agent.CheckJSONUTF8(line); err != nil {
+		return nil, fmt.Errorf("codex: protocol error: %w", err)
+	}
 	var ev codexEvent
 	if err := json.Unmarshal(line, &ev); err != nil {
 		return nil, fmt.Errorf("codex: not an exec --json event: %w", err)

@@ -237,3 +237,11 @@ func TestCodexDecoder_OtherItems(t *testing.T) {
 func quote(s string) string {
 	return `"` + strings.NewReplacer(`\`, `\\`, `"`, `\"`).Replace(s) + `"`
 }
+
+// The CLI decoders refuse a line with bytes that are not UTF-8 naming the field, and go on.
+func TestCLIDecoders_InvalidUTF8IsAProtocolErrorNamingTheField(t *testing.T) {
+	for name, dec := range map[string]agent.Decoder{"claude-code": adapters.NewClaudeCode().NewDecoder(), "codex": adapters.Codex{}.NewDecoder()} {
+		_, err := dec.Line([]byte(`{"type":"assistant","message":{"content":[{"type":"text","text":"h` + "\xc0" + `i"}]}}`))
+		require.ErrorContains(t, err, name+": protocol error: message.content[0].text: is not valid UTF-8 (byte 0xc0", name)
+	}
+}

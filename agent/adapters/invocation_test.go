@@ -123,7 +123,7 @@ func TestClaudeInvocation_ArgvOrderFlagsAndEnv(t *testing.T) {
 	require.Equal(t, []string{
 		"claude", "-p", adapters.BriefPointer(req.BriefFile),
 		"--output-format", "stream-json", "--verbose", "--permission-mode", "acceptEdits",
-		"--model", "claude-sonnet-9", "--max-turns", "40",
+		"--model=claude-sonnet-9", "--max-turns", "40",
 		"--mcp-config", "/data/ws/m-42/.mcp-scheduler/mcp.json", "--strict-mcp-config",
 		"--allowedTools", "Bash,mcp__scheduler",
 	}, inv.Argv)
@@ -145,7 +145,7 @@ func TestClaudeInvocation_ArgvOrderFlagsAndEnv(t *testing.T) {
 	p.SetEnv = map[string]string{"DISABLE_TELEMETRY": "0"}
 	p.MaxRetries = nil
 	inv = invocation(t, p, req)
-	require.Equal(t, "claude-opus-9", inv.Argv[9])
+	require.Equal(t, "--model=claude-opus-9", inv.Argv[8])
 	require.Equal(t, "/home/me", inv.Env["HOME"])
 	require.Equal(t, "0", inv.Env["DISABLE_TELEMETRY"])
 	require.NotContains(t, inv.Env, "CLAUDE_CODE_MAX_RETRIES")
@@ -205,7 +205,7 @@ sandbox_mode = "workspace-write"
 	// The mission's own model goes on the command line; the config stays the profile's.
 	req.Start.Model = "gpt-5.5-mini"
 	inv2 := invocation(t, p, req)
-	require.Equal(t, []string{"/opt/codex/bin/codex", "exec", "--json", "-m", "gpt-5.5-mini", "--ephemeral", "--",
+	require.Equal(t, []string{"/opt/codex/bin/codex", "exec", "--json", "--model=gpt-5.5-mini", "--ephemeral", "--",
 		adapters.BriefPointer(req.BriefFile)}, inv2.Argv)
 	require.Equal(t, inv.Files, inv2.Files, "concurrent attempts of a profile write the same config.toml")
 }
@@ -318,4 +318,45 @@ func TestB33_ShellSyntaxInPlaceholdersStaysLiteral(t *testing.T) {
 	require.Equal(t, []agent.Message{{Type: agent.TypeLog, Level: "info", Message: req.Start.MissionID}}, r.msgs)
 	_, err := os.Stat(pwned)
 	require.True(t, errors.Is(err, os.ErrNotExist), "no shell ran: %s must not exist", pwned)
+}
+
+// A model name that would read as an option, or carries a control character, never reaches
+// an argv: every runtime refuses the attempt, whether the mission or the profile named it.
+func TestInvocation_BadModelNeverReachesArgv(t *testing.T) {
+	profiles := []agent.Profile{
+		{Name: "claude", Runtime: agent.RuntimeClaudeCode},
+		{Name: "codex", Runtime: agent.RuntimeCodex},
+		{Name: "nd", Runtime: agent.RuntimeNDJSON, Command: []string{"agent", "--model={model}"}},
+		{Name: "cmd", Runtime: agent.RuntimeCommand, Command: []string{"agent", "{model}"}},
+	}
+	for _, p := range profiles {
+		for _, bad := range []string{"--dangerously-skip-permissions", "-x", "gpt\n--yolo", "a\x00b", "m\x7f", strings.Repeat("m", agent.MaxModelLen+1)} {
+			req := launchRequest(t)
+			req.Start.Model = bad
+			a, err := adapters.For(p.Runtime)
+			require.NoError(t, err)
+			inv, err := a.Invocation(p, req)
+			require.Error(t, err, "%s with model %q", p.Name, bad)
+			require.Contains(t, err.Error(), "mission m-42: model", "%s: %v", p.Name, err)
+			require.Empty(t, inv.Argv)
+
+			fromProfile := p
+			fromProfile.Models = []string{"gpt-5.5", bad}
+			_, err = a.Invocation(fromProfile, launchRequest(t))
+			require.ErrorIs(t, err, adapters.ErrBadProfile, "%s with profile model %q", p.Name, bad)
+		}
+	}
+}
+
+// The model travels as one --model=<name> element, so a name can never be split or become a
+// flag of its own, whatever it looks like.
+func TestInvocation_ModelIsOneElement(t *testing.T) {
+	for _, p := range []agent.Profile{{Name: "claude", Runtime: agent.RuntimeClaudeCode}, {Name: "codex", Runtime: agent.RuntimeCodex}} {
+		req := launchRequest(t)
+		req.Start.Model = "us.anthropic.claude-3-7-sonnet-20250219-v1:0"
+		inv := invocation(t, p, req)
+		require.Contains(t, inv.Argv, "--model=us.anthropic.claude-3-7-sonnet-20250219-v1:0", p.Name)
+		require.NotContains(t, inv.Argv, "--model", p.Name)
+		require.NotContains(t, inv.Argv, "-m", p.Name)
+	}
 }

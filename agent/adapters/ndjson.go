@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +33,9 @@ func commandArgv(p agent.Profile, req agent.LaunchRequest) ([]string, map[string
 	if len(p.Command) == 0 {
 		return nil, nil, badProfile(p, "runtime %s needs a command (an argv list)", p.Runtime)
 	}
+	if err := checkModel(p, req); err != nil {
+		return nil, nil, err
+	}
 	ph := newPlaceholders(p, req)
 	argv, err := ph.expandAll(p, "command element", p.Command)
 	if err != nil {
@@ -58,14 +62,19 @@ type ndjsonDecoder struct {
 
 // Line decodes one protocol line. Known agent → scheduler types pass through (task.progress
 // percent clamped to 0..100, unknown log levels read as info); unknown types are ignored. A
-// worker.result that fails its schema becomes a failed result of kind protocol.
+// worker.result that fails its schema becomes a failed result of kind protocol. A line with
+// bytes that are not UTF-8 is a protocol error naming the field (never decoded with U+FFFD in
+// their place); a worker.result such as that is a failed result of kind protocol too.
 func (d *ndjsonDecoder) Line(line []byte) ([]agent.Message, error) {
+	if err := agent.CheckJSONUTF8(line); err != nil {
+		if probeType(line) == agent.TypeResult {
+			return d.finish(protocolFailure(err.Error(), bytes.ToValidUTF8(line, []byte("\uFFFD")), nil))
+		}
+		return nil, fmt.Errorf("ndjson: protocol error: %w", err)
+	}
 	var m agent.Message
 	if err := json.Unmarshal(line, &m); err != nil {
-		var probe struct {
-			Type string `json:"type"`
-		}
-		if json.Unmarshal(line, &probe) == nil && probe.Type == agent.TypeResult {
+		if probeType(line) == agent.TypeResult {
 			return d.finish(protocolFailure(fmt.Sprintf("it does not match the schema (%v)", err), line, nil))
 		}
 		return nil, fmt.Errorf("ndjson: not a protocol message: %w", err)
@@ -91,6 +100,17 @@ func (d *ndjsonDecoder) Line(line []byte) ([]agent.Message, error) {
 		return nil, errors.New(`ndjson: a JSON object without "type"`)
 	}
 	return nil, nil // an unknown type: ignored by design (agent newer than us)
+}
+
+// probeType is the "type" of a protocol line that may not match its schema, "" when unknown.
+func probeType(line []byte) string {
+	var probe struct {
+		Type string `json:"type"`
+	}
+	if json.Unmarshal(line, &probe) != nil {
+		return ""
+	}
+	return probe.Type
 }
 
 func (d *ndjsonDecoder) finish(r agent.WorkerResult) ([]agent.Message, error) {

@@ -1,6 +1,7 @@
 package adapters
 
 import (
+	"fmt"
 	"regexp"
 	"strconv"
 	"strings"
@@ -69,6 +70,23 @@ func (ph placeholders) expandAll(p agent.Profile, field string, in []string) ([]
 		out = append(out, v)
 	}
 	return out, nil
+}
+
+// checkModel refuses an attempt whose effective model is not a model name (agent.CheckModel)
+// before any argv, placeholder or configuration file holds it. The engine and the
+// configuration refuse such names when they enter; this is the last gate before a process.
+func checkModel(p agent.Profile, req agent.LaunchRequest) error {
+	if m := req.Start.Model; m != "" {
+		if err := agent.CheckModel(m); err != nil {
+			return fmt.Errorf("mission %s: model %w", req.Start.MissionID, err)
+		}
+	}
+	for i, m := range p.Models { // the first one may go into a CLI's configuration file
+		if err := agent.CheckModel(m); err != nil {
+			return badProfile(p, "models[%d] %v", i, err)
+		}
+	}
+	return nil
 }
 
 // effectiveModel is the mission's model when it names one, else the profile's default (the

@@ -335,3 +335,37 @@ func TestCodexReal_ShellToolWritesInWorkspace(t *testing.T) {
 	require.True(t, hasLog(r.msgs, "info", "→ completed (exit 0)"), "%+v", r.msgs)
 	require.Equal(t, &agent.Usage{InputTokens: 200, OutputTokens: 40}, r.result.Usage)
 }
+
+// Both real CLIs take the mission's model as one --model=<name> argument and send it to the
+// model API verbatim.
+func TestClaudeCodeReal_ModelAsOneEqualsArgument(t *testing.T) {
+	c := claudeSetup(t)
+	c.req.Start.Model = "claude-scripted-4-5@20250929"
+	c.srv.Script(modelserver.Always(modelserver.Text("done", perTurn)))
+	inv, err := c.adapter.Invocation(c.profile, c.req)
+	require.NoError(t, err)
+	require.Contains(t, inv.Argv, "--model=claude-scripted-4-5@20250929")
+	r := launch(t, c.adapter, inv, nil)
+
+	require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+	reqs := c.srv.ModelRequests(modelserver.Anthropic)
+	require.NotEmpty(t, reqs)
+	for _, q := range reqs {
+		require.Equal(t, "claude-scripted-4-5@20250929", q.Model())
+	}
+}
+
+func TestCodexReal_ModelAsOneEqualsArgument(t *testing.T) {
+	c := codexSetup(t)
+	c.req.Start.Model = "gpt-5.5-mini"
+	c.srv.Script(modelserver.Always(modelserver.Text("done", perTurn)))
+	inv, err := c.adapter.Invocation(c.profile, c.req)
+	require.NoError(t, err)
+	require.Contains(t, inv.Argv, "--model=gpt-5.5-mini")
+	r := launch(t, c.adapter, inv, nil)
+
+	require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+	reqs := c.srv.ModelRequests(modelserver.OpenAI)
+	require.NotEmpty(t, reqs)
+	require.Equal(t, "gpt-5.5-mini", reqs[0].Model(), "the command line's model beats config.toml's gpt-5.5")
+}

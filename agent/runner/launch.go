@@ -134,7 +134,7 @@ func writeFiles(req agent.LaunchRequest, inv agent.Invocation) error {
 // startShim hands the attempt to a shim, sends agent.start and waits for the shim's report.
 func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, secrets []string) (*Process, error) {
 	req := launchRequest{Dir: s.AttemptDir, Grace: s.Profile.Grace.D(), Argv: inv.Argv, Env: agent.EnvList(inv.Env),
-		Cwd: inv.Dir, Stdin: inv.ProtocolStdin}
+		Cwd: inv.Dir, Stdin: inv.ProtocolStdin, Redact: secrets}
 	sp, warm, err := r.takeShim()
 	if err != nil {
 		return nil, err

@@ -11,10 +11,11 @@ import (
 )
 
 // Files of one attempt directory. The shim creates them; the runner reads them. They hold
-// the agent's raw output (possibly with secrets), so the directory is private (0700) and
-// the files 0600.
+// the agent's output: the profile's secret_env values are redacted on the way in (relay.go),
+// but an agent may print other sensitive things, so the directory is private (0700) and the
+// files 0600.
 const (
-	FileStdout  = "stdout.ndjson" // the agent's stdout, appended by the agent itself
+	FileStdout  = "stdout.ndjson" // the agent's stdout, appended by the agent or the shim's relay
 	FileStderr  = "stderr.log"    // the agent's stderr
 	FilePID     = "pid.json"      // PIDRecord, written once the agent started
 	FileExit    = "exit.json"     // ExitRecord, written when the agent's process group is gone

@@ -39,6 +39,11 @@ type launchRequest struct {
 	Env   []string      `json:"env"`   // the agent's complete environment
 	Cwd   string        `json:"cwd"`   // the agent's working directory
 	Stdin bool          `json:"stdin"` // hand the shim's stdin (the protocol pipe) to the agent; else /dev/null
+	// Redact are the secret values (the profile's secret_env) that must never reach the
+	// attempt's files. With any, the agent writes into pipes and the shim relays its output
+	// to FileStdout and FileStderr through an agent.RedactingWriter; without, the agent
+	// appends to the files itself. They travel only on the control pipe, like Env.
+	Redact []string `json:"redact,omitempty"`
 }
 
 // ShimMain is the agent shim, wired by the composition root as the hidden subcommand
@@ -46,7 +51,8 @@ type launchRequest struct {
 // group of its own, possibly ahead of time, and sends it one launch request on fd 3. The shim
 // then starts the agent in a new process group of the agent's own, with the requested
 // environment, working directory and stdin, stdout and stderr appended to FileStdout and
-// FileStderr in the attempt directory; it writes FilePID, reports it on fd 4, and waits.
+// FileStderr in the attempt directory (relayed through the shim with the request's secrets
+// redacted, when it names any); it writes FilePID, reports it on fd 4, and waits.
 // When the agent has exited it ends what is left of the agent's group (SIGTERM, grace,
 // SIGKILL), reaps every descendant it inherited (it is a child subreaper on Linux), writes
 // FileExit and returns 0. EOF instead of a request (the runner went away) returns 0 at once.
@@ -96,6 +102,7 @@ type shim struct {
 	grace     time.Duration
 	status    *os.File
 	subreaper bool
+	relays    []*relay // the output relays when the request names secrets
 }
 
 // logToFile points the shim's own stdout and stderr (diagnostics, a Go panic) at FileShimLog.
@@ -141,6 +148,7 @@ func (sh *shim) run(req launchRequest) int {
 	sh.cleanGroup(pid)
 	close(stop)
 	<-forwarded
+	sh.drainRelays() // all output is in the files before exit.json says the agent ended
 
 	exit := ExitRecord{Version: recordVersion, Code: ws.ExitStatus(), ExitedAt: time.Now().UTC()}
 	if ws.Signaled() {
@@ -185,25 +193,20 @@ func (sh *shim) start(req launchRequest) (int, PIDRecord, error) {
 		}
 		defer stdin.Close()
 	}
-	flags := os.O_WRONLY | os.O_CREATE | os.O_APPEND
-	out, err := os.OpenFile(filepath.Join(sh.dir, FileStdout), flags, 0o600)
+	out, errf, err := sh.outputs(req)
 	if err != nil {
-		return 0, rec, fmt.Errorf("agent stdout: %w", err)
+		return 0, rec, err
 	}
-	defer out.Close()
-	errf, err := os.OpenFile(filepath.Join(sh.dir, FileStderr), flags, 0o600)
-	if err != nil {
-		return 0, rec, fmt.Errorf("agent stderr: %w", err)
-	}
-	defer errf.Close()
-
 	pid, err := syscall.ForkExec(path, req.Argv, &syscall.ProcAttr{
 		Dir:   req.Cwd,
 		Env:   req.Env,
 		Files: []uintptr{stdin.Fd(), out.Fd(), errf.Fd()},
 		Sys:   &syscall.SysProcAttr{Setpgid: true},
 	})
+	out.Close() // the agent holds its own copies now
+	errf.Close()
 	if err != nil {
+		sh.drainRelays()
 		return 0, rec, fmt.Errorf("start agent %s: %w", path, err)
 	}
 	// Only the agent holds the protocol pipe now: when the scheduler goes away it sees EOF.

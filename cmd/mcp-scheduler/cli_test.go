@@ -55,6 +55,10 @@ func TestCLI_MissionLifecycle(t *testing.T) {
 	require.Contains(t, out, "missions    2: pending 2")
 	require.Contains(t, out, "loop        not running: nothing is launched or landed until `mcp-scheduler daemon`",
 		"with no server, the table says the pending missions wait for one")
+	require.Equal(t, map[string]int{engine.WhyNoLeader: 2}, st.Waiting, "status counts the waiting missions per reason")
+	require.Contains(t, out, "waiting     2 no_leader")
+	out, _, _ = s.cli("missions", "show", m.ID)
+	require.Contains(t, out, "waiting     no_leader: no scheduler loop runs on this data dir")
 
 	require.True(t, cliJSON[map[string]bool](s, "pause", "--reason", "lunch")["paused"])
 	require.True(t, cliJSON[tools.StatusResult](s, "status").Paused)
@@ -134,6 +138,12 @@ func TestCLI_Doctor(t *testing.T) {
 		require.True(t, c.OK, "%s: %s", c.Name, c.Detail)
 	}
 	require.Contains(t, names, "git ≥ 2.38")
+	// the resource readings the gate compares, each against its threshold (issue 11)
+	for _, n := range []string{"resource load_per_cpu", "resource available_memory_mb", "resource free_disk_mb", "waiting missions"} {
+		require.Contains(t, names, n)
+	}
+	require.Contains(t, names["resource load_per_cpu"].Detail, "1-minute load per CPU")
+	require.Contains(t, names["resource available_memory_mb"].Detail, "threshold 512")
 	require.Equal(t, s.repo, names["default repository"].Detail)
 	fi, err := os.Stat(s.dataDir)
 	require.NoError(t, err)
@@ -152,7 +162,7 @@ command = ["{mcp_scheduler}", "reference-agent"]
 `), 0o600))
 	out, _, code := s.cli("doctor")
 	require.Equal(t, 1, code, "a missing agent CLI fails the doctor")
-	require.Contains(t, out, "profile ghost (command)  FAIL")
+	require.Regexp(t, `profile ghost \(command\)\s+FAIL`, out)
 	require.Contains(t, out, "no-such-agent-cli-xyz not found")
 	require.Contains(t, out, "profile ref (ndjson)")
 }

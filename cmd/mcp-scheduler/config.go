@@ -52,6 +52,9 @@ type SchedulerConfig struct {
 	MaxConcurrency int            `toml:"max_concurrency"`
 	PerRepository  int            `toml:"per_repository"`
 	LeaderLease    agent.Duration `toml:"leader_lease"`
+	// UnclaimedGrace: a mission no profile can take waits this long for a pull-mode agent to
+	// claim it, then is escalated as no_agent.
+	UnclaimedGrace agent.Duration `toml:"unclaimed_grace"`
 }
 
 // ResourcesConfig pauses new dispatch when the machine is short (running work goes on).
@@ -120,7 +123,7 @@ func defaults(env getenv) Config {
 			Grace: agent.Duration(time.Second), RetryBudget: &budget, AbandonLimit: 3,
 			BackoffInitial: agent.Duration(5 * time.Second), BackoffMax: agent.Duration(5 * time.Minute),
 			UrgentPriority: 10, MaxConcurrency: runtime.NumCPU(), PerRepository: 4,
-			LeaderLease: agent.Duration(5 * time.Second),
+			LeaderLease: agent.Duration(5 * time.Second), UnclaimedGrace: agent.Duration(10 * time.Minute),
 		},
 		Resources: ResourcesConfig{MaxLoadPerCPU: 2.0, MinFreeMemoryMB: 512, MinFreeDiskMB: 1024},
 		HTTP:      HTTPConfig{Addr: tools.DefaultHTTPAddr},
@@ -238,6 +241,9 @@ func (c *Config) validate() error {
 	}
 	if s.PerRepository < 1 {
 		bad("scheduler.per_repository", "%d must be at least 1", s.PerRepository)
+	}
+	if s.UnclaimedGrace < agent.Duration(time.Second) {
+		bad("scheduler.unclaimed_grace", "%v must be at least 1s", s.UnclaimedGrace.D())
 	}
 	r := c.Resources
 	if r.MaxLoadPerCPU < 0 || r.MinFreeMemoryMB < 0 || r.MinFreeDiskMB < 0 {

@@ -108,6 +108,12 @@ func TestConfig_ErrorsNameTheKey(t *testing.T) {
 		"[[profiles]]\nname = \"x\"\nruntime = \"ndjson\"":                 "needs a command",
 		"[[profiles]]\nname = \"x\"\nruntime = \"codex\"\n[[profiles]]\nname = \"x\"\nruntime = \"codex\"": "profiles[1].name",
 		"[git]\nauthor_email = \"nobody\"": "git",
+		// a model name reaches an agent's argv: never an option, never a control character
+		"[[profiles]]\nname = \"x\"\nruntime = \"codex\"\nmodels = [\"gpt-5.5\", \"--yolo\"]": `profiles[0]: profile x: models[1]: "--yolo" starts with "-"`,
+		"[[profiles]]\nname = \"x\"\nruntime = \"codex\"\nmodels = [\"gpt\\u0007\"]":          "models[0]: \"gpt\\a\" holds a control character",
+		// invalid UTF-8 is refused with the line and key, never replaced by U+FFFD
+		"[[profiles]]\nname = \"x\"\nruntime = \"codex\"\nmodels = [\"gpt\xff\"]": `line 4 (last key "profiles.models"): invalid UTF-8 byte: 0xff`,
+		"log_level = \"info\xfe\"": `line 1 (last key "log_level"): invalid UTF-8 byte: 0xfe`,
 	}
 	for body, want := range cases {
 		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))

@@ -105,7 +105,8 @@ func (a *app) demoConfig(dataDir, repo string) {
 	a.cfg.Scheduler.BackoffInitial = agent.Duration(300 * time.Millisecond)
 	a.cfg.Scheduler.BackoffMax = agent.Duration(time.Second)
 	a.cfg.Scheduler.MaxConcurrency = 3
-	a.cfg.Resources = ResourcesConfig{} // a demo never waits for a busy machine
+	// The resource thresholds stay the defaults: on a busy machine they start fewer agents at
+	// once, never none, so the demo shows the gate working rather than turning it off.
 	a.cfg.Profiles = []agent.Profile{{Name: "reference", Runtime: agent.RuntimeNDJSON,
 		Command: []string{"{mcp_scheduler}", refagent.Subcommand}, Env: []string{"PATH", "HOME"},
 		Personas: []string{"implementer", "reviewer"}, MaxConcurrency: 3}}

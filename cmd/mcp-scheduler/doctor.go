@@ -20,6 +20,9 @@ type check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Warn marks a finding that does not fail the doctor but holds work back (a short
+	// resource, missions waiting for an agent, no loop running).
+	Warn bool `json:"warn,omitempty"`
 }
 
 // errDoctor is returned when a check failed (exit code 1).
@@ -41,8 +44,11 @@ func newDoctorCmd(a *app) *cobra.Command {
 				t.width = 0
 				for _, c := range checks {
 					status := "ok"
-					if !c.OK {
+					switch {
+					case !c.OK:
 						status = "FAIL"
+					case c.Warn:
+						status = "WARN"
 					}
 					t.row(c.Name, status, c.Detail)
 				}
@@ -97,6 +103,9 @@ func (a *app) doctor(ctx context.Context) []check {
 	if a.cfg.HTTP.TokenFile != "" {
 		_, err := a.token("")
 		add("http token file", err, a.cfg.HTTP.TokenFile)
+	}
+	if a.eng != nil {
+		out = append(out, a.holdChecks(ctx)...)
 	}
 	return out
 }

@@ -80,7 +80,7 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	s := a.cfg.Scheduler
 	c := scheduler.Config{DataDir: a.cfg.DataDir, Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
 		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
-		UrgentPriority: s.UrgentPriority, Logger: a.log.With("component", "scheduler"),
+		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
 		Resources: scheduler.Resources{MaxLoadPerCPU: a.cfg.Resources.MaxLoadPerCPU,
 			MinFreeMemMB: uint64(max(a.cfg.Resources.MinFreeMemoryMB, 0)), MinFreeDiskMB: uint64(max(a.cfg.Resources.MinFreeDiskMB, 0))}}
 	for _, p := range a.cfg.Profiles {

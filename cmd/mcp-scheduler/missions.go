@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -100,7 +101,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, m.Decision.Reason)
 			}
 			for _, r := range d.WhyNotRunning {
-				fmt.Fprintf(w, "waiting     %s: %s\n", r.Code, r.Message)
+				fmt.Fprintf(w, "waiting     %s: %s%s\n", r.Code, r.Message, sinceText(r.Since))
 			}
 			for _, dep := range d.DependsOn {
 				fmt.Fprintf(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)
@@ -168,4 +169,12 @@ func (a *app) printMission(m engine.Mission, err error) error {
 	}
 	_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", m.ID, m.State, m.Title)
 	return err
+}
+
+// sinceText says since when a mission waits for a reason ("" when not known).
+func sinceText(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return " (since " + cellText(t) + ")"
 }

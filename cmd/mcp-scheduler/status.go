@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,6 +45,9 @@ func newStatusCmd(a *app) *cobra.Command {
 				st.Voyages[engine.VoyageActive], st.Voyages[engine.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
 			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
+			if w := waitingLine(st.Waiting); w != "" {
+				fmt.Fprintf(a.out, "waiting     %s (mcp-scheduler missions show <id> says why)\n", w)
+			}
 			if len(st.ActiveVoyages) > 0 {
 				fmt.Fprintln(a.out)
 				t := newTable(a.out, "VOYAGE", "STATE", "TITLE")
@@ -55,4 +59,23 @@ func newStatusCmd(a *app) *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// waitingLine lists the waiting missions per reason code, most first ("" when none waits).
+func waitingLine(w map[string]int) string {
+	codes := make([]string, 0, len(w))
+	for c := range w {
+		codes = append(codes, c)
+	}
+	sort.Slice(codes, func(i, j int) bool {
+		if w[codes[i]] != w[codes[j]] {
+			return w[codes[i]] > w[codes[j]]
+		}
+		return codes[i] < codes[j]
+	})
+	parts := make([]string, len(codes))
+	for i, c := range codes {
+		parts[i] = fmt.Sprintf("%d %s", w[c], c)
+	}
+	return strings.Join(parts, ", ")
 }

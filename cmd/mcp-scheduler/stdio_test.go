@@ -181,10 +181,6 @@ func TestB05_StdoutStaysJSONRPCWhileAChildAgentRuns(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(cfgDir, "config.toml"), []byte(`
 [scheduler]
 tick = "100ms"
-[resources]
-max_load_per_cpu = 0
-min_free_memory_mb = 0
-min_free_disk_mb = 0
 [[profiles]]
 name = "ref"
 runtime = "ndjson"

@@ -84,7 +84,10 @@ type Config struct {
 	// ExternalAgentTTL: an external (pull-mode) agent seen within it counts as able to take
 	// missions of its capabilities and personas (default 10m).
 	ExternalAgentTTL time.Duration
-	Logger           *slog.Logger
+	// UnclaimedGrace is how long a mission that no profile can take waits for an agent to
+	// claim it before it is escalated as no_agent (default 10m).
+	UnclaimedGrace time.Duration
+	Logger         *slog.Logger
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
 }
@@ -117,6 +120,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.CleanupEvery == 0 {
 		c.CleanupEvery = time.Hour
+	}
+	if c.UnclaimedGrace <= 0 {
+		c.UnclaimedGrace = 10 * time.Minute
 	}
 	if c.ExternalAgentTTL == 0 {
 		c.ExternalAgentTTL = 10 * time.Minute

@@ -35,8 +35,11 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 	if leader == nil {
 		return false, nil // leadership lost since the tick began
 	}
+	// The targeted acquire applies the runnable rules again in SQL, the agent filters
+	// included: it must present what the chosen profile offers, or a mission that requires
+	// capabilities is never found (and waits for ever while the planner calls it runnable).
 	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID,
-		Leader: leader})
+		Capabilities: a.profile.Capabilities, Personas: nilIfEmpty(a.profile.Personas), Leader: leader})
 	if errors.Is(err, engine.ErrNoWork) || errors.Is(err, engine.ErrPaused) {
 		return false, nil // taken or changed since planning
 	}
@@ -61,6 +64,14 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 		}
 	})
 	return true, nil
+}
+
+// nilIfEmpty: an empty persona list means any persona (the acquire's nil), as in Eligible.
+func nilIfEmpty(s []string) []string {
+	if len(s) == 0 {
+		return nil
+	}
+	return s
 }
 
 // launch prepares and starts a leased attempt. Each failure is mapped as issue 6 says:
@@ -235,7 +246,7 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f engine.Fence, stage st
 // recoverable reports whether a workspace failure may pass by itself (a lock held too long,
 // a git process that timed out) rather than needing a change.
 func recoverable(err error) bool {
-	if errors.Is(err, worktree.ErrLockBusy) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, worktree.ErrLockBusy) || errors.Is(err, worktree.ErrConcurrentChange) || errors.Is(err, context.DeadlineExceeded) {
 		return true
 	}
 	var ge *worktree.GitError

@@ -107,9 +107,10 @@ func TestLoop_RestartReattachesAndCollects(t *testing.T) {
 }
 
 // Runnable missions are held back with a reason the wave records: here no profile offers the
-// persona, and the voyage blocks instead of idling.
+// persona. The mission waits for an agent to claim it for the grace period, then the voyage
+// blocks with a no_agent report (not a deadlock) instead of idling.
 func TestLoop_NoProfileHoldsAndBlocksTheVoyage(t *testing.T) {
-	h := newHarness(t)
+	h := newHarness(t, withConfig(func(c *scheduler.Config) { c.UnclaimedGrace = 200 * time.Millisecond }))
 	d, err := h.eng.Dispatch(h.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "x", Title: "needs an astronaut", Persona: "astronaut", WriteArea: []string{"x"}}}}, "test")
 	require.NoError(t, err)
@@ -117,7 +118,11 @@ func TestLoop_NoProfileHoldsAndBlocksTheVoyage(t *testing.T) {
 	w, err := h.eng.LatestWave(h.ctx)
 	require.NoError(t, err)
 	require.Len(t, w.Held, 1)
-	require.Contains(t, w.Held[0].Reason, "no agent profile offers persona astronaut")
+	require.Contains(t, w.Held[0].Reason, "no agent offers persona astronaut")
+	vs, err := h.eng.VoyageStatus(h.ctx, d.Voyage.ID)
+	require.NoError(t, err)
+	require.Len(t, vs.Escalations, 1)
+	require.Equal(t, engine.KindNoAgent, vs.Escalations[0].Kind)
 }
 
 func ptr(n int) *int { return &n }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -32,12 +33,16 @@ func (s *Scheduler) currentLoad(leased []engine.Mission) inFlight {
 }
 
 // planAndDispatch looks at the runnable missions in pick order, dispatches those that have an
-// eligible profile with a free slot, and records a wave with every held-back mission's
-// reason when it differs from the last one.
+// eligible profile with a free slot, records why each other one is held back (a hold per
+// mission, written only when a reason changes, with an info log line), and records a wave
+// when its decisions differ from the last one.
 func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) error {
 	cands, err := s.eng.RunnableOrder(ctx, s.cfg.WaveSize)
-	if err != nil || len(cands) == 0 {
+	if err != nil {
 		return err
+	}
+	if len(cands) == 0 {
+		return s.recordHolds(ctx, nil)
 	}
 	why, err := s.eng.ExplainMany(ctx, cands)
 	if err != nil {
@@ -52,17 +57,26 @@ func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) error 
 		return err
 	}
 	wave := engine.Wave{}
+	var holds []engine.Hold
+	held := func(m *engine.Mission, r engine.Reason) {
+		wave.Held = append(wave.Held, engine.WaveEntry{MissionID: m.ID, Reason: r.Message})
+		holds = append(holds, engine.Hold{MissionID: m.ID, Reason: r})
+	}
 	var errs []error
 	for _, m := range cands {
 		if rs := why[m.ID]; len(rs) > 0 {
-			wave.Held = append(wave.Held, engine.WaveEntry{MissionID: m.ID, Reason: rs[0].Message})
+			held(&m, rs[0])
 			continue
 		}
 		wave.Runnable++
-		a, reason := s.choose(ctx, pc, &m)
-		if reason != "" {
-			wave.Held = append(wave.Held, engine.WaveEntry{MissionID: m.ID, Reason: reason})
-			s.maybePreempt(ctx, pc, &m, leased)
+		a, reason, err := s.choose(ctx, pc, &m)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if reason != nil {
+			held(&m, *reason)
+			errs = append(errs, s.afterHold(ctx, pc, &m, *reason, leased))
 			continue
 		}
 		s.setPhase(PhaseDispatch)
@@ -82,13 +96,66 @@ func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) error 
 		rep.Dispatched = append(rep.Dispatched, m.ID)
 	}
 	rep.Held = len(wave.Held)
+	errs = append(errs, s.recordHolds(ctx, holds))
 	return joinErr(errs, s.recordWave(ctx, wave))
 }
 
-func joinErr(errs []error, err error) error {
-	if err != nil {
-		errs = append(errs, err)
+// afterHold acts on a planner hold: an urgent mission waiting for a slot may preempt, and a
+// mission without a voyage that no agent took within the grace period is escalated (a
+// voyage's missions are reported by the voyage's settlement instead).
+func (s *Scheduler) afterHold(ctx context.Context, pc *planContext, m *engine.Mission, r engine.Reason, leased []engine.Mission) error {
+	switch r.Code {
+	case engine.WhySlots, engine.WhyResources:
+		s.maybePreempt(ctx, pc, m, leased)
+	case engine.WhyUnavailable:
+		if m.VoyageID != "" || pc.holds[m.ID].Reason.Code == engine.WhyUnavailable {
+			return nil // the voyage reports it, or it was escalated when the hold began
+		}
+		_, _, err := s.eng.EscalateOnce(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent,
+			Kind: engine.KindNoAgent, Reason: fmt.Sprintf("mission %s (%s): %s", m.ID, m.Title, r.Message),
+			DecisionRequired: "configure an agent profile that offers what it needs, start an agent that claims it, change its persona or capabilities (update_mission), or cancel it",
+			SafeNextStep:     "get_mission " + m.ID + " shows what it needs; cancel_mission stops it"}, "scheduler")
+		return err
 	}
+	return nil
+}
+
+// recordHolds stores the planning step's holds when they differ from the last ones this
+// leader stored, and logs each mission whose reason changed (info) or that is no longer held
+// (debug).
+func (s *Scheduler) recordHolds(ctx context.Context, holds []engine.Hold) error {
+	h := sha256.New()
+	for _, x := range holds {
+		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d;", x.MissionID, x.Reason.Code, x.Reason.Message, x.Reason.MissionID, x.Reason.Until.UnixMilli())
+	}
+	sig := hex.EncodeToString(h.Sum(nil))
+	s.mu.Lock()
+	same := sig == s.lastHolds
+	s.mu.Unlock()
+	if same {
+		return nil
+	}
+	changes, err := s.eng.RecordHolds(ctx, holds)
+	if err != nil {
+		return fmt.Errorf("record holds: %w", err)
+	}
+	s.mu.Lock()
+	s.lastHolds = sig
+	s.mu.Unlock()
+	for _, c := range changes {
+		if c.To.Code == "" {
+			s.log.Debug("mission no longer held", "mission_id", c.MissionID, "was", c.From.Code)
+			continue
+		}
+		s.log.Info("mission held", "mission_id", c.MissionID, "reason_code", c.To.Code, "reason", c.To.Message, "was", c.From.Code)
+	}
+	return nil
+}
+
+// joinErr joins the errors of one planning step (nils dropped) with err, naming how many
+// there were and the first.
+func joinErr(errs []error, err error) error {
+	errs = slices.DeleteFunc(append(errs, err), func(e error) bool { return e == nil })
 	if len(errs) == 0 {
 		return nil
 	}
@@ -119,17 +186,25 @@ func (s *Scheduler) recordWave(ctx context.Context, w engine.Wave) error {
 
 // planContext is what one planning step knows besides the missions.
 type planContext struct {
-	load        inFlight
-	resourceLow string
-	outcomes    map[string][2]int // profile/persona → total, completed
-	external    []engine.Agent
-	voyages     map[string]engine.Voyage
-	preempted   bool
+	load inFlight
+	// cap is how many of our agents may run at once (the resource gate, ResourceCap); capWhy
+	// says why it is below the configured concurrency.
+	cap       int
+	capWhy    string
+	holds     map[string]engine.Hold // the holds recorded by the last planning step
+	outcomes  map[string][2]int      // profile/persona → total, completed
+	external  []engine.Agent
+	voyages   map[string]engine.Voyage
+	preempted bool
 }
 
 func (s *Scheduler) newPlanContext(ctx context.Context, leased []engine.Mission) (*planContext, error) {
 	pc := &planContext{load: s.currentLoad(leased), outcomes: map[string][2]int{}, voyages: map[string]engine.Voyage{}}
-	pc.resourceLow = s.resourcesLow()
+	pc.cap, pc.capWhy, _ = ResourceCap(ReadResources(s.cfg.Resources, s.cfg.DataDir, pc.load.global), s.cfg.MaxConcurrency)
+	var err error
+	if pc.holds, err = s.eng.Holds(ctx); err != nil {
+		return nil, err
+	}
 	outs, err := s.eng.Outcomes(ctx)
 	if err != nil {
 		return nil, err
@@ -150,23 +225,19 @@ func (s *Scheduler) newPlanContext(ctx context.Context, leased []engine.Mission)
 	return pc, nil
 }
 
-// choose picks the profile for a runnable mission, or says why it waits.
-func (s *Scheduler) choose(ctx context.Context, pc *planContext, m *engine.Mission) (assignment, string) {
-	if r := s.voyageHold(ctx, pc, m); r != "" {
-		return assignment{}, r
+// choose picks the profile for a runnable mission, or says why it waits: its voyage or cost
+// limit, no profile offering what it needs, the resource gate, then the concurrency limits.
+func (s *Scheduler) choose(ctx context.Context, pc *planContext, m *engine.Mission) (assignment, *engine.Reason, error) {
+	if r, err := s.voyageHold(ctx, pc, m); r != nil || err != nil {
+		return assignment{}, r, err
 	}
 	eligible, models := s.eligible(pc, m)
 	if len(eligible) == 0 {
-		return assignment{}, s.unavailable(pc, m)
+		r := s.unavailable(pc, m)
+		return assignment{}, &r, nil
 	}
-	if pc.resourceLow != "" {
-		return assignment{}, "resources low: " + pc.resourceLow
-	}
-	if pc.load.global >= s.cfg.MaxConcurrency {
-		return assignment{}, fmt.Sprintf("global concurrency limit reached (%d running)", pc.load.global)
-	}
-	if pc.load.byRepo[m.Repository] >= s.cfg.PerRepository {
-		return assignment{}, fmt.Sprintf("repository concurrency limit reached (%d running in %s)", pc.load.byRepo[m.Repository], m.Repository)
+	if r := s.slotReason(pc, m); r != nil {
+		return assignment{}, r, nil
 	}
 	var free []engine.Candidate
 	var full []string
@@ -180,10 +251,25 @@ func (s *Scheduler) choose(ctx context.Context, pc *planContext, m *engine.Missi
 	}
 	best, all, ok := engine.Assign(m, free)
 	if !ok {
-		return assignment{}, "concurrency limit of profile " + strings.Join(full, ", ")
+		return assignment{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached"}, nil
 	}
 	p, _ := s.cfg.profile(best.Profile)
-	return assignment{mission: *m, profile: p, model: models[p.Name], score: best, scores: all}, ""
+	return assignment{mission: *m, profile: p, model: models[p.Name], score: best, scores: all}, nil, nil
+}
+
+// slotReason applies the resource gate and the global and per-repository limits.
+func (s *Scheduler) slotReason(pc *planContext, m *engine.Mission) *engine.Reason {
+	switch {
+	case pc.load.global >= pc.cap && pc.capWhy != "":
+		return &engine.Reason{Code: engine.WhyResources, Message: fmt.Sprintf("%s: at most %d of our agents run at once until it passes (%d running; doctor shows the readings)",
+			pc.capWhy, pc.cap, pc.load.global)}
+	case pc.load.global >= s.cfg.MaxConcurrency:
+		return &engine.Reason{Code: engine.WhySlots, Message: fmt.Sprintf("global concurrency limit reached (%d running, max_concurrency %d)", pc.load.global, s.cfg.MaxConcurrency)}
+	case pc.load.byRepo[m.Repository] >= s.cfg.PerRepository:
+		return &engine.Reason{Code: engine.WhySlots, Message: fmt.Sprintf("repository concurrency limit reached (%d running in %s, per_repository %d)",
+			pc.load.byRepo[m.Repository], m.Repository, s.cfg.PerRepository)}
+	}
+	return nil
 }
 
 // eligible returns the profiles that may run m, as scoring candidates, and the model each
@@ -259,14 +345,42 @@ func (s *Scheduler) subjectModel(m *engine.Mission) string {
 	return runOf(&d.Mission).Model
 }
 
-// unavailable explains why no profile can take m, and whether an external agent could.
-func (s *Scheduler) unavailable(pc *planContext, m *engine.Mission) string {
+// unavailable says why no profile can take m: it waits for an agent to claim it (pull mode)
+// for the grace period since it began to wait (Config.UnclaimedGrace), then needs a decision
+// (code no_agent). Never a deadlock: an agent may connect at any time.
+func (s *Scheduler) unavailable(pc *planContext, m *engine.Mission) engine.Reason {
+	need := needs(m)
+	what := "no agent profile offers " + need
+	if need == "" {
+		what = "no agent profile is configured"
+	}
 	for _, a := range pc.external {
-		c := engine.Candidate{Name: a.ID, Capabilities: a.Capabilities, Personas: a.Personas}
-		if engine.Eligible(m, c) {
-			return "waiting for an external agent to claim it (" + a.ID + " can)"
+		if engine.Eligible(m, engine.Candidate{Name: a.ID, Capabilities: a.Capabilities, Personas: a.Personas}) {
+			what += "; external agent " + a.ID + " can take it"
+			break
 		}
 	}
+	now := s.eng.Now()
+	since := now
+	switch prev := pc.holds[m.ID].Reason; prev.Code {
+	case engine.WhyUnavailable:
+		return prev
+	case engine.WhyWaitingAgent:
+		since = prev.Since
+	}
+	grace := s.cfg.UnclaimedGrace
+	if now.Sub(since) >= grace {
+		if need == "" {
+			need = "to claim it"
+		}
+		return engine.Reason{Code: engine.WhyUnavailable, Message: fmt.Sprintf("no agent offers %s: none claimed it within %s (unclaimed_grace); %s", need, grace, what)}
+	}
+	return engine.Reason{Code: engine.WhyWaitingAgent, Since: since, Message: fmt.Sprintf("waiting for an agent to claim it (claim_mission): %s; escalated as no_agent if none has by %s",
+		what, since.Add(grace).UTC().Format(time.RFC3339))}
+}
+
+// needs says what m asks of an agent beyond the defaults ("" when nothing).
+func needs(m *engine.Mission) string {
 	var need []string
 	if m.Persona != "" {
 		need = append(need, "persona "+m.Persona)
@@ -277,26 +391,22 @@ func (s *Scheduler) unavailable(pc *planContext, m *engine.Mission) string {
 	if m.ModelPolicy.Mode == engine.ModeSchedulerForced {
 		need = append(need, "model "+m.ModelPolicy.Model)
 	}
-	if len(need) == 0 {
-		return "no agent profile is configured and no external agent claims work"
-	}
-	return "no agent profile offers " + strings.Join(need, " and ")
+	return strings.Join(need, " and ")
 }
 
-// AgentCheck tells SettleVoyage whether some agent could take a runnable mission.
-func (s *Scheduler) agentCheck(ctx context.Context) engine.AgentCheck {
+// agentCheck tells SettleVoyage whether some agent could take a runnable mission: nil when a
+// profile can, else the same reason the planner records (waiting for an agent within the
+// grace period, which is transient; no_agent after it).
+func (s *Scheduler) agentCheck(ctx context.Context) (engine.AgentCheck, error) {
 	pc, err := s.newPlanContext(ctx, nil)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	return func(m *engine.Mission) *engine.Reason {
 		if el, _ := s.eligible(pc, m); len(el) > 0 {
 			return nil
 		}
-		msg := s.unavailable(pc, m)
-		if strings.HasPrefix(msg, "waiting for an external agent") {
-			return nil
-		}
-		return &engine.Reason{Code: engine.WhyUnavailable, Message: msg}
-	}
+		r := s.unavailable(pc, m)
+		return &r
+	}, nil
 }

@@ -44,6 +44,7 @@ type Scheduler struct {
 	leaderEpoch int64                  // 0 while not the leader
 	recovered   bool
 	lastWave    string
+	lastHolds   string               // signature of the holds this leader last stored (holdsUnset: none yet)
 	notified    map[string]bool      // once-only escalations raised by this process (by key)
 	retryAt     map[string]time.Time // next retry of landings waiting for a clean checkout
 	lastCleanup time.Time            // when the last scheduled cleanup started
@@ -67,6 +68,9 @@ type Scheduler struct {
 	testCrashPoint func(stage string) // crash-injection tests (export_test.go)
 }
 
+// holdsUnset is lastHolds before this leader stored any: the first planning step writes.
+const holdsUnset = "unset"
+
 // background runs fn in a goroutine that Stop waits for.
 func (s *Scheduler) background(fn func()) {
 	s.bg.Add(1)
@@ -85,7 +89,7 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 		}
 	}
 	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
-		procs: map[string]*attemptRun{}, launching: map[string]bool{}, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
+		procs: map[string]*attemptRun{}, launching: map[string]bool{}, lastHolds: holdsUnset, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
 	s.stopCtx, s.stopLand = context.WithCancel(context.Background())
 	s.phase.Store(PhaseIdle)
 	return s, nil

@@ -13,7 +13,10 @@ func (s *Scheduler) settle(ctx context.Context, rep *TickReport) error {
 	if err != nil || len(vs) == 0 {
 		return err
 	}
-	check := s.agentCheck(ctx)
+	check, err := s.agentCheck(ctx)
+	if err != nil {
+		return err
+	}
 	var errs []error
 	for _, v := range vs {
 		st, err := s.eng.SettleVoyage(ctx, v.ID, check)

@@ -86,7 +86,7 @@ func (s *Scheduler) lead(ctx context.Context) (bool, error) {
 	}
 	if s.leaderEpoch != l.Epoch {
 		s.log.Info("leading the scheduler loop", "owner", s.cfg.Owner, "epoch", l.Epoch)
-		s.leaderEpoch, s.recovered = l.Epoch, false
+		s.leaderEpoch, s.recovered, s.lastHolds = l.Epoch, false, holdsUnset
 	}
 	return true, nil
 }

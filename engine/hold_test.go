@@ -1,0 +1,105 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// RecordHolds replaces the planner's holds, keeps a reason's Since while its code stays, and
+// reports what changed; status counts only missions that still wait; a hold goes away with its
+// mission's next planning step, and get_mission reads it while a loop leads.
+func TestRecordHolds_SinceChangesAndCounts(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	a := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	c := b.create(engine.MissionSpec{WriteArea: []string{"c/**"}})
+	slots := func(msg string) engine.Reason { return engine.Reason{Code: engine.WhySlots, Message: msg} }
+
+	ch, err := b.e.RecordHolds(b.ctx, []engine.Hold{{MissionID: a.ID, Reason: slots("2 running")}, {MissionID: c.ID, Reason: slots("2 running")}})
+	require.NoError(t, err)
+	require.Len(t, ch, 2)
+	begun := b.clock.Now()
+	b.clock.Advance(time.Minute)
+	ch, err = b.e.RecordHolds(b.ctx, []engine.Hold{{MissionID: a.ID, Reason: slots("3 running")}, {MissionID: c.ID, Reason: slots("2 running")}})
+	require.NoError(t, err)
+	require.Len(t, ch, 1, "only a changed")
+	require.Equal(t, a.ID, ch[0].MissionID)
+	require.Equal(t, "2 running", ch[0].From.Message)
+	hs, err := b.e.Holds(b.ctx)
+	require.NoError(t, err)
+	require.True(t, hs[a.ID].Reason.Since.Equal(begun), "same code: the wait began at the first hold")
+
+	b.clock.Advance(time.Minute)
+	ch, err = b.e.RecordHolds(b.ctx, []engine.Hold{{MissionID: a.ID, Reason: engine.Reason{Code: engine.WhyResources, Message: "busy"}}})
+	require.NoError(t, err)
+	require.Len(t, ch, 2, "a changed code, c is no longer held")
+	hs, err = b.e.Holds(b.ctx)
+	require.NoError(t, err)
+	require.Len(t, hs, 1)
+	require.True(t, hs[a.ID].Reason.Since.Equal(b.clock.Now()), "a new code: a new wait")
+
+	// status counts waiting missions only, and only while a loop leads
+	s, err := b.e.Summary(b.ctx, 0)
+	require.NoError(t, err)
+	require.Empty(t, s.Waiting, "no leader: the holds are not current")
+	_, err = b.e.Leadership(b.ctx, "me", time.Hour, "planning")
+	require.NoError(t, err)
+	s, err = b.e.Summary(b.ctx, 0)
+	require.NoError(t, err)
+	require.Equal(t, map[string]int{engine.WhyResources: 1}, s.Waiting)
+	d, err := b.e.GetMission(b.ctx, a.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.WhyResources, d.WhyNotRunning[0].Code)
+	d, err = b.e.GetMission(b.ctx, c.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.WhyQueued, d.WhyNotRunning[0].Code, "not held, a loop leads: the next planning step decides")
+
+	b.acquire(a.ID, true)
+	s, err = b.e.Summary(b.ctx, 0)
+	require.NoError(t, err)
+	require.Empty(t, s.Waiting, "a running mission is not counted as waiting")
+	ch, err = b.e.RecordHolds(b.ctx, nil)
+	require.NoError(t, err)
+	require.Len(t, ch, 1)
+	require.Equal(t, engine.Reason{}, ch[0].To)
+}
+
+// EscalateOnce keeps its de-duplication in the database: a second call (another leader, a
+// restart) finds the open escalation and raises nothing.
+func TestEscalateOnce_DeduplicatesInTheDatabase(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	spec := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: engine.KindNoAgent, Reason: "nobody offers gpu", DecisionRequired: "configure one"}
+	e1, raised, err := b.e.EscalateOnce(b.ctx, spec, "scheduler")
+	require.NoError(t, err)
+	require.True(t, raised)
+	e2, raised, err := engine.New(b.st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"}).EscalateOnce(b.ctx, spec, "scheduler")
+	require.NoError(t, err)
+	require.False(t, raised)
+	require.Equal(t, e1.ID, e2.ID)
+	_, _, err = b.e.EscalateOnce(b.ctx, engine.EscalationSpec{MissionIDs: []string{m.ID, m.ID}, Reason: "x", DecisionRequired: "y"}, "t")
+	require.Error(t, err)
+}
+
+// A dependent of a mission whose landing is held says what the landing waits for and who can
+// move it (approval here), not only its state.
+func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	up := b.create(engine.MissionSpec{WriteArea: []string{"u/**"}})
+	down := b.create(engine.MissionSpec{WriteArea: []string{"d/**"}, DependsOn: []string{up.ID}})
+	m := b.acquire(up.ID, true)
+	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	_, err = b.e.SetLanding(b.ctx, up.ID, engine.LandingApproval, "landing policy approval")
+	require.NoError(t, err)
+	d, err := b.e.GetMission(b.ctx, down.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.WhyHardDep, d.WhyNotRunning[0].Code)
+	require.Contains(t, d.WhyNotRunning[0].Message, "approve_landing "+up.ID)
+}

@@ -1,0 +1,107 @@
+package engine_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// The assignment rules of design brief §3 and of Armada's persona routing
+// (shared/cases/armada-scheduling.md), as pure functions: hard filters (capabilities, allowed
+// personas), the preferred persona, the fallback to any eligible candidate, the score and its
+// breakdown, and determinism.
+
+func TestEligible_HardFilters(t *testing.T) {
+	cases := []struct {
+		name string
+		m    engine.Mission
+		c    engine.Candidate
+		want bool
+	}{
+		{"no needs, any candidate", engine.Mission{}, engine.Candidate{}, true},
+		{"capability offered", engine.Mission{Capabilities: []string{"go"}}, engine.Candidate{Capabilities: []string{"go", "sql"}}, true},
+		{"capability missing", engine.Mission{Capabilities: []string{"go", "gpu"}}, engine.Candidate{Capabilities: []string{"go"}}, false},
+		{"candidate offers nothing", engine.Mission{Capabilities: []string{"go"}}, engine.Candidate{}, false},
+		{"persona allowed", engine.Mission{Persona: "reviewer"}, engine.Candidate{Personas: []string{"implementer", "reviewer"}}, true},
+		{"persona not allowed", engine.Mission{Persona: "architect"}, engine.Candidate{Personas: []string{"implementer"}}, false},
+		{"no allowed list: any role", engine.Mission{Persona: "architect"}, engine.Candidate{}, true},
+		{"mission without persona fits a restricted candidate", engine.Mission{}, engine.Candidate{Personas: []string{"reviewer"}}, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			require.Equal(t, c.want, engine.Eligible(&c.m, c.c))
+		})
+	}
+}
+
+func TestScoreCandidate_Breakdown(t *testing.T) {
+	m := engine.Mission{Priority: 40, Capabilities: []string{"go"}, Persona: "implementer"}
+	s := engine.ScoreCandidate(&m, engine.Candidate{Name: "p", Capabilities: []string{"go", "sql", "js", "css"},
+		Load: 0.5, Confidence: 0.8, PreferredPersona: "implementer"})
+	require.Equal(t, "p", s.Profile)
+	require.InDelta(t, 0.25, s.CapabilityOverlap, 1e-9, "1 asked of 4 offered")
+	require.InDelta(t, 0.5, s.Load, 1e-9)
+	require.InDelta(t, 0.8, s.Confidence, 1e-9)
+	require.InDelta(t, 0.6, s.PriorityBoost, 1e-9, "(100-40)/100")
+	require.True(t, s.PreferredPersona)
+	require.InDelta(t, 0.25*0.5*0.8*1.6, s.Total, 1e-9)
+
+	// no capabilities asked: overlap 1; load is clamped to [0,1]; priority past 100 gives no boost
+	s = engine.ScoreCandidate(&engine.Mission{Priority: 200}, engine.Candidate{Capabilities: []string{"go"}, Load: 3, Confidence: 1})
+	require.InDelta(t, 1, s.CapabilityOverlap, 1e-9)
+	require.InDelta(t, 1, s.Load, 1e-9)
+	require.InDelta(t, 0, s.PriorityBoost, 1e-9)
+	require.InDelta(t, 0, s.Total, 1e-9)
+}
+
+func TestAssign_PersonaRoutingAndFallback(t *testing.T) {
+	architect := engine.Candidate{Name: "opus", PreferredPersona: "architect", Confidence: 0.5, Load: 0.9}
+	worker := engine.Candidate{Name: "sonnet", PreferredPersona: "implementer", Confidence: 0.9}
+	only := engine.Candidate{Name: "reviewers", Personas: []string{"reviewer"}, Confidence: 1}
+
+	cases := []struct {
+		name  string
+		m     engine.Mission
+		cands []engine.Candidate
+		want  string
+		ok    bool
+		all   int
+	}{
+		// the preferred persona wins over a higher score
+		{"preferred persona beats score", engine.Mission{Persona: "architect"}, []engine.Candidate{worker, architect}, "opus", true, 2},
+		// no candidate prefers the persona: the best score among the eligible (fallback)
+		{"fallback to the best eligible", engine.Mission{Persona: "debugger"}, []engine.Candidate{architect, worker, only}, "sonnet", true, 2},
+		// the allowed-persona filter is hard: only the reviewers' profile may review
+		{"allowed personas filter", engine.Mission{Persona: "reviewer"}, []engine.Candidate{only}, "reviewers", true, 1},
+		{"nobody may", engine.Mission{Persona: "auditor"}, []engine.Candidate{only}, "", false, 0},
+		{"capability filter", engine.Mission{Capabilities: []string{"gpu"}}, []engine.Candidate{worker, {Name: "gpu", Capabilities: []string{"gpu"}, Confidence: 0.1}}, "gpu", true, 1},
+		// equal scores: the earlier candidate (deterministic)
+		{"tie goes to the first", engine.Mission{}, []engine.Candidate{{Name: "a", Confidence: 1}, {Name: "b", Confidence: 1}}, "a", true, 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			best, all, ok := engine.Assign(&c.m, c.cands)
+			require.Equal(t, c.ok, ok)
+			require.Len(t, all, c.all, "every eligible candidate's score is recorded")
+			if ok {
+				require.Equal(t, c.want, best.Profile)
+			}
+			again, _, _ := engine.Assign(&c.m, c.cands)
+			require.Equal(t, best, again, "the same inputs give the same choice")
+		})
+	}
+}
+
+// A less loaded, more confident specialist beats a busy generalist.
+func TestAssign_LoadAndConfidenceDecide(t *testing.T) {
+	m := engine.Mission{Capabilities: []string{"go"}}
+	busy := engine.Candidate{Name: "busy", Capabilities: []string{"go"}, Load: 0.75, Confidence: 0.9}
+	idle := engine.Candidate{Name: "idle", Capabilities: []string{"go"}, Load: 0, Confidence: 0.6}
+	generalist := engine.Candidate{Name: "generalist", Capabilities: []string{"go", "js", "sql"}, Load: 0, Confidence: 0.9}
+	best, all, ok := engine.Assign(&m, []engine.Candidate{busy, generalist, idle})
+	require.True(t, ok)
+	require.Len(t, all, 3)
+	require.Equal(t, "idle", best.Profile, "%+v", all)
+}
