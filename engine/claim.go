@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -48,9 +49,23 @@ type Claimed struct {
 // MaxClaimWait bounds ClaimRequest.Wait.
 const MaxClaimWait = 10 * time.Minute
 
-// Claim acquires and starts the next runnable mission for an external agent in one step,
-// creates its workspace before returning, and waits up to req.Wait for work. A workspace that
-// cannot be created fails the attempt (kind workspace) and the claim returns the error.
+// maxClaimLosses is how many missions one claim call may lose while preparing their
+// workspaces (cancelled, blocked or re-leased meanwhile) before it gives up and says so.
+const maxClaimLosses = 3
+
+// Claim acquires and starts the next runnable mission for an external agent, creates its
+// workspace, and only then hands it over: the lease the caller gets runs from the moment the
+// result is ready, never from the acquire (while the workspace is prepared the engine keeps
+// the lease renewed itself). It waits up to req.Wait for work (ErrNoWork, ErrPaused after).
+//
+// What can go wrong, and what the caller is told:
+//   - a workspace that cannot be created fails the attempt (kind workspace, within the retry
+//     budget) and Claim returns a *ClaimError naming the mission and the cause;
+//   - a mission cancelled, blocked or taken by another agent while its workspace was prepared
+//     costs it nothing and Claim moves on to the next one; after maxClaimLosses such losses
+//     it returns a *ClaimLostError (which wraps ErrNoWork);
+//   - a request that ends before the result is ready abandons the attempt (no budget; see
+//     abandon) and Claim returns ctx's error.
 func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspacePreparer) (Claimed, error) {
 	if req.Wait < 0 || req.Wait > MaxClaimWait {
 		return Claimed{}, invalid("wait_seconds", fmt.Sprintf("%v is out of range", req.Wait), "wait 0 to 600 seconds")
@@ -58,16 +73,26 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 	sub := e.hub.Subscribe()
 	defer sub.Close()
 	deadline := time.Now().Add(req.Wait)
+	var lost []*ClaimLostError
 	for {
 		m, err := e.Acquire(ctx, AcquireRequest{AgentID: req.AgentID, Capabilities: req.Capabilities,
 			Personas: req.Personas, Repository: req.Repository, Start: true})
 		if err == nil {
-			return e.claimed(ctx, m, prepare)
+			c, err := e.claimed(ctx, m, prepare)
+			var l *ClaimLostError
+			if errors.As(err, &l) && len(lost)+1 < maxClaimLosses {
+				lost = append(lost, l)
+				continue
+			}
+			return c, err
 		}
 		if !errors.Is(err, ErrNoWork) && !errors.Is(err, ErrPaused) {
 			return Claimed{}, err
 		}
 		left := time.Until(deadline)
+		if left <= 0 && len(lost) > 0 && errors.Is(err, ErrNoWork) {
+			return Claimed{}, lost[len(lost)-1] // what happened to the work there was
+		}
 		if left <= 0 {
 			return Claimed{}, err
 		}
@@ -78,29 +103,169 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 	}
 }
 
+// claimed prepares the acquired mission's workspace under a lease the engine keeps alive,
+// then hands the mission over (run record and a fresh lease expiry in one write).
 func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePreparer) (Claimed, error) {
-	out := Claimed{Mission: m, HeartbeatInterval: e.opt.LeaseTTL / 3, HeartbeatSeconds: int((e.opt.LeaseTTL / 3).Seconds())}
-	if prepare == nil {
-		return out, nil
-	}
-	ws, run, err := prepare(ctx, &m)
-	if err != nil {
-		_, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
-			Failure: Failure{Kind: KindWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
-		return out, errors.Join(fmt.Errorf("prepare workspace for %s: %w", m.ID, err), ferr)
+	f := m.Fence()
+	ttl := e.opt.LeaseTTL
+	out := Claimed{HeartbeatInterval: ttl / 3, HeartbeatSeconds: int((ttl / 3).Seconds())}
+	var ws Workspace
+	var run json.RawMessage
+	if prepare != nil {
+		var err error
+		if ws, run, err = e.prepareKept(ctx, &m, prepare); err != nil {
+			return out, e.claimFailed(ctx, m, err)
+		}
 	}
 	if len(run) == 0 {
+		var err error
 		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": m.Lease.Owner, "workspace": ws}); err != nil {
 			return out, err
 		}
 	}
-	if err := e.SetRun(ctx, m.Fence(), run); err != nil {
-		return out, err
+	got, err := e.handOver(ctx, f, run)
+	if err != nil {
+		return out, e.claimFailed(ctx, m, err)
 	}
-	out.Workspace = ws
-	out.Mission.Run = run
+	if ctx.Err() != nil { // nobody is left to receive it
+		return out, e.claimFailed(ctx, m, ctx.Err())
+	}
+	out.Mission, out.Workspace = got, ws
 	return out, nil
 }
+
+// prepareKept runs prepare while a goroutine renews m's lease every third of the TTL. A lease
+// lost meanwhile (cancelled, blocked, reaped) stops the renewals and is returned once prepare
+// is done: the preparation is not interrupted, so git is never stopped half-way and leaves
+// nothing behind (the workspace of a mission nobody holds is cleaned up like any other).
+func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
+	done := make(chan struct{})
+	var lost error
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(max(e.opt.LeaseTTL/3, time.Millisecond))
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			_, err := e.RenewLease(context.WithoutCancel(ctx), m.Fence())
+			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) {
+				lost = err
+				return
+			}
+			if err != nil {
+				e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", m.ID, "err", err)
+			}
+		}
+	})
+	ws, run, err := prepare(ctx, m)
+	close(done)
+	wg.Wait()
+	if lost != nil && ctx.Err() == nil {
+		return ws, run, lost // that, not what prepare made of it, is what happened
+	}
+	return ws, run, err
+}
+
+// handOver stores the claim's run record and starts the caller's lease clock: the lease
+// expires LeaseTTL from now, the moment the result is ready. Fenced by the epoch.
+func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage) (Mission, error) {
+	if !json.Valid(run) {
+		return Mission{}, invalid("run", "is not valid JSON", "")
+	}
+	var m Mission
+	err := e.update(ctx, "scheduler", func(o *op) error {
+		var err error
+		if m, err = o.fenced(f); err != nil {
+			return err
+		}
+		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+		m.Run, m.UpdatedAt, m.Lease.ExpiresAt = run, o.now, o.now.Add(o.e.opt.LeaseTTL)
+		if err := o.save(&m, g); err != nil {
+			return err
+		}
+		return o.emit("attempt.launched", &m, "", json.RawMessage(run))
+	})
+	e.forgetRenewal(f) // the caller's first heartbeat writes (and records contact)
+	return m, err
+}
+
+// claimFailed turns what went wrong after a claim's acquire into what the caller is told,
+// settling the attempt so that nothing stays half-claimed.
+func (e *Engine) claimFailed(ctx context.Context, m Mission, err error) error {
+	var lost *LeaseLostError
+	switch {
+	case errors.As(err, &lost):
+		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
+	case ctx.Err() != nil:
+		why := "the claim's request ended before its result was ready (the caller went away or timed out)"
+		if aerr := e.abandonClaim(ctx, m.Fence(), why); aerr != nil && !errors.Is(aerr, ErrLeaseLost) {
+			return errors.Join(ctx.Err(), aerr)
+		}
+		return ctx.Err()
+	}
+	failed, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
+		Failure: Failure{Kind: KindWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
+	if errors.As(ferr, &lost) { // lost between the failure and its record: nothing to settle
+		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
+	}
+	ce := &ClaimError{MissionID: m.ID, Attempt: m.Attempt, Err: err}
+	if failed.Decision != nil {
+		ce.Decision = *failed.Decision
+	}
+	return errors.Join(ce, ferr)
+}
+
+// ClaimError is a claim whose mission was acquired but whose workspace could not be made:
+// the attempt was recorded as failed (Decision says what comes next) and nothing was handed
+// over. It is a server fault, not the caller's mistake.
+type ClaimError struct {
+	MissionID string
+	Attempt   int
+	Decision  Decision
+	Err       error
+}
+
+func (e *ClaimError) Error() string {
+	next := ""
+	if e.Decision.Kind != "" {
+		next = fmt.Sprintf("; the attempt was recorded as failed (decision %s: %s)", e.Decision.Kind, e.Decision.Reason)
+	}
+	return fmt.Sprintf("the workspace of mission %s (attempt %d) could not be prepared: %v%s; nothing was handed to you, call claim_mission again for other work",
+		e.MissionID, e.Attempt, e.Err, next)
+}
+
+// Unwrap returns the preparation's error.
+func (e *ClaimError) Unwrap() error { return e.Err }
+
+// ClaimLostError is a claim whose mission was taken away while its workspace was prepared,
+// before anything was handed to the caller: cancelled, blocked, or leased again after the
+// engine could not renew its lease in time. It cost the mission nothing. It wraps ErrNoWork:
+// the caller has nothing to stop and simply claims again.
+type ClaimLostError struct {
+	MissionID string
+	State     MissionState // the mission's state when the claim noticed
+	Epoch     int64        // the epoch this claim acquired
+	Current   int64        // the mission's epoch when the claim noticed
+}
+
+func (e *ClaimLostError) Error() string {
+	what := "was " + string(e.State)
+	switch {
+	case e.Current != e.Epoch && e.State.Leased():
+		what = "went to another agent (the lease lapsed before the server could renew it)"
+	case e.State == StatePending || e.State == StateInterrupted:
+		what = "was given back (the lease lapsed before the server could renew it)"
+	}
+	return fmt.Sprintf("mission %s %s while its workspace was being prepared, before it was handed to you; nothing was charged to it or to you: call claim_mission again",
+		e.MissionID, what)
+}
+
+// Unwrap makes errors.Is(err, ErrNoWork) true.
+func (e *ClaimLostError) Unwrap() error { return ErrNoWork }
 
 // KindWorkspace is the failure kind of an attempt whose workspace could not be made.
 const KindWorkspace = "workspace"

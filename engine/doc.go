@@ -28,8 +28,11 @@
 // was cancelled, or its mission was handed to someone else — can therefore never overwrite
 // the newer attempt's state, and its result is never landed. Heartbeats extend the lease
 // without an event row and write at most once per RenewInterval. Leases that expire are
-// reaped (ReapExpired): the attempt counts as a crash failure and the mission is retried, or
-// resumed from its checkpoint. The reaper reads expired leases from a snapshot and re-checks
+// reaped (ReapExpired): when the agent was heard from (a heartbeat, progress, a checkpoint)
+// the attempt counts as a crash failure and the mission is retried, or resumed from its
+// checkpoint; when it never was, the attempt is abandoned (no budget; AbandonLimit in a row
+// block the mission). Claim prepares a workspace under a lease the engine keeps alive and
+// starts the caller's lease clock only at the hand-over. The reaper reads expired leases from a snapshot and re-checks
 // state, epoch and expiry inside each update, so a completion that commits in between wins.
 //
 // # Ordering

@@ -30,7 +30,10 @@ type Options struct {
 	// DebugAvailable tells the failure policy whether a debugger persona can be dispatched, so
 	// that a repeated failure may become a debugger mission (decision debug).
 	DebugAvailable func() bool
-	Logger         *slog.Logger
+	// AbandonLimit is how many attempts in a row may end abandoned (their agent never heard
+	// from) before the mission is blocked with an "abandoned" escalation (default 3).
+	AbandonLimit int
+	Logger       *slog.Logger
 }
 
 // Engine applies the mission rules (design brief §2–§4) on top of a Store. It holds no
@@ -45,7 +48,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	renewMu sync.Mutex
-	renewed map[Fence]time.Time // last lease write per attempt, for RenewInterval
+	renewed map[Fence]renewal // last lease write per attempt, for RenewInterval
 
 	// testHookReap runs between reading expired leases and updating them (tests only).
 	testHookReap func()
@@ -63,6 +66,9 @@ func New(store Store, opt Options) *Engine {
 		opt.RenewInterval = time.Second
 	}
 	opt.Backoff = opt.Backoff.withDefaults()
+	if opt.AbandonLimit <= 0 {
+		opt.AbandonLimit = DefaultAbandonLimit
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -70,7 +76,7 @@ func New(store Store, opt Options) *Engine {
 		opt.ResolveRepository = func(p string) (string, error) { return filepath.Abs(p) }
 	}
 	return &Engine{store: store, clock: opt.Clock, opt: opt, ids: newIDGen(), hub: NewHub(),
-		log: opt.Logger, renewed: map[Fence]time.Time{}}
+		log: opt.Logger, renewed: map[Fence]renewal{}}
 }
 
 // Hub returns the engine's change hub (committed changes, for wake-ups and notifications).

@@ -228,7 +228,7 @@ func (o *op) applyResolution(missionID, escID, action, note string) error {
 // reopen moves a blocked, failed or cancelled mission back to pending and re-records its
 // write area; a mission whose hard dependency is failed or cancelled becomes blocked again.
 func (o *op) reopen(m *Mission, opName, eventType string, data map[string]any) error {
-	m.FinishedAt, m.Serial, m.Skipped = time.Time{}, false, false
+	m.FinishedAt, m.Serial, m.Skipped, m.Abandons = time.Time{}, false, false, 0
 	if m.Landing != LandingNone && m.State != StateCompleted {
 		m.Landing = LandingNone
 	}

@@ -136,21 +136,33 @@ type HeartbeatAnswer struct {
 	Written bool `json:"-"`
 }
 
-// Heartbeat extends a live lease to now + LeaseTTL. It writes no event and writes at most
-// once per RenewInterval per attempt; sooner heartbeats only verify the lease. A stale epoch
-// returns ErrLeaseLost and changes nothing.
+// Heartbeat extends a live lease to now + LeaseTTL and records that the attempt's agent was
+// heard from (Mission.Contacted). It writes no event and writes at most once per
+// RenewInterval per attempt; sooner heartbeats only verify the lease (unless the last write
+// was a server renewal that recorded no contact). A stale epoch returns ErrLeaseLost and
+// changes nothing.
 func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+	return e.renew(ctx, f, true)
+}
+
+// renewal is the engine's last lease write for one attempt (RenewInterval).
+type renewal struct {
+	at      time.Time
+	contact bool // the write recorded contact with the agent
+}
+
+func (e *Engine) renew(ctx context.Context, f Fence, contact bool) (HeartbeatAnswer, error) {
 	now := e.Now()
 	e.renewMu.Lock()
 	last, ok := e.renewed[f]
 	e.renewMu.Unlock()
-	if ok && now.Sub(last) < e.opt.RenewInterval {
+	if ok && now.Sub(last.at) < e.opt.RenewInterval && (last.contact || !contact) {
 		return e.heartbeatRead(ctx, f)
 	}
 	var m Renewed
 	err := e.store.Update(ctx, func(tx Tx) error {
 		var err error
-		m, err = tx.MissionRenew(ctx, f, now.Add(e.opt.LeaseTTL), now)
+		m, err = tx.MissionRenew(ctx, f, now.Add(e.opt.LeaseTTL), contact)
 		if errors.Is(err, ErrGuard) {
 			return leaseLostFrom(ctx, tx, f)
 		}
@@ -163,7 +175,7 @@ func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error
 		return HeartbeatAnswer{}, err
 	}
 	e.renewMu.Lock()
-	e.renewed[f] = now
+	e.renewed[f] = renewal{at: now, contact: contact || (ok && last.contact)}
 	e.renewMu.Unlock()
 	return HeartbeatAnswer{State: m.State, Epoch: m.Epoch, ExpiresAt: m.ExpiresAt, Yield: m.Preempt, Written: true}, nil
 }
@@ -218,10 +230,11 @@ func (e *Engine) Progress(ctx context.Context, f Fence, percent *float64, messag
 	})
 }
 
-// touch writes m with an extended lease and emits an event, without a state change.
+// touch writes m with an extended lease and emits an event, without a state change; the
+// agent was heard from (Contacted).
 func (o *op) touch(m *Mission, eventType string, data map[string]any) error {
 	g := Guard{State: m.State, Epoch: m.Lease.Epoch}
-	m.Lease.ExpiresAt, m.UpdatedAt = o.now.Add(o.e.opt.LeaseTTL), o.now
+	m.Lease.ExpiresAt, m.UpdatedAt, m.Contacted = o.now.Add(o.e.opt.LeaseTTL), o.now, true
 	if err := o.save(m, g); err != nil {
 		return err
 	}
@@ -370,11 +383,15 @@ func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage) error
 	})
 }
 
-// endAttempt writes the attempt record of m's current attempt.
+// endAttempt writes the attempt record of m's current attempt (and resets m.Abandons unless
+// it ended abandoned).
 func (o *op) endAttempt(m *Mission, outcome string, f *Failure, usage *Usage, summary string) error {
 	a := Attempt{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Agent: m.Lease.Owner,
 		Profile: m.Profile, Persona: m.Persona, Outcome: outcome, Failure: f, Summary: truncate(summary, 2000),
 		StartedAt: m.StartedAt, EndedAt: o.now}
+	if outcome != OutcomeAbandoned {
+		m.Abandons = 0 // an attempt that ended any other way breaks the row of abandons
+	}
 	if usage != nil {
 		a.Usage = *usage
 	}

@@ -34,6 +34,9 @@ import (
 //   - an operation presented with a stale epoch fails with ErrLeaseLost and changes nothing
 //     (row and event log), so there is never more than one live lease per mission;
 //   - weighted attempts never exceed the retry budget while a mission can still run;
+//   - a lease that expires before any heartbeat is abandoned, not crashed: it costs no
+//     budget, counts in the mission's abandons (reset by any other end of an attempt and by
+//     a retry), and the engine.DefaultAbandonLimit-th in a row blocks the mission;
 //   - nothing is acquired while a hard dependency is not completed and landed, a serialization
 //     predecessor is not terminal, a conflict partner (edge, overlapping write area or an
 //     exclusive mission in the repository) is leased or running, the backoff has not passed or
@@ -131,7 +134,13 @@ type modelMission struct {
 	checkpoint bool
 	lastSig    string // the model's token for the last failure signature
 	cause      string // blocked because this upstream failed or was cancelled
+	contacted  bool   // the current attempt's agent heartbeated
+	abandons   int    // attempts in a row whose lease expired before any heartbeat
 }
+
+// endAttempt is the model of an attempt ending any way but abandoned: the row of abandons
+// is broken.
+func (m *modelMission) endAttempt() { m.abandons, m.contacted = 0, false }
 
 func (m *modelMission) exclusive() bool { return len(m.area) == 0 }
 
@@ -265,7 +274,7 @@ func (pm *propMachine) propagate(up string) {
 // reopen moves m back to pending (retry, resolution); a mission whose hard dependency failed
 // or was cancelled is blocked again at once, naming it.
 func (pm *propMachine) reopen(m *modelMission) {
-	m.state, m.cause, m.notBefore = engine.StatePending, "", time.Time{}
+	m.state, m.cause, m.notBefore, m.abandons = engine.StatePending, "", time.Time{}, 0
 	if up := pm.failedUpstream(m); up != "" {
 		m.state, m.cause = engine.StateBlocked, up
 	}
@@ -531,6 +540,7 @@ func (pm *propMachine) acquired(t *rapid.T, agentID string, got engine.Mission, 
 	require.Equal(t, m.epoch+1, got.Lease.Epoch, "every acquire takes the next epoch")
 	require.Equal(t, agentID, got.Lease.Owner)
 	m.state, m.epoch, m.attempt, m.expires = want, m.epoch+1, m.attempt+1, pm.now().Add(propTTL)
+	m.contacted = false
 	if m.voyage != "" {
 		pm.voyages[m.voyage] = true
 	}
@@ -572,6 +582,7 @@ func (pm *propMachine) Heartbeat(t *rapid.T) {
 		return
 	}
 	require.NoError(t, err)
+	m.contacted = true // a read-only answer follows a write that recorded contact
 	require.Equal(t, write, ans.Written, "heartbeats write at most once per RenewInterval")
 	require.Equal(t, seq, pm.lastSeq(t), "a heartbeat writes no event")
 	if write {
@@ -596,6 +607,7 @@ func (pm *propMachine) Yield(t *rapid.T) {
 		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "yield while "+string(m.state))
 	default:
 		require.NoError(t, err)
+		m.endAttempt()
 		m.state, m.expires, m.checkpoint = engine.StateInterrupted, time.Time{}, m.checkpoint || cp != nil
 	}
 }
@@ -611,6 +623,7 @@ func (pm *propMachine) Release(t *rapid.T) {
 		return
 	}
 	require.NoError(t, err)
+	m.endAttempt()
 	m.state, m.expires = engine.StatePending, time.Time{}
 	if m.checkpoint {
 		m.state = engine.StateInterrupted
@@ -630,6 +643,7 @@ func (pm *propMachine) Complete(t *rapid.T) {
 		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "complete while "+string(m.state))
 	default:
 		require.NoError(t, err)
+		m.endAttempt()
 		m.state, m.expires, m.landing = engine.StateCompleted, time.Time{}, engine.LandingPending
 	}
 }
@@ -649,6 +663,7 @@ func (pm *propMachine) Fail(t *rapid.T) {
 		return
 	}
 	require.NoError(t, err)
+	m.endAttempt()
 	env := agent.EnvironmentKind(propFailures[i].Kind)
 	if kind == "final" && !env {
 		m.budget = -1 // the model's way to say: whatever the weight, the budget is spent
@@ -687,9 +702,29 @@ func (pm *propMachine) reap(t *rapid.T) {
 	for _, id := range want {
 		m := pm.missions[id]
 		delete(pm.renewed, engine.Fence{MissionID: id, Epoch: m.epoch})
+		if !m.contacted {
+			pm.abandoned(m)
+			continue
+		}
+		m.endAttempt()
 		if pm.failure(m, "expire", false, true) {
 			pm.copyBackoff(t, m)
 		}
+	}
+}
+
+// abandoned is the model of an expiry with no heartbeat ever: no budget, no backoff, no
+// signature; the engine.DefaultAbandonLimit-th in a row blocks the mission.
+func (pm *propMachine) abandoned(m *modelMission) {
+	m.abandons++
+	m.contacted, m.expires = false, time.Time{}
+	switch {
+	case m.abandons >= engine.DefaultAbandonLimit:
+		m.state, m.cause = engine.StateBlocked, ""
+	case m.checkpoint:
+		m.state = engine.StateInterrupted
+	default:
+		m.state = engine.StatePending
 	}
 }
 
@@ -705,6 +740,9 @@ func (pm *propMachine) Cancel(t *rapid.T) {
 		return
 	}
 	require.NoError(t, err)
+	if m.state.Leased() {
+		m.endAttempt()
+	}
 	m.state, m.expires, m.cause = engine.StateCancelled, time.Time{}, ""
 	pm.propagate(m.id)
 }
@@ -771,6 +809,10 @@ func (pm *propMachine) Check(t *rapid.T) {
 		require.Equal(t, m.used, got.AttemptsUsed, "%s weighted attempts", m.id)
 		require.Equal(t, m.landing, got.Landing, "%s landing", m.id)
 		require.Equal(t, m.checkpoint, got.Checkpoint != nil, "%s checkpoint", m.id)
+		require.Equal(t, m.abandons, got.Abandons, "%s abandons in a row", m.id)
+		if m.state.Leased() {
+			require.Equal(t, m.contacted, got.Contacted, "%s agent heard from", m.id)
+		}
 		if m.state == engine.StateBlocked {
 			require.NotEmpty(t, got.EscalationID, "%s is blocked without an escalation", m.id)
 		}

@@ -14,8 +14,10 @@ import (
 // The expired set is read from a snapshot and each mission is then updated in its own
 // guarded transaction that re-checks state, epoch and expiry, so a completion or heartbeat
 // that commits in between wins and the sweep changes nothing for it (shared/cases B11). A lost
-// attempt counts as a crash failure against the retry budget; with a checkpoint the mission
-// becomes interrupted and resumes from it. It returns the ids requeued (or failed).
+// attempt whose agent was heard from counts as a crash failure against the retry budget; one
+// whose agent never was is abandoned (see abandon: no budget, its own limit). With a
+// checkpoint the mission becomes interrupted and resumes from it. It returns the ids requeued
+// (or failed or blocked).
 func (e *Engine) ReapExpired(ctx context.Context, keep func(Mission) bool) ([]string, error) {
 	now := e.Now()
 	var expired []Mission
@@ -61,6 +63,10 @@ func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
 			return nil // completed, renewed or re-leased since the snapshot
 		}
 		reaped = true
+		if !m.Contacted {
+			return o.abandon(&m, fmt.Sprintf("lease of %s expired before anything was heard from it (no heartbeat, progress or checkpoint)",
+				orDefault(m.Lease.Owner, "its agent")))
+		}
 		f := Failure{Kind: agent.KindCrash, Tool: "lease",
 			Summary: fmt.Sprintf("lease of %s expired: no heartbeat", orDefault(m.Lease.Owner, "its agent"))}
 		return o.applyFailure(&m, FailRequest{Failure: f, Summary: f.Summary}, "expire", "lease.expired")
@@ -71,9 +77,10 @@ func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
 	return reaped, err
 }
 
-// RenewLease extends a live lease now, whatever RenewInterval says (the scheduler renews the
-// leases of agent processes it knows are alive). Fenced by the epoch.
+// RenewLease extends a live lease now, whatever RenewInterval says: the server renews it on
+// the agent's behalf (the scheduler for agent processes it knows are alive, a claim while it
+// prepares the workspace), so it records no contact with the agent. Fenced by the epoch.
 func (e *Engine) RenewLease(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
 	e.forgetRenewal(f)
-	return e.Heartbeat(ctx, f)
+	return e.renew(ctx, f, false)
 }

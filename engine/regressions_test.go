@@ -37,7 +37,9 @@ func TestReap_ExpiryWithBudgetSpentFailsTheMission(t *testing.T) {
 		b := setup(t)
 		up := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{"a/**"}})
 		down := b.create(engine.MissionSpec{DependsOn: []string{up.ID}, WriteArea: []string{"b/**"}})
-		b.acquire(up.ID, start)
+		got := b.acquire(up.ID, start)
+		_, err := b.e.Heartbeat(b.ctx, got.Fence()) // heard from: its expiry is a crash, not an abandon
+		require.NoError(t, err)
 		b.clock.Advance(b.e.LeaseTTL() + time.Second)
 		reaped, err := b.e.ReapExpired(b.ctx, nil)
 		require.NoError(t, err)
@@ -60,7 +62,9 @@ func TestReap_ExpiryOverCostLimitBlocks(t *testing.T) {
 	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{CostLimitUSD: &limit}, "test")
 	require.NoError(t, err)
 	b.clock.Advance(time.Hour) // past the backoff
-	b.acquire(m.ID, true)
+	m = b.acquire(m.ID, true)
+	_, err = b.e.Heartbeat(b.ctx, m.Fence()) // heard from: its expiry is a crash, not an abandon
+	require.NoError(t, err)
 	b.clock.Advance(b.e.LeaseTTL() + time.Second)
 	_, err = b.e.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)

@@ -221,11 +221,14 @@ type Tx interface {
 	// epoch; ErrGuard when it does not.
 	MissionUpdate(ctx context.Context, m *Mission, g Guard) error
 	// MissionAcquire leases the first runnable mission matching q (ErrNoWork when none):
-	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry.
+	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry,
+	// Contacted false.
 	MissionAcquire(ctx context.Context, q AcquireQuery) (Mission, error)
-	// MissionRenew extends a live lease presented with its epoch; ErrGuard otherwise. It
-	// returns the lease as renewed (a heartbeat's answer, nothing more: the hot path).
-	MissionRenew(ctx context.Context, f Fence, expiresAt, now time.Time) (Renewed, error)
+	// MissionRenew extends a live lease presented with its epoch; ErrGuard otherwise. contact
+	// records that the attempt's agent was heard from (Mission.Contacted; a renewal by the
+	// server on the agent's behalf passes false). It returns the lease as renewed (a
+	// heartbeat's answer, nothing more: the hot path).
+	MissionRenew(ctx context.Context, f Fence, expiresAt time.Time, contact bool) (Renewed, error)
 	MissionDelete(ctx context.Context, id string) error
 	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
 	// (they sort ahead of others).

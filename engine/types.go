@@ -148,9 +148,16 @@ type Mission struct {
 	RetryBudget        int         `json:"retry_budget"`
 	CostLimitUSD       float64     `json:"cost_limit_usd,omitempty"`
 
-	State         MissionState    `json:"state"`
-	Attempt       int             `json:"attempt"`
-	AttemptsUsed  int             `json:"attempts_used"` // weighted: an identical failure counts double
+	State        MissionState `json:"state"`
+	Attempt      int          `json:"attempt"`
+	AttemptsUsed int          `json:"attempts_used"` // weighted: an identical failure counts double
+	// Abandons counts the attempts in a row that ended abandoned: their lease ran out (or the
+	// claim's caller went away) before anything was heard from the agent. Abandons cost no
+	// retry budget; AbandonLimit of them in a row block the mission with an escalation.
+	Abandons int `json:"abandons,omitempty"`
+	// Contacted says the current attempt's agent was heard from (a heartbeat, progress or a
+	// checkpoint): an expiry after that is a crash, before it an abandon.
+	Contacted     bool            `json:"contacted,omitempty"`
 	Lease         Lease           `json:"lease"`
 	Profile       string          `json:"profile,omitempty"` // agent profile or external agent of the current attempt
 	NotBefore     time.Time       `json:"not_before,omitzero"`
@@ -286,7 +293,7 @@ type Escalation struct {
 	MissionIDs []string `json:"mission_ids"`
 	VoyageID   string   `json:"voyage_id,omitempty"`
 	Route      Route    `json:"route"`
-	Kind       string   `json:"kind"` // why: environment, budget, upstream_failed, child_failed, deadline, review, conflict, deadlock, decision, checkout, report
+	Kind       string   `json:"kind"` // why: environment, budget, upstream_failed, child_failed, deadline, review, conflict, deadlock, decision, checkout, report, abandoned
 	// CauseID is the mission whose failure caused this escalation (kind upstream_failed,
 	// child_failed), so that retrying it reopens what it blocked.
 	CauseID          string    `json:"cause_id,omitempty"`
@@ -329,7 +336,7 @@ type Attempt struct {
 	Agent     string    `json:"agent,omitempty"`
 	Profile   string    `json:"profile,omitempty"`
 	Persona   string    `json:"persona,omitempty"`
-	Outcome   string    `json:"outcome"` // completed, failed, blocked, cancelled, yielded, released, lost
+	Outcome   string    `json:"outcome"` // completed, failed, blocked, cancelled, yielded, released, abandoned
 	Failure   *Failure  `json:"failure,omitempty"`
 	Signature string    `json:"signature,omitempty"`
 	Weight    int       `json:"weight,omitempty"`

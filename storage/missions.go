@@ -17,7 +17,7 @@ const missionCols = `id, voyage_id, parent_id, idempotency_key, client_key, titl
  lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint,
  progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, created_at,
- updated_at, started_at, finished_at`
+ updated_at, started_at, finished_at, contacted, abandons`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -27,14 +27,14 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 		decision, escalation, run sql.NullString
 	var caps, policy, acceptance, state, kind, landing string
 	var deadline, expires, notBefore, created, updated, started, finished sql.NullInt64
-	var preempt, serial, skipped, active, deadlineEsc int64
+	var preempt, serial, skipped, active, deadlineEsc, contacted int64
 	err := r.Scan(&m.ID, &voyage, &parent, &idem, &m.Key, &m.Title, &m.Brief, &m.Repository, &m.TargetBranch,
 		&m.Priority, &kind, &subject, &m.Persona, &caps, &writeArea, &policy, &m.Workspace, &m.Review,
 		&acceptance, &deadline, &m.RetryBudget, &m.CostLimitUSD, &state, &m.Attempt, &m.AttemptsUsed, &m.Lease.Epoch,
 		&owner, &expires, &m.Profile, &notBefore, &m.WaitReason, &preempt, &serial, &checkpoint,
 		&progress, &result, &failure, &m.LastSignature, &decision, &landing, &skipped, &active,
 		&m.Usage.InputTokens, &m.Usage.OutputTokens, &m.Usage.CostUSD, &escalation, &deadlineEsc, &run, &created,
-		&updated, &started, &finished)
+		&updated, &started, &finished, &contacted, &m.Abandons)
 	if err != nil {
 		return m, err
 	}
@@ -53,6 +53,7 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 	m.LastFailure = decodeInto[engine.Failure](failure)
 	m.Decision = decodeInto[engine.Decision](decision)
 	m.EscalationID = escalation.String
+	m.Contacted = contacted == 1
 	m.CreatedAt, m.UpdatedAt, m.StartedAt, m.FinishedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(finished)
 	return m, nil
 }
@@ -77,7 +78,8 @@ func mutableArgs(m *engine.Mission) []any {
 		jsonOrNull(m.Progress), jsonOrNull(m.Result), jsonOrNull(m.LastFailure), m.LastSignature,
 		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped), boolInt(m.VoyageActive),
 		m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD, nullStr(m.EscalationID),
-		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt)}
+		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt),
+		boolInt(m.Contacted), m.Abandons}
 }
 
 const mutableCols = `client_key, title, brief, target_branch, priority, kind, persona, capabilities, write_area,
@@ -85,7 +87,7 @@ const mutableCols = `client_key, title, brief, target_branch, priority, kind, pe
  attempts_used, epoch, lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial,
  checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
- finished_at`
+ finished_at, contacted, abandons`
 
 // mutableSet is "col=?, …" over mutableCols.
 var mutableSet = strings.ReplaceAll(mutableCols, ",", "=?,") + "=?"
@@ -99,11 +101,11 @@ func orEmpty(s []string) []string {
 
 var (
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
- VALUES (` + strings.Repeat("?, ", 51) + `?)`
+ VALUES (` + strings.Repeat("?, ", 53) + `?)`
 	sqlMissionUpdate = `UPDATE missions SET ` + mutableSet + ` WHERE id = ? AND state = ? AND epoch = ?`
 	sqlMissionGet    = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
 	sqlMissionByKey  = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
-	sqlMissionRenew  = `UPDATE missions SET lease_expires_at = ?
+	sqlMissionRenew  = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?
  WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
 	sqlMissionDelete  = `DELETE FROM missions WHERE id = ?`
 	sqlVoyageActivate = `UPDATE missions SET voyage_active = 1 WHERE voyage_id = ? AND voyage_active = 0`
@@ -156,12 +158,12 @@ func (t *txn) MissionLease(ctx context.Context, id string) (engine.Renewed, erro
 	return r, translate(err, "lease of "+id)
 }
 
-func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt, _ time.Time) (engine.Renewed, error) {
+func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt time.Time, contact bool) (engine.Renewed, error) {
 	var r engine.Renewed
 	var state string
 	var exp sql.NullInt64
 	var preempt int64
-	err := t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), f.MissionID, f.Epoch).Scan(&state, &r.Epoch, &exp, &preempt)
+	err := t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), boolInt(contact), f.MissionID, f.Epoch).Scan(&state, &r.Epoch, &exp, &preempt)
 	if err == sql.ErrNoRows {
 		return r, fmt.Errorf("renew lease of %s: %w", f.MissionID, engine.ErrGuard)
 	}

@@ -40,7 +40,7 @@ const pickOrder = `m.priority, m.voyage_active DESC, (m.state = 'interrupted') D
 const acquireSet = `UPDATE missions SET
   state = CASE WHEN @start THEN 'running' ELSE 'leased' END,
   epoch = epoch + 1, attempt = attempt + 1, lease_owner = @owner, lease_expires_at = @exp,
-  profile = @profile, preempt = 0, updated_at = @nowms,
+  profile = @profile, preempt = 0, contacted = 0, updated_at = @nowms,
   started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
 
 var (

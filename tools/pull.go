@@ -43,7 +43,8 @@ type ClaimResult struct {
 	// Brief is the full brief for this attempt (what to do, where, how to report).
 	Brief string `json:"brief,omitempty"`
 	// HeartbeatSeconds is how often to call heartbeat; the lease expires at LeaseExpiresAt
-	// without one.
+	// without one. The lease runs from the moment this result was ready (the workspace was
+	// prepared before); an attempt you never heartbeat is abandoned, not failed.
 	HeartbeatSeconds int       `json:"heartbeat_seconds,omitempty"`
 	LeaseExpiresAt   time.Time `json:"lease_expires_at,omitzero"`
 }
@@ -53,7 +54,8 @@ func ClaimMission(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "claim_mission", title: "Claim a mission (pull mode)", group: GroupPull, effect: Additive,
 		description: "For an agent that works for the scheduler itself: take the next runnable mission that fits your capabilities and personas, in one step (leased and started), with a git workspace created for this attempt before the call returns. " +
-			"Returns the mission, your lease epoch, the workspace path and the brief. With wait_seconds the call waits for work instead of answering claimed=false at once. Then heartbeat regularly and finish with complete_mission or fail_mission, always passing mission_id and epoch.",
+			"Returns the mission, your lease epoch, the workspace path and the brief. With wait_seconds the call waits for work instead of answering claimed=false at once. Then heartbeat regularly and finish with complete_mission or fail_mission, always passing mission_id and epoch. " +
+			"Your lease starts when this answer is ready (not while the workspace is made); a claim you never heartbeat is abandoned when the lease runs out and goes to another agent, without costing the mission its retry budget.",
 		input: inputSchema[ClaimArgs](), output: outputSchema[ClaimResult](),
 		handler: handle(func(ctx context.Context, req mcp.CallToolRequest, a ClaimArgs) (ClaimResult, error) {
 			return claim(ctx, d, req, a)
@@ -80,7 +82,10 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	c, err := d.Engine.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
 		Personas: a.Personas, Repository: a.Repository, Wait: wait}, d.Workspaces.Prepare)
 	stop()
+	var lost *engine.ClaimLostError
 	switch {
+	case errors.As(err, &lost):
+		return ClaimResult{Reason: lost.Error()}, nil
 	case errors.Is(err, engine.ErrNoWork):
 		return ClaimResult{Reason: "no runnable mission fits you now (none pending, or they wait for dependencies, conflicts or backoff); call again later or pass wait_seconds"}, nil
 	case errors.Is(err, engine.ErrPaused):

@@ -189,7 +189,11 @@ func TestClaim_WorkspaceFailure(t *testing.T) {
 	m := b.createMission(map[string]any{"title": "x"})
 	b.ws.failNext = errors.New("disk full")
 	_, err := b.callErr("claim_mission", map[string]any{"agent_id": "w"})
-	require.ErrorContains(t, err, "disk full")
+	for _, want := range []string{"disk full", "the workspace of mission " + m.ID + " (attempt 1) could not be prepared",
+		"decision retry", "call claim_mission again"} {
+		require.ErrorContains(t, err, want)
+	}
+	require.NotContains(t, err.Error(), "presented", "the caller presented no epoch")
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
 	require.Equal(t, engine.StatePending, det.Mission.State)
 	require.Len(t, det.Attempts, 1)
@@ -306,4 +310,27 @@ func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
 	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "error", "summary": "workspace lost"}})
 	require.Equal(t, engine.StatePending, res.Mission.State, "retried")
+}
+
+// TestClaim_NeverHeardFromIsAbandoned: a claim whose caller never heartbeats ends abandoned
+// when its lease runs out; get_mission shows the outcome and the count, and no budget is
+// spent; the next caller gets the mission again at once.
+func TestClaim_NeverHeardFromIsAbandoned(t *testing.T) {
+	b := setup(t, setupOpts{})
+	m := b.createMission(map[string]any{"title": "x", "retry_budget": 0})
+	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "ghost"})
+	require.True(t, c.Claimed)
+	b.clock.Advance(b.eng.LeaseTTL() + time.Second)
+	_, err := b.eng.ReapExpired(b.ctx, nil)
+	require.NoError(t, err)
+	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
+	require.Equal(t, engine.StatePending, det.Mission.State)
+	require.Equal(t, 1, det.Mission.Abandons)
+	require.Zero(t, det.Mission.AttemptsUsed)
+	require.Equal(t, engine.OutcomeAbandoned, det.Attempts[0].Outcome)
+	stale := fails(b, "heartbeat", map[string]any{"mission_id": m.ID, "epoch": c.Epoch})
+	require.Contains(t, stale, "lease lost", "the vanished caller's epoch is void")
+	again := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "worker"})
+	require.True(t, again.Claimed, again.Reason)
+	require.Equal(t, 2, again.Attempt)
 }

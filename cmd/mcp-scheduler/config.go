@@ -48,6 +48,7 @@ type SchedulerConfig struct {
 	StallThreshold agent.Duration `toml:"stall_threshold"`
 	Grace          agent.Duration `toml:"grace"`
 	RetryBudget    *int           `toml:"retry_budget"`
+	AbandonLimit   int            `toml:"abandon_limit"`
 	BackoffInitial agent.Duration `toml:"backoff_initial"`
 	BackoffMax     agent.Duration `toml:"backoff_max"`
 	UrgentPriority int            `toml:"urgent_priority"`
@@ -133,7 +134,7 @@ func defaults(env getenv) Config {
 		Scheduler: SchedulerConfig{
 			Tick: agent.Duration(time.Second), LeaseTTL: agent.Duration(60 * time.Second),
 			RenewInterval: agent.Duration(20 * time.Second), StallThreshold: agent.Duration(10 * time.Minute),
-			Grace: agent.Duration(time.Second), RetryBudget: &budget,
+			Grace: agent.Duration(time.Second), RetryBudget: &budget, AbandonLimit: 3,
 			BackoffInitial: agent.Duration(5 * time.Second), BackoffMax: agent.Duration(5 * time.Minute),
 			UrgentPriority: 10, MaxConcurrency: runtime.NumCPU(), PerRepository: 4,
 			LeaderLease: agent.Duration(5 * time.Second), UnclaimedGrace: agent.Duration(10 * time.Minute),
@@ -244,6 +245,9 @@ func (c *Config) validate() error {
 	}
 	if s.RetryBudget == nil || *s.RetryBudget < 0 || *s.RetryBudget > 20 {
 		bad("scheduler.retry_budget", "must be 0 to 20")
+	}
+	if s.AbandonLimit < 1 || s.AbandonLimit > 20 {
+		bad("scheduler.abandon_limit", "%d must be 1 to 20", s.AbandonLimit)
 	}
 	if s.UrgentPriority < 1 || s.UrgentPriority > 1000 {
 		bad("scheduler.urgent_priority", "%d must be 1 to 1000", s.UrgentPriority)

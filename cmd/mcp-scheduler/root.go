@@ -155,6 +155,7 @@ func (a *app) open(ctx context.Context) error {
 		DefaultRepository: a.repos.defaultRepo,
 		ResolveRepository: a.repos.resolve,
 		DebugAvailable:    debugAvailable(a.cfg.Profiles),
+		AbandonLimit:      s.AbandonLimit,
 		Logger:            a.log.With("component", "engine"),
 	})
 	return nil
