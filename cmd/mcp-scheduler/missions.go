@@ -100,6 +100,9 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			if m.Decision != nil {
 				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, m.Decision.Reason)
 			}
+			if m.Abandons > 0 {
+				fmt.Fprintf(w, "abandoned   %d attempt(s) in a row: claimed, then never heard from (no budget spent)\n", m.Abandons)
+			}
 			for _, r := range d.WhyNotRunning {
 				fmt.Fprintf(w, "waiting     %s: %s%s\n", r.Code, r.Message, sinceText(r.Since))
 			}
