@@ -28,6 +28,10 @@ type Options struct {
 	// MaxBatch caps how many Updates share one transaction (default 64; 1 disables group commit).
 	MaxBatch int
 	Logger   *slog.Logger
+	// Trace, when set, is called with the text and arguments of every statement a transaction runs, before
+	// it runs (from the writer's goroutine and from readers at once: it must be safe for
+	// concurrent use). For debugging and for the query-plan tests; nil costs nothing.
+	Trace func(query string, args []any)
 }
 
 // Store is an open SQLite database implementing engine.Store. It is safe for concurrent use.
@@ -41,6 +45,8 @@ type Store struct {
 	versionMu sync.Mutex
 	version   *sql.Conn
 	log       *slog.Logger
+	trace     func(query string, args []any)
+	leader    *leaderLock
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -61,7 +67,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return nil, fmt.Errorf("storage: create data dir: %w", err)
 	}
-	s := &Store{path: abs, log: opt.Logger}
+	s := &Store{path: abs, log: opt.Logger, trace: opt.Trace, leader: newLeaderLock(abs)}
 	if err := s.openPools(ctx, opt); err != nil {
 		return nil, err
 	}
@@ -144,6 +150,15 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 	return nil
 }
 
+var _ engine.HostLock = (*Store)(nil)
+
+// TryLeaderLock takes the host's leader lock (flock on <database>-leader) without waiting:
+// true when this Store holds it. See engine.HostLock.
+func (s *Store) TryLeaderLock() (bool, error) { return s.leader.try() }
+
+// ReleaseLeaderLock gives the host's leader lock up; nothing when not held.
+func (s *Store) ReleaseLeaderLock() error { return s.leader.release() }
+
 // Path returns the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
@@ -153,7 +168,7 @@ func (s *Store) Close() error {
 		if s.w != nil {
 			s.w.stop()
 		}
-		s.closeErr = s.closePools()
+		s.closeErr = errors.Join(s.closePools(), s.leader.close())
 	})
 	return s.closeErr
 }
