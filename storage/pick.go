@@ -15,7 +15,9 @@ import (
 // filters (@repo, @kinds, @personas, @caps) narrow it. engine.Explain states the same rules in
 // Go, and a test checks that the two agree. The repository's live missions are found through
 // missions_live (INDEXED BY: the planner would otherwise walk every mission of the
-// repository through missions_repository_id).
+// repository through missions_repository_id), and the edges of m before the missions they
+// name (CROSS JOIN fixes that order: the planner would otherwise walk every leased mission
+// through missions_state_id for each candidate).
 const runnableCond = `m.state IN ('pending','interrupted')
   AND m.not_before <= @now AND m.wait_reason = ''
   AND (@repo = '' OR m.repository = @repo)
@@ -23,12 +25,12 @@ const runnableCond = `m.state IN ('pending','interrupted')
   AND (@personas IS NULL OR m.persona = '' OR m.persona IN (SELECT value FROM json_each(@personas)))
   AND (m.capabilities = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.capabilities) AS c
         WHERE c.value NOT IN (SELECT value FROM json_each(@caps))))
-  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.depends_on
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d CROSS JOIN missions AS u ON u.id = d.depends_on
         WHERE d.mission_id = m.id AND (
           (d.type = 'hard' AND NOT (u.state = 'completed' AND u.landing IN ('landed','not_required')))
           OR (d.type = 'serialization' AND u.state NOT IN ('completed','failed','cancelled'))
           OR (d.type = 'conflict' AND u.state IN ('leased','running'))))
-  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.mission_id
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d CROSS JOIN missions AS u ON u.id = d.mission_id
         WHERE d.depends_on = m.id AND d.type = 'conflict' AND u.state IN ('leased','running'))
   AND NOT EXISTS (SELECT 1 FROM missions AS o INDEXED BY missions_live WHERE o.repository = m.repository
         AND o.state IN ('leased','running')
