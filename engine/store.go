@@ -120,7 +120,8 @@ type Leader struct {
 	Phase     string    `json:"phase,omitempty"`
 	// HostLocked: the owner held the host's leader lock when it last took or renewed the
 	// lease (see HostLock), so that a same-host successor holding the lock proves it gone.
-	HostLocked bool `json:"host_locked,omitempty"`
+	// Internal to the takeover rule: not part of the MCP surface.
+	HostLocked bool `json:"-"`
 }
 
 // Overlap is a non-terminal mission with a write area in the same repository, for the
