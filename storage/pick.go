@@ -47,7 +47,7 @@ const acquireSet = `UPDATE missions SET
   started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
 
 var (
-	// INDEXED BY: without statistics the planner prefers missions_state and sorts every
+	// INDEXED BY: without statistics the planner prefers an index on state and sorts every
 	// pending mission (O(n) per acquire: 15 ms at 10,000 pending); missions_pick walks them in
 	// pick order and stops at the first runnable one.
 	sqlAcquireNext = acquireSet + `
