@@ -143,6 +143,9 @@ type Reader interface {
 	MissionCounts(ctx context.Context) (map[MissionState]int, error)
 	// MissionsLeased returns leased and running missions (all of them).
 	MissionsLeased(ctx context.Context) ([]Mission, error)
+	// LeaseFences returns the fence (id and epoch) of every leased or running mission: what
+	// the monitor compares its supervised agents with each tick, without reading whole rows.
+	LeaseFences(ctx context.Context) ([]Fence, error)
 	// MissionsExpired returns leased or running missions whose lease expired before now.
 	MissionsExpired(ctx context.Context, now time.Time, limit int) ([]Mission, error)
 	// MissionsRunnableOrder returns pending and interrupted missions in pick order (design

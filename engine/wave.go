@@ -47,6 +47,12 @@ func (e *Engine) LandingQueue(ctx context.Context, limit int) ([]Mission, error)
 	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLandingQueue(ctx, limit) })
 }
 
+// LeaseFences returns the fence of every leased or running mission (see
+// Reader.LeaseFences).
+func (e *Engine) LeaseFences(ctx context.Context) ([]Fence, error) {
+	return viewValue(ctx, e, func(r Reader) ([]Fence, error) { return r.LeaseFences(ctx) })
+}
+
 // Leased returns every leased or running mission.
 func (e *Engine) Leased(ctx context.Context) ([]Mission, error) {
 	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLeased(ctx) })

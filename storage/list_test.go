@@ -151,3 +151,26 @@ func matches(f engine.MissionFilter, m engine.Mission) bool {
 		eq(string(f.Kind), string(m.Kind)) && eq(f.ParentID, m.ParentID) && eq(f.SubjectID, m.SubjectID) &&
 		eq(string(f.Landing), string(m.Landing))
 }
+
+// LeaseFences names exactly the leased and running missions, with their epochs.
+func TestLeaseFences_LiveMissionsOnly(t *testing.T) {
+	t.Parallel()
+	s := openSeeded(t, 0)
+	rawExec(t, s, func(tx *sql.Tx) error {
+		for i, st := range []string{"pending", "leased", "running", "completed", "failed", "leased"} {
+			if _, err := tx.Exec(`INSERT INTO missions (id, title, brief, repository, state, epoch, created_at, updated_at)
+ VALUES (?, 't', 'b', '/r', ?, ?, 0, 0)`, fmt.Sprintf("m_%d", i), st, i+10); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	var got []engine.Fence
+	require.NoError(t, s.View(context.Background(), func(r engine.Reader) error {
+		var err error
+		got, err = r.LeaseFences(context.Background())
+		return err
+	}))
+	sort.Slice(got, func(i, j int) bool { return got[i].MissionID < got[j].MissionID })
+	require.Equal(t, []engine.Fence{{MissionID: "m_1", Epoch: 11}, {MissionID: "m_2", Epoch: 12}, {MissionID: "m_5", Epoch: 15}}, got)
+}

@@ -108,6 +108,26 @@ func (t *txn) MissionsLeased(ctx context.Context) ([]engine.Mission, error) {
 	return t.queryMissions(ctx, "leased missions", sqlLeased)
 }
 
+// sqlLeaseFences reads the live missions' ids and epochs through missions_live.
+const sqlLeaseFences = `SELECT id, epoch FROM missions INDEXED BY missions_live WHERE state IN ('leased','running')`
+
+func (t *txn) LeaseFences(ctx context.Context) ([]engine.Fence, error) {
+	rows, err := t.q.query(ctx, sqlLeaseFences)
+	if err != nil {
+		return nil, translate(err, "lease fences")
+	}
+	defer rows.Close()
+	var out []engine.Fence
+	for rows.Next() {
+		var f engine.Fence
+		if err := rows.Scan(&f.MissionID, &f.Epoch); err != nil {
+			return nil, translate(err, "lease fences")
+		}
+		out = append(out, f)
+	}
+	return out, translate(rows.Err(), "lease fences")
+}
+
 func (t *txn) MissionsExpired(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
 	return t.queryMissions(ctx, "expired leases", sqlExpired, now.UnixMilli(), limit)
 }
