@@ -22,6 +22,33 @@ type Store interface {
 	Close() error
 }
 
+// HostLock is what a Store offers when its processes can prove a dead leader gone: a lock
+// the kernel releases when its holder dies (storage: flock(2) on a file next to the
+// database). The leader holds it while it leads; a process of the same host that gets it
+// while the leader row names an unexpired leader of that host which had it knows that leader
+// died, and takes the lease at once instead of waiting out its expiry. Processes of other
+// hosts (a shared file system) still wait for expiry. The lease row and its epoch remain the
+// fence: the lock only shortens the wait.
+type HostLock interface {
+	// TryLeaderLock takes the lock without waiting: true when this process holds it.
+	TryLeaderLock() (bool, error)
+	// ReleaseLeaderLock gives it up (nothing when not held).
+	ReleaseLeaderLock() error
+}
+
+// LeaderTake is one attempt to take or renew the leader lease (Tx.LeaderTry).
+type LeaderTake struct {
+	Owner string
+	Now   time.Time
+	TTL   time.Duration
+	Phase string
+	// HostLocked: the taker holds the host's leader lock (HostLock), recorded on the row.
+	HostLocked bool
+	// Gone names a previous owner proved dead (it held the host lock, which the taker now
+	// holds): its lease is taken even though it has not expired.
+	Gone string
+}
+
 // Guard is what a guarded update expects to find: the row's state and epoch. The update
 // matches no row (ErrGuard) when either differs.
 type Guard struct {
@@ -91,6 +118,10 @@ type Leader struct {
 	Epoch     int64     `json:"epoch"`
 	ExpiresAt time.Time `json:"expires_at"`
 	Phase     string    `json:"phase,omitempty"`
+	// HostLocked: the owner held the host's leader lock when it last took or renewed the
+	// lease (see HostLock), so that a same-host successor holding the lock proves it gone.
+	// Internal to the takeover rule: not part of the MCP surface.
+	HostLocked bool `json:"-"`
 }
 
 // Overlap is a non-terminal mission with a write area in the same repository, for the
@@ -112,11 +143,18 @@ type Reader interface {
 	MissionCounts(ctx context.Context) (map[MissionState]int, error)
 	// MissionsLeased returns leased and running missions (all of them).
 	MissionsLeased(ctx context.Context) ([]Mission, error)
+	// LeaseFences returns the fence (id and epoch) of every leased or running mission: what
+	// the monitor compares its supervised agents with each tick, without reading whole rows.
+	LeaseFences(ctx context.Context) ([]Fence, error)
 	// MissionsExpired returns leased or running missions whose lease expired before now.
 	MissionsExpired(ctx context.Context, now time.Time, limit int) ([]Mission, error)
 	// MissionsRunnableOrder returns pending and interrupted missions in pick order (design
 	// brief §3), at most limit, whatever their dependencies.
 	MissionsRunnableOrder(ctx context.Context, limit int) ([]Mission, error)
+	// MissionsLandingQueue returns completed missions whose landing can go on (landing
+	// pending, approved, review or waiting), oldest first, at most limit; its cost follows the
+	// queue's length, not the number of missions ever completed.
+	MissionsLandingQueue(ctx context.Context, limit int) ([]Mission, error)
 	// MissionsPastDeadline returns non-terminal missions whose deadline passed and that have no
 	// deadline escalation yet.
 	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]Mission, error)
@@ -142,7 +180,8 @@ type Reader interface {
 	EscalationGet(ctx context.Context, id string) (Escalation, error)
 	EscalationList(ctx context.Context, f EscalationFilter) ([]Escalation, error)
 	AttemptList(ctx context.Context, missionID string) ([]Attempt, error)
-	// AttemptOutcomes counts finished attempts by profile and persona: total and completed.
+	// AttemptOutcomes counts finished attempts by profile and persona: total and completed,
+	// from counters kept in the attempts' own transactions (not by counting rows).
 	AttemptOutcomes(ctx context.Context) ([]OutcomeCount, error)
 	LandingList(ctx context.Context, missionID string) ([]Landing, error)
 	AgentList(ctx context.Context) ([]Agent, error)
@@ -259,9 +298,10 @@ type Tx interface {
 	// HoldDelete removes the hold of a mission (none: no error).
 	HoldDelete(ctx context.Context, missionID string) error
 	SetPaused(ctx context.Context, paused bool) error
-	// LeaderTry takes or renews leadership for owner when the row is free, expired or already
-	// owner's; it returns the leader row after the attempt (Owner != owner: someone else leads).
-	LeaderTry(ctx context.Context, owner string, now time.Time, ttl time.Duration, phase string) (Leader, error)
+	// LeaderTry takes or renews leadership for t.Owner when the row is free, expired, already
+	// t.Owner's, or held by t.Gone with the host lock; it returns the leader row after the
+	// attempt (Owner != t.Owner: someone else leads).
+	LeaderTry(ctx context.Context, t LeaderTake) (Leader, error)
 	// MissionPrune deletes a mission with what was recorded only for it: its events,
 	// attempts, landings, workspace rows, dependencies and write areas, and the resolved
 	// escalations that concern no mission or voyage still stored. ErrNotFound when it is gone.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -40,6 +41,18 @@ func (e *Engine) RunnableOrder(ctx context.Context, limit int) ([]Mission, error
 	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsRunnableOrder(ctx, limit) })
 }
 
+// LandingQueue returns up to limit completed missions whose landing can go on, oldest first
+// (see Reader.MissionsLandingQueue).
+func (e *Engine) LandingQueue(ctx context.Context, limit int) ([]Mission, error) {
+	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLandingQueue(ctx, limit) })
+}
+
+// LeaseFences returns the fence of every leased or running mission (see
+// Reader.LeaseFences).
+func (e *Engine) LeaseFences(ctx context.Context) ([]Fence, error) {
+	return viewValue(ctx, e, func(r Reader) ([]Fence, error) { return r.LeaseFences(ctx) })
+}
+
 // Leased returns every leased or running mission.
 func (e *Engine) Leased(ctx context.Context) ([]Mission, error) {
 	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLeased(ctx) })
@@ -59,27 +72,81 @@ func (e *Engine) Voyages(ctx context.Context, states []VoyageState, limit int) (
 // leader row after the attempt. A new epoch (a process took the lease, not a renewal) is
 // recorded as a leader.elected event naming the new and the previous holder, so the event
 // log says who led the loop at every moment; it is also published as ChangeLeader.
+//
+// When the store offers a HostLock, the leader holds it while it leads. A process that gets
+// it while the row names an unexpired leader of the same host that held it has proved that
+// leader dead and takes the lease at once (the event says previous_gone: "host lock
+// released"); a process that does not lead gives the lock back at once.
 func (e *Engine) Leadership(ctx context.Context, owner string, ttl time.Duration, phase string) (Leader, error) {
+	locked, lockErr := e.tryHostLock()
 	var before, l Leader
+	var gone string
 	err := e.update(ctx, owner, func(o *op) error {
 		var err error
 		if before, err = o.tx.LeaderGet(o.ctx); err != nil {
 			return err
 		}
-		if l, err = o.tx.LeaderTry(o.ctx, owner, o.now, ttl, phase); err != nil {
+		gone = ""
+		if locked && provedGone(before, owner, o.now) {
+			gone = before.Owner
+		}
+		take := LeaderTake{Owner: owner, Now: o.now, TTL: ttl, Phase: phase, HostLocked: locked, Gone: gone}
+		if l, err = o.tx.LeaderTry(o.ctx, take); err != nil {
 			return err
 		}
 		if l.Epoch == before.Epoch {
 			return nil
 		}
-		return o.emit("leader.elected", nil, "", map[string]any{"owner": l.Owner, "epoch": l.Epoch,
+		data := map[string]any{"owner": l.Owner, "epoch": l.Epoch,
 			"expires_at": l.ExpiresAt, "previous_owner": before.Owner, "previous_epoch": before.Epoch,
-			"previous_expires_at": before.ExpiresAt})
+			"previous_expires_at": before.ExpiresAt}
+		if gone != "" && l.Owner == owner {
+			data["previous_gone"] = "host lock released: the previous leader on this host died before its lease expired"
+		}
+		return o.emit("leader.elected", nil, "", data)
 	})
+	if locked && (err != nil || l.Owner != owner) {
+		lockErr = errors.Join(lockErr, e.releaseHostLock())
+	}
 	if err == nil && (before.Owner != l.Owner || before.Epoch != l.Epoch) {
 		e.hub.Publish(Change{Type: ChangeLeader})
 	}
+	if err == nil && lockErr != nil {
+		// The lease works without the lock (a successor then waits for expiry); say so once
+		// per call rather than lose leadership over it.
+		e.log.Warn("host leader lock unavailable: a successor will wait for the leader lease to expire", "err", lockErr)
+	}
 	return l, err
+}
+
+// provedGone reports whether the leader row names another, unexpired owner on owner's host
+// that held the host lock: the caller, holding that lock now, knows it died.
+func provedGone(l Leader, owner string, now time.Time) bool {
+	return l.Owner != "" && l.Owner != owner && l.HostLocked && !l.ExpiresAt.Before(now) &&
+		ownerHost(l.Owner) != "" && ownerHost(l.Owner) == ownerHost(owner)
+}
+
+// ownerHost is the host of a leader owner "host:pid:random" ("" in any other form).
+func ownerHost(owner string) string {
+	parts := strings.Split(owner, ":")
+	if len(parts) < 3 {
+		return ""
+	}
+	return strings.Join(parts[:len(parts)-2], ":")
+}
+
+func (e *Engine) tryHostLock() (bool, error) {
+	if hl, ok := e.store.(HostLock); ok {
+		return hl.TryLeaderLock()
+	}
+	return false, nil
+}
+
+func (e *Engine) releaseHostLock() error {
+	if hl, ok := e.store.(HostLock); ok {
+		return hl.ReleaseLeaderLock()
+	}
+	return nil
 }
 
 // Escalation returns one escalation by id.
@@ -116,6 +183,9 @@ func (e *Engine) Resign(ctx context.Context, owner string, epoch int64) error {
 	})
 	if err == nil && resigned {
 		e.hub.Publish(Change{Type: ChangeLeader})
+	}
+	if err == nil {
+		err = e.releaseHostLock()
 	}
 	return err
 }

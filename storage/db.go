@@ -159,3 +159,32 @@ func (c *connQ) close() error {
 	}
 	return errors.Join(errs...)
 }
+
+// tracer reports each statement's text to fn before running it on q (Options.Trace).
+type tracer struct {
+	q  querier
+	fn func(string, []any)
+}
+
+// traced wraps q with fn, or returns q itself when fn is nil.
+func traced(q querier, fn func(string, []any)) querier {
+	if fn == nil {
+		return q
+	}
+	return tracer{q: q, fn: fn}
+}
+
+func (t tracer) exec(ctx context.Context, q string, args ...any) (sql.Result, error) {
+	t.fn(q, args)
+	return t.q.exec(ctx, q, args...)
+}
+
+func (t tracer) query(ctx context.Context, q string, args ...any) (*sql.Rows, error) {
+	t.fn(q, args)
+	return t.q.query(ctx, q, args...)
+}
+
+func (t tracer) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
+	t.fn(q, args)
+	return t.q.queryRow(ctx, q, args...)
+}

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
@@ -56,11 +57,7 @@ func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
-	rows, err := t.q.query(ctx, `SELECT `+escalationCols+` FROM escalations
- WHERE (@state = '' OR state = @state) AND (@voyage = '' OR voyage_id = @voyage)
-  AND (@route = '' OR route = @route) AND (@cause = '' OR cause_id = @cause)
-  AND (@mission = '' OR EXISTS (SELECT 1 FROM json_each(mission_ids) WHERE value = @mission))
- ORDER BY created_at, id LIMIT @limit`, sql.Named("state", f.State), sql.Named("voyage", f.VoyageID),
+	rows, err := t.q.query(ctx, escalationListQuery(f), sql.Named("state", f.State), sql.Named("voyage", f.VoyageID),
 		sql.Named("route", string(f.Route)), sql.Named("cause", f.CauseID), sql.Named("mission", f.MissionID), sql.Named("limit", limit))
 	if err != nil {
 		return nil, translate(err, "list escalations")
@@ -81,4 +78,28 @@ func (t *txn) EscalationCount(ctx context.Context, state string) (int, error) {
 	var n int
 	err := t.q.queryRow(ctx, `SELECT count(*) FROM escalations WHERE state = ?`, state).Scan(&n)
 	return n, translate(err, "count escalations")
+}
+
+// escalationListQuery builds EscalationList's statement from the filters set, so that a
+// cause, a voyage or a state is searched through its index (escalations_cause,
+// escalations_voyage, escalations_state) instead of every escalation ever raised being
+// tested. A mission filter alone (no state, voyage or cause) still tests each escalation's
+// mission list: no tick runs it.
+func escalationListQuery(f engine.EscalationFilter) string {
+	var where []string
+	add := func(set bool, term string) {
+		if set {
+			where = append(where, term)
+		}
+	}
+	add(f.State != "", "state = @state")
+	add(f.VoyageID != "", "voyage_id = @voyage")
+	add(f.Route != "", "route = @route")
+	add(f.CauseID != "", "cause_id = @cause")
+	add(f.MissionID != "", "EXISTS (SELECT 1 FROM json_each(mission_ids) WHERE value = @mission)")
+	q := `SELECT ` + escalationCols + ` FROM escalations`
+	if len(where) > 0 {
+		q += ` WHERE ` + strings.Join(where, " AND ")
+	}
+	return q + ` ORDER BY created_at, id LIMIT @limit`
 }

@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
@@ -24,11 +25,7 @@ func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]engine.Eve
 	if limit <= 0 || limit > 10000 {
 		limit = 500
 	}
-	rows, err := t.q.query(ctx, `SELECT seq, at, type, mission_id, voyage_id, epoch, attempt, actor, data
- FROM events WHERE seq > @after AND (@mission = '' OR mission_id = @mission)
-  AND (@voyage = '' OR voyage_id = @voyage)
-  AND (@types IS NULL OR type IN (SELECT value FROM json_each(@types)))
- ORDER BY seq LIMIT @limit`, sql.Named("after", f.AfterSeq), sql.Named("mission", f.MissionID),
+	rows, err := t.q.query(ctx, eventListQuery(f), sql.Named("after", f.AfterSeq), sql.Named("mission", f.MissionID),
 		sql.Named("voyage", f.VoyageID), sql.Named("types", jsonOrNull(f.Types)), sql.Named("limit", limit))
 	if err != nil {
 		return nil, translate(err, "list events")
@@ -46,4 +43,29 @@ func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]engine.Eve
 		out = append(out, e)
 	}
 	return out, translate(rows.Err(), "list events")
+}
+
+// eventListQuery builds EventList's statement from the filters set: a mission's or a
+// voyage's events walk events_mission or events_voyage from AfterSeq, the others the
+// sequence from AfterSeq; never the whole log for a filter that matches few events.
+func eventListQuery(f engine.EventFilter) string {
+	where := []string{"seq > @after"}
+	from := "events"
+	switch {
+	case f.MissionID != "":
+		from += " INDEXED BY events_mission"
+	case f.VoyageID != "":
+		from += " INDEXED BY events_voyage"
+	}
+	if f.MissionID != "" {
+		where = append(where, "mission_id = @mission")
+	}
+	if f.VoyageID != "" {
+		where = append(where, "voyage_id = @voyage")
+	}
+	if f.Types != nil {
+		where = append(where, "type IN (SELECT value FROM json_each(@types))")
+	}
+	return `SELECT seq, at, type, mission_id, voyage_id, epoch, attempt, actor, data FROM ` + from +
+		` WHERE ` + strings.Join(where, " AND ") + ` ORDER BY seq LIMIT @limit`
 }

@@ -35,6 +35,10 @@ type Options struct {
 	// DefaultWALCheckEvery; negative: never, leaving only journal_size_limit).
 	WALCheckEvery time.Duration
 	Logger        *slog.Logger
+	// Trace, when set, is called with the text and arguments of every statement a transaction runs, before
+	// it runs (from the writer's goroutine and from readers at once: it must be safe for
+	// concurrent use). For debugging and for the query-plan tests; nil costs nothing.
+	Trace func(query string, args []any)
 }
 
 // Store is an open SQLite database implementing engine.Store. It is safe for concurrent use.
@@ -50,6 +54,8 @@ type Store struct {
 	log       *slog.Logger
 	walQuit   chan struct{} // stops the WAL keeper
 	walDone   chan struct{} // closed when it stopped
+	trace     func(query string, args []any)
+	leader    *leaderLock
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -74,7 +80,7 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	if err := createPrivate(abs); err != nil {
 		return nil, err
 	}
-	s := &Store{path: abs, log: opt.Logger}
+	s := &Store{path: abs, log: opt.Logger, trace: opt.Trace, leader: newLeaderLock(abs)}
 	if err := s.openPools(ctx, opt); err != nil {
 		return nil, err
 	}
@@ -163,6 +169,15 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 	return nil
 }
 
+var _ engine.HostLock = (*Store)(nil)
+
+// TryLeaderLock takes the host's leader lock (flock on <database>-leader) without waiting:
+// true when this Store holds it. See engine.HostLock.
+func (s *Store) TryLeaderLock() (bool, error) { return s.leader.try() }
+
+// ReleaseLeaderLock gives the host's leader lock up; nothing when not held.
+func (s *Store) ReleaseLeaderLock() error { return s.leader.release() }
+
 // Path returns the database file's absolute path.
 func (s *Store) Path() string { return s.path }
 
@@ -176,7 +191,7 @@ func (s *Store) Close() error {
 		if s.w != nil {
 			s.w.stop()
 		}
-		s.closeErr = s.closePools()
+		s.closeErr = errors.Join(s.closePools(), s.leader.close())
 	})
 	return s.closeErr
 }

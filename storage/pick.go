@@ -3,7 +3,6 @@ package storage
 import (
 	"context"
 	"database/sql"
-	"fmt"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -14,7 +13,11 @@ import (
 // landed, every serialization predecessor terminal, no conflict partner (edge or shared
 // repository with an exclusive mission) leased or running, scheduler not paused. The agent's
 // filters (@repo, @kinds, @personas, @caps) narrow it. engine.Explain states the same rules in
-// Go, and a test checks that the two agree.
+// Go, and a test checks that the two agree. The repository's live missions are found through
+// missions_live (INDEXED BY: the planner would otherwise walk every mission of the
+// repository through missions_repository_id), and the edges of m before the missions they
+// name (CROSS JOIN fixes that order: the planner would otherwise walk every leased mission
+// through missions_state_id for each candidate).
 const runnableCond = `m.state IN ('pending','interrupted')
   AND m.not_before <= @now AND m.wait_reason = ''
   AND (@repo = '' OR m.repository = @repo)
@@ -22,14 +25,14 @@ const runnableCond = `m.state IN ('pending','interrupted')
   AND (@personas IS NULL OR m.persona = '' OR m.persona IN (SELECT value FROM json_each(@personas)))
   AND (m.capabilities = '[]' OR NOT EXISTS (SELECT 1 FROM json_each(m.capabilities) AS c
         WHERE c.value NOT IN (SELECT value FROM json_each(@caps))))
-  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.depends_on
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d CROSS JOIN missions AS u ON u.id = d.depends_on
         WHERE d.mission_id = m.id AND (
           (d.type = 'hard' AND NOT (u.state = 'completed' AND u.landing IN ('landed','not_required')))
           OR (d.type = 'serialization' AND u.state NOT IN ('completed','failed','cancelled'))
           OR (d.type = 'conflict' AND u.state IN ('leased','running'))))
-  AND NOT EXISTS (SELECT 1 FROM dependencies AS d JOIN missions AS u ON u.id = d.mission_id
+  AND NOT EXISTS (SELECT 1 FROM dependencies AS d CROSS JOIN missions AS u ON u.id = d.mission_id
         WHERE d.depends_on = m.id AND d.type = 'conflict' AND u.state IN ('leased','running'))
-  AND NOT EXISTS (SELECT 1 FROM missions AS o WHERE o.repository = m.repository
+  AND NOT EXISTS (SELECT 1 FROM missions AS o INDEXED BY missions_live WHERE o.repository = m.repository
         AND o.state IN ('leased','running')
         AND (o.write_area IS NULL OR o.serial = 1 OR m.write_area IS NULL OR m.serial = 1))
   AND (SELECT paused FROM scheduler WHERE id = 1) = 0`
@@ -44,7 +47,7 @@ const acquireSet = `UPDATE missions SET
   started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
 
 var (
-	// INDEXED BY: without statistics the planner prefers missions_state and sorts every
+	// INDEXED BY: without statistics the planner prefers an index on state and sorts every
 	// pending mission (O(n) per acquire: 15 ms at 10,000 pending); missions_pick walks them in
 	// pick order and stops at the first runnable one.
 	sqlAcquireNext = acquireSet + `
@@ -93,8 +96,8 @@ var (
 	sqlExpired = `SELECT ` + missionCols + ` FROM missions
  WHERE state IN ('leased','running') AND lease_expires_at < ? ORDER BY lease_expires_at LIMIT ?`
 	sqlPastDeadline = `SELECT ` + missionCols + ` FROM missions
- WHERE deadline IS NOT NULL AND deadline_escalated = 0 AND deadline < ?
-   AND state NOT IN ('completed','failed','cancelled') ORDER BY deadline LIMIT ?`
+ WHERE deadline IS NOT NULL AND deadline_escalated = 0 AND state NOT IN ('completed','failed','cancelled')
+   AND deadline < ? ORDER BY deadline LIMIT ?`
 )
 
 func (t *txn) MissionsRunnableOrder(ctx context.Context, limit int) ([]engine.Mission, error) {
@@ -105,35 +108,32 @@ func (t *txn) MissionsLeased(ctx context.Context) ([]engine.Mission, error) {
 	return t.queryMissions(ctx, "leased missions", sqlLeased)
 }
 
+// sqlLeaseFences reads the live missions' ids and epochs through missions_live.
+const sqlLeaseFences = `SELECT id, epoch FROM missions INDEXED BY missions_live WHERE state IN ('leased','running')`
+
+func (t *txn) LeaseFences(ctx context.Context) ([]engine.Fence, error) {
+	rows, err := t.q.query(ctx, sqlLeaseFences)
+	if err != nil {
+		return nil, translate(err, "lease fences")
+	}
+	defer rows.Close()
+	var out []engine.Fence
+	for rows.Next() {
+		var f engine.Fence
+		if err := rows.Scan(&f.MissionID, &f.Epoch); err != nil {
+			return nil, translate(err, "lease fences")
+		}
+		out = append(out, f)
+	}
+	return out, translate(rows.Err(), "lease fences")
+}
+
 func (t *txn) MissionsExpired(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
 	return t.queryMissions(ctx, "expired leases", sqlExpired, now.UnixMilli(), limit)
 }
 
 func (t *txn) MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
 	return t.queryMissions(ctx, "missions past deadline", sqlPastDeadline, now.UnixMilli(), limit)
-}
-
-// MissionList pages through missions by id (creation order) with optional filters.
-func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]engine.Mission, error) {
-	limit := f.Limit
-	if limit <= 0 || limit > 1000 {
-		limit = 100
-	}
-	q := `SELECT ` + missionCols + ` FROM missions WHERE id > @cursor
-  AND (@states IS NULL OR state IN (SELECT value FROM json_each(@states)))
-  AND (@voyage = '' OR voyage_id = @voyage) AND (@repo = '' OR repository = @repo)
-  AND (@persona = '' OR persona = @persona) AND (@kind = '' OR kind = @kind)
-  AND (@parent = '' OR parent_id = @parent) AND (@subject = '' OR subject_id = @subject)
-  AND (@landing = '' OR landing = @landing)
-  ORDER BY id LIMIT @limit`
-	var states []string
-	for _, s := range f.States {
-		states = append(states, string(s))
-	}
-	return t.queryMissions(ctx, "list missions", q, sql.Named("cursor", f.Cursor),
-		sql.Named("states", jsonOrNull(states)), sql.Named("voyage", f.VoyageID), sql.Named("repo", f.Repository),
-		sql.Named("persona", f.Persona), sql.Named("kind", string(f.Kind)), sql.Named("parent", f.ParentID),
-		sql.Named("subject", f.SubjectID), sql.Named("landing", string(f.Landing)), sql.Named("limit", limit))
 }
 
 func (t *txn) MissionCounts(ctx context.Context) (map[engine.MissionState]int, error) {
@@ -158,5 +158,3 @@ func (t *txn) VoyageMissions(ctx context.Context, voyageID string) ([]engine.Mis
 	return t.queryMissions(ctx, "missions of voyage "+voyageID,
 		`SELECT `+missionCols+` FROM missions WHERE voyage_id = ? ORDER BY created_at, id`, voyageID)
 }
-
-var _ = fmt.Sprintf

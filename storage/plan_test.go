@@ -61,6 +61,17 @@ func TestAcquirePlan_WalksPickIndexInOrder(t *testing.T) {
 			require.Contains(t, l, "missions_pick", "the only table scan is the pick index: %s", all)
 		}
 	}
+	for _, l := range plan {
+		// Each candidate looks up its edges' missions by id and its repository's live
+		// missions in missions_live: never a walk of every leased mission (missions_state_id)
+		// or of the repository's history, which made acquire O(leased) per candidate.
+		if strings.HasPrefix(l, "SEARCH u ") {
+			require.Contains(t, l, "id=?)", "an edge's mission is found by id: %s", all)
+		}
+		if strings.HasPrefix(l, "SEARCH o ") {
+			require.Contains(t, l, "missions_live", "the repository's live missions: %s", all)
+		}
+	}
 	plan = queryPlan(t, s, sqlRunnableOrder, 10)
 	require.Contains(t, strings.Join(plan, "\n"), "missions_pick")
 	require.NotContains(t, strings.Join(plan, "\n"), "TEMP B-TREE")

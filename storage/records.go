@@ -4,7 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
-	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
@@ -45,8 +44,8 @@ func (t *txn) AttemptList(ctx context.Context, missionID string) ([]engine.Attem
 }
 
 func (t *txn) AttemptOutcomes(ctx context.Context) ([]engine.OutcomeCount, error) {
-	rows, err := t.q.query(ctx, `SELECT profile, persona, count(*), sum(outcome = 'completed')
- FROM attempts WHERE profile <> '' GROUP BY profile, persona ORDER BY profile, persona`)
+	rows, err := t.q.query(ctx, `SELECT profile, persona, total, completed
+ FROM attempt_outcomes WHERE total > 0 ORDER BY profile, persona`)
 	if err != nil {
 		return nil, translate(err, "attempt outcomes")
 	}
@@ -166,12 +165,14 @@ func (t *txn) SetPaused(ctx context.Context, paused bool) error {
 	return translate(err, "set pause flag")
 }
 
-const leaderCols = `owner, epoch, expires_at, phase`
+const leaderCols = `owner, epoch, expires_at, phase, host_locked`
 
 func scanLeader(r rowScanner) (engine.Leader, error) {
 	var l engine.Leader
 	var exp sql.NullInt64
-	err := r.Scan(&l.Owner, &l.Epoch, &exp, &l.Phase)
+	var locked int64
+	err := r.Scan(&l.Owner, &l.Epoch, &exp, &l.Phase, &locked)
+	l.HostLocked = locked == 1
 	l.ExpiresAt = fromMS(exp)
 	return l, err
 }
@@ -181,12 +182,14 @@ func (t *txn) LeaderGet(ctx context.Context) (engine.Leader, error) {
 	return l, translate(err, "read leader")
 }
 
-// LeaderTry renews owner's lease (same epoch) or takes a free or expired one (epoch+1).
-func (t *txn) LeaderTry(ctx context.Context, owner string, now time.Time, ttl time.Duration, phase string) (engine.Leader, error) {
+// LeaderTry renews the owner's lease (same epoch) or takes a free, expired or proved-gone
+// one (epoch+1).
+func (t *txn) LeaderTry(ctx context.Context, lt engine.LeaderTake) (engine.Leader, error) {
 	_, err := t.q.exec(ctx, `UPDATE leader SET
   epoch = CASE WHEN owner = ?1 AND expires_at >= ?2 THEN epoch ELSE epoch + 1 END,
-  owner = ?1, expires_at = ?3, phase = ?4
- WHERE id = 1 AND (owner = ?1 OR owner = '' OR expires_at < ?2)`, owner, now.UnixMilli(), now.Add(ttl).UnixMilli(), phase)
+  owner = ?1, expires_at = ?3, phase = ?4, host_locked = ?5
+ WHERE id = 1 AND (owner = ?1 OR owner = '' OR expires_at < ?2 OR (?6 <> '' AND owner = ?6 AND host_locked = 1))`,
+		lt.Owner, lt.Now.UnixMilli(), lt.Now.Add(lt.TTL).UnixMilli(), lt.Phase, boolInt(lt.HostLocked), lt.Gone)
 	if err != nil {
 		return engine.Leader{}, translate(err, "take leadership")
 	}
@@ -194,7 +197,7 @@ func (t *txn) LeaderTry(ctx context.Context, owner string, now time.Time, ttl ti
 }
 
 func (t *txn) LeaderResign(ctx context.Context, owner string, epoch int64) error {
-	_, err := t.q.exec(ctx, `UPDATE leader SET owner = '', expires_at = 0, phase = '' WHERE id = 1 AND owner = ? AND epoch = ?`, owner, epoch)
+	_, err := t.q.exec(ctx, `UPDATE leader SET owner = '', expires_at = 0, phase = '', host_locked = 0 WHERE id = 1 AND owner = ? AND epoch = ?`, owner, epoch)
 	return translate(err, "resign leadership")
 }
 

@@ -65,8 +65,14 @@ func (t *txn) VoyageList(ctx context.Context, states []engine.VoyageState, limit
 	for _, s := range states {
 		ss = append(ss, string(s))
 	}
-	rows, err := t.q.query(ctx, `SELECT `+voyageCols+` FROM voyages
- WHERE (?1 IS NULL OR state IN (SELECT value FROM json_each(?1))) ORDER BY id DESC LIMIT ?2`, jsonOrNull(ss), limit)
+	q := `SELECT ` + voyageCols + ` FROM voyages ORDER BY id DESC LIMIT ?2`
+	if ss != nil {
+		// One walk of voyages_state per state, newest first, so that the open voyages the
+		// scheduler settles each tick cost their number, not every voyage ever run.
+		q = `SELECT ` + voyageCols + ` FROM voyages INDEXED BY voyages_state
+ WHERE state IN (SELECT value FROM json_each(?1)) ORDER BY id DESC LIMIT ?2`
+	}
+	rows, err := t.q.query(ctx, q, jsonOrNull(ss), limit)
 	if err != nil {
 		return nil, translate(err, "list voyages")
 	}
@@ -83,7 +89,7 @@ func (t *txn) VoyageList(ctx context.Context, states []engine.VoyageState, limit
 }
 
 func (t *txn) VoyageCounts(ctx context.Context) (map[engine.VoyageState]int, error) {
-	rows, err := t.q.query(ctx, `SELECT state, count(*) FROM voyages GROUP BY state`)
+	rows, err := t.q.query(ctx, `SELECT state, n FROM voyage_counts WHERE n > 0`)
 	if err != nil {
 		return nil, translate(err, "voyage counts")
 	}

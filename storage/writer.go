@@ -34,6 +34,7 @@ type writer struct {
 	busyWait time.Duration
 	plock    *procLock
 	log      *slog.Logger
+	trace    func(query string, args []any)
 }
 
 func startWriter(conn *sql.Conn, plock *procLock, opt Options) *writer {
@@ -46,6 +47,7 @@ func startWriter(conn *sql.Conn, plock *procLock, opt Options) *writer {
 		maxBatch: opt.MaxBatch,
 		busyWait: 4 * opt.BusyTimeout,
 		log:      opt.Logger,
+		trace:    opt.Trace,
 	}
 	go w.loop()
 	return w
@@ -187,7 +189,7 @@ func (w *writer) runOne(r *writeReq, single bool) error {
 			return fmt.Errorf("%w: savepoint: %v", errTxAborted, err)
 		}
 	}
-	err := call(r.fn, &txn{q: w.q})
+	err := call(r.fn, &txn{q: traced(w.q, w.trace)})
 	if single {
 		return err
 	}
@@ -267,7 +269,7 @@ func (s *Store) View(ctx context.Context, fn func(engine.Reader) error) error {
 	var misses []string
 	func() {
 		defer func() { _ = tx.Rollback() }()
-		err = fn(&txn{q: readTx{tx: tx, cache: s.readers, misses: &misses}})
+		err = fn(&txn{q: traced(readTx{tx: tx, cache: s.readers, misses: &misses}, s.trace)})
 	}()
 	for _, q := range misses { // holding no connection now (see stmtCache.fill)
 		s.readers.fill(ctx, q)

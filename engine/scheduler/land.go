@@ -14,26 +14,28 @@ import (
 // waitingRetry is how often a landing that waits for a clean checkout is tried again.
 const waitingRetry = 10 * time.Second
 
+// landQueueLimit is how many missions of the landing queue one tick reads (oldest first);
+// the next tick reads the rest.
+const landQueueLimit = 400
+
 // landQueue hands completed missions whose landing can go on to one landing worker per
 // repository and target branch, in the background so that a slow merge or check never holds
 // up the tick: review first when required, then the repository's landing policy, then the
 // landing with the repository's checks. Within one branch missions land one at a time (the
 // workspace manager serialises per branch across processes too).
 func (s *Scheduler) landQueue(ctx context.Context, _ *TickReport) error {
+	queue, err := s.eng.LandingQueue(ctx, landQueueLimit)
+	if err != nil {
+		return err
+	}
 	groups := map[string][]engine.Mission{}
 	var keys []string
-	for _, l := range []engine.LandingState{engine.LandingPending, engine.LandingApproved, engine.LandingReview, engine.LandingWaiting} {
-		ms, err := s.eng.ListMissions(ctx, engine.MissionFilter{States: []engine.MissionState{engine.StateCompleted}, Landing: l, Limit: 100})
-		if err != nil {
-			return err
+	for _, m := range queue {
+		k := m.Repository + "\x00" + s.targetBranch(&m)
+		if _, ok := groups[k]; !ok {
+			keys = append(keys, k)
 		}
-		for _, m := range ms {
-			k := m.Repository + "\x00" + s.targetBranch(&m)
-			if _, ok := groups[k]; !ok {
-				keys = append(keys, k)
-			}
-			groups[k] = append(groups[k], m)
-		}
+		groups[k] = append(groups[k], m)
 	}
 	for _, k := range keys {
 		s.landGroup(ctx, k, groups[k])

@@ -12,13 +12,13 @@ import (
 // (the keeper does too, between ticks; the runner itself stops stalled and timed-out ones),
 // reap expired leases, mark attempts that share a repository, and raise missed deadlines.
 func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
-	leased, err := s.eng.Leased(ctx)
+	fences, err := s.eng.LeaseFences(ctx) // ids and epochs only: this runs every tick
 	if err != nil {
 		return err
 	}
 	live := map[engine.Fence]bool{}
-	for _, m := range leased {
-		live[m.Fence()] = true
+	for _, f := range fences {
+		live[f] = true
 	}
 	var errs []error
 	byRepo := map[string][]*attemptRun{}
