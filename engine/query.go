@@ -238,6 +238,11 @@ func (e *Engine) Agents(ctx context.Context) ([]Agent, error) {
 	return viewValue(ctx, e, func(r Reader) ([]Agent, error) { return r.AgentList(ctx) })
 }
 
+// AgentsSeenSince lists the agents seen at or after since (at most 1,000, most recent first).
+func (e *Engine) AgentsSeenSince(ctx context.Context, since time.Time) ([]Agent, error) {
+	return viewValue(ctx, e, func(r Reader) ([]Agent, error) { return r.AgentsSeenSince(ctx, since) })
+}
+
 // TouchAgent records that an agent was seen (external agents on each call, managed profiles
 // at start).
 func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {

@@ -185,6 +185,10 @@ type Reader interface {
 	AttemptOutcomes(ctx context.Context) ([]OutcomeCount, error)
 	LandingList(ctx context.Context, missionID string) ([]Landing, error)
 	AgentList(ctx context.Context) ([]Agent, error)
+	// AgentsSeenSince returns the agents seen at or after since, most recent first, at most
+	// 1,000, without their running counts (the planner's read: bounded by recent activity,
+	// not by every agent ever seen).
+	AgentsSeenSince(ctx context.Context, since time.Time) ([]Agent, error)
 	WaveLatest(ctx context.Context) (Wave, error)
 	// HoldList returns every recorded hold (the planner keeps at most one planning step's
 	// worth: bounded by its wave size, not by history).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
@@ -124,6 +125,27 @@ func (t *txn) AgentList(ctx context.Context) ([]engine.Agent, error) {
 		out = append(out, a)
 	}
 	return out, translate(rows.Err(), "list agents")
+}
+
+func (t *txn) AgentsSeenSince(ctx context.Context, since time.Time) ([]engine.Agent, error) {
+	rows, err := t.q.query(ctx, `SELECT id, kind, profile, capabilities, personas, last_seen
+ FROM agents INDEXED BY agents_last_seen WHERE last_seen >= ? ORDER BY last_seen DESC LIMIT 1000`, ms0(since))
+	if err != nil {
+		return nil, translate(err, "recent agents")
+	}
+	defer rows.Close()
+	var out []engine.Agent
+	for rows.Next() {
+		var a engine.Agent
+		var caps, personas string
+		var seen sql.NullInt64
+		if err := rows.Scan(&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen); err != nil {
+			return nil, translate(err, "recent agents")
+		}
+		a.Capabilities, a.Personas, a.LastSeen = strList(caps), strList(personas), fromMS(seen)
+		out = append(out, a)
+	}
+	return out, translate(rows.Err(), "recent agents")
 }
 
 func (t *txn) WaveInsert(ctx context.Context, w *engine.Wave) error {

@@ -212,11 +212,11 @@ func (s *Scheduler) newPlanContext(ctx context.Context, leased []engine.Mission)
 	for _, o := range outs {
 		pc.outcomes[o.Profile+"/"+o.Persona] = [2]int{o.Total, o.Completed}
 	}
-	agents, err := s.eng.Agents(ctx)
+	cutoff := s.eng.Now().Add(-s.cfg.ExternalAgentTTL)
+	agents, err := s.eng.AgentsSeenSince(ctx, cutoff)
 	if err != nil {
 		return nil, err
 	}
-	cutoff := s.eng.Now().Add(-s.cfg.ExternalAgentTTL)
 	for _, a := range agents {
 		if a.Kind == "external" && a.LastSeen.After(cutoff) {
 			pc.external = append(pc.external, a)
