@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -126,7 +127,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 		}
 		return true
 	}
-	e.waitUntil(3*time.Minute, "every mission terminal and landed", terminal)
+	e.waitUntil(e2e.WorkTimeout(t), "every mission terminal and landed", terminal)
 	require.Empty(t, e.leftovers(), "no agent process left behind")
 	require.NoError(t, p.stop(10*time.Second))
 	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
