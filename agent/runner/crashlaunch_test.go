@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -73,4 +76,34 @@ func TestLaunch_SchedulerKilledRightAfterTheLaunchRequestLeavesTheAgentItsStart(
 	require.Equal(t, []string{"message:task.log got my start", "message:worker.result"}, summarize(evs))
 	require.Equal(t, agent.StatusCompleted, res.Result.Status, res.Result.Summary)
 	require.Equal(t, 0, res.Exit.Code)
+}
+
+// pipeHolds grows a pipe to hold a message above the default 64 KiB buffer, so that the whole
+// message is written before anyone reads.
+func TestPipeHolds_GrowsTheBuffer(t *testing.T) {
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	defer w.Close()
+	msg := make([]byte, 200<<10)
+	require.True(t, pipeHolds(w, len(msg)))
+	require.NoError(t, w.SetWriteDeadline(time.Now().Add(deadline)))
+	n, err := w.Write(msg) // nobody reads yet: it fits the buffer or it would block
+	require.NoError(t, err)
+	require.Equal(t, len(msg), n)
+}
+
+// Briefs above the default pipe buffer (preloaded into a grown pipe) and above what a pipe
+// may hold (sent by the stdin writer after the launch): the agent gets its agent.start
+// either way and runs its script.
+func TestLaunch_LargeStartMessagesReachTheAgent(t *testing.T) {
+	for _, size := range []int{200 << 10, 2 << 20} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			r := newRunner(t, "")
+			brief := "@log info got a large start\n@done\n" + strings.Repeat("prose that is not a directive\n", size/30)
+			_, out := collect(t, launch(t, r, refSpec(t, r, "large", t.TempDir(), brief)))
+			require.Equal(t, agent.StatusCompleted, out.Result.Status, out.Result.Summary)
+			require.Equal(t, 0, out.Exit.Code)
+		})
+	}
 }
