@@ -94,6 +94,10 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	var recoveries []time.Duration
 	var openAtKill []int
 	p := startProc(0)
+	// The first process leads before its life is counted, like every restart: under load its
+	// start alone can outlast a 0.1 – 1 s life (seen at load 36: killed before it ever led).
+	first := p.pid()
+	e.waitUntil(e2e.WorkTimeout(t), "the first process leads", func() bool { return leaderPID(e.leader().Owner) == first })
 	mark := e.progress()
 	for i := range 20 {
 		if i%4 == 3 {
