@@ -259,6 +259,8 @@ func (e *xenv) cleanup() {
 		for _, p := range procs {
 			e.t.Logf("--- log of %s (pid %d) ---\n%s", p.name, p.pid(), tailString(p.logText(), 6000))
 		}
+		e.t.Logf("--- missions ---\n%s--- history of main ---\n%s", e.dump(), e.history())
+		e.keepSandbox()
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -266,6 +268,38 @@ func (e *xenv) cleanup() {
 		_ = e.st.Close()
 		e.st, e.eng = nil, nil
 	}
+}
+
+// history is main's commit graph with the files each commit touched, for a failing test.
+func (e *xenv) history() string {
+	cmd := exec.Command("git", "-C", e.repo, "log", "--graph", "--format=%h %s", "--name-status", "main")
+	cmd.Env = e.env
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Sprintf("git log: %v: %s", err, out)
+	}
+	return string(out)
+}
+
+// EnvKeepSandbox names a directory where a failing test's sandbox (repository, data dir with
+// the database and every attempt's files, process logs) is copied before t.TempDir is removed.
+const EnvKeepSandbox = "MCP_SCHEDULER_E2E_KEEP"
+
+func (e *xenv) keepSandbox() {
+	dir := os.Getenv(EnvKeepSandbox)
+	if dir == "" {
+		return
+	}
+	dest := filepath.Join(dir, fmt.Sprintf("%s-%d", strings.ReplaceAll(e.t.Name(), "/", "_"), time.Now().UnixNano()))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		e.t.Logf("keep sandbox: %v", err)
+		return
+	}
+	if out, err := exec.Command("cp", "-a", e.home, dest).CombinedOutput(); err != nil {
+		e.t.Logf("keep sandbox: cp: %v: %s", err, out)
+		return
+	}
+	e.t.Logf("sandbox kept in %s (%s)", dest, EnvKeepSandbox)
 }
 
 func tailString(s string, n int) string {

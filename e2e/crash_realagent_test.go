@@ -19,6 +19,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -175,7 +176,7 @@ max_concurrency = 3
 	})
 	t.Logf("restart → leading %v (leader lease 2 s), → first agent re-attached %v", lead.Round(time.Millisecond),
 		time.Since(restarted).Round(time.Millisecond))
-	e.waitUntil(2*time.Minute, "the voyage completes", func() bool {
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool {
 		var st struct {
 			Voyage struct {
 				State string `json:"state"`

@@ -2,9 +2,11 @@ package e2e_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -14,14 +16,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
 // crashVoyage is the voyage the SIGKILL loop runs, long enough that every kill falls in it:
 // four chains of four missions (hard dependencies), each agent heartbeating and sleeping 6 to
 // 10 s so that it lives through several restarts; the second mission of chain b fails its
-// first attempt (flaky, retried); a mission fails for good (no dependents); two missions change
-// the same file from the same base, so the second to land conflicts and gets a repair mission.
+// first attempt (flaky, retried); a mission fails for good (no dependents); two missions append
+// a line to the same file: when both start from the same base (they are the most urgent, so
+// they usually do), the second to land conflicts and gets a repair mission; when a kill gave
+// one of them back and it started again after the other landed, it appends to the landed line
+// and lands cleanly. Either way the file ends with both lines.
 func crashVoyage() (engine.VoyageSpec, []string) {
 	v := engine.VoyageSpec{Title: "sigkill voyage"}
 	var work []string
@@ -45,9 +51,9 @@ func crashVoyage() (engine.VoyageSpec, []string) {
 		engine.MissionSpec{Key: "broken", Title: "broken", WriteArea: []string{"f/broken.txt"}, RetryBudget: ptrInt(0),
 			Brief: "@heartbeat 200ms\n@sleep 600ms\n@fail test \"always broken\""},
 		engine.MissionSpec{Key: "k1", Title: "conflict one", WriteArea: []string{"k1/**"}, Priority: 20,
-			Brief: "@heartbeat 200ms\n@sleep 500ms\n@write shared.txt \"line one\\nk1\\n\"\n@write k1/x.txt \"k1\\n\"\n@commit work k1\n@done"},
+			Brief: "@heartbeat 200ms\n@sleep 500ms\n@append shared.txt \"k1\\n\"\n@write k1/x.txt \"k1\\n\"\n@commit work k1\n@done"},
 		engine.MissionSpec{Key: "k2", Title: "conflict two", WriteArea: []string{"k2/**"}, Priority: 20,
-			Brief: "@heartbeat 200ms\n@sleep 1500ms\n@write shared.txt \"line one\\nk2\\n\"\n@write k2/x.txt \"k2\\n\"\n@commit work k2\n@done"},
+			Brief: "@heartbeat 200ms\n@sleep 1500ms\n@append shared.txt \"k2\\n\"\n@write k2/x.txt \"k2\\n\"\n@commit work k2\n@done"},
 	)
 	return v, append(work, "k1", "k2")
 }
@@ -88,18 +94,31 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	var recoveries []time.Duration
 	var openAtKill []int
 	p := startProc(0)
+	// The first process leads before its life is counted, like every restart: under load its
+	// start alone can outlast a 0.1 – 1 s life (seen at load 36: killed before it ever led).
+	first := p.pid()
+	e.waitUntil(e2e.WorkTimeout(t), "the first process leads", func() bool { return leaderPID(e.leader().Owner) == first })
+	var window int
 	for i := range 20 {
+		if i%4 == 0 {
+			window = e.progress()
+		}
+		if i%4 == 3 && e.progress() == window {
+			// A leader that lives 0.1 – 1 s may never get as far as launching an agent on a
+			// loaded machine, and twenty such lives leave the voyage where it was (seen at load
+			// 40: 19 of 19 missions open at every kill, no agent ever ran). When three lives in
+			// a row made no progress, the fourth first makes some — launches an agent or
+			// finishes a mission — then lives its random while. On a machine that keeps up this
+			// never waits, and every kill stays where chance puts it.
+			e.waitUntil(e2e.WorkTimeout(t), fmt.Sprintf("leader %d makes progress", i), func() bool {
+				return e.progress() > window || e.open() == 0
+			})
+		}
 		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond) // leading for a while
 		require.False(t, p.exited(), "%s exited by itself: %s", p.name, tailString(p.logText(), 3000))
 		p.kill()
 		killed := time.Now()
-		open := 0
-		for _, m := range e.missions() {
-			if !m.State.Terminal() {
-				open++
-			}
-		}
-		openAtKill = append(openAtKill, open)
+		openAtKill = append(openAtKill, e.open())
 		// Down for a while (agents go on ending), then started again.
 		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
 		p = startProc(i + 1)
@@ -121,7 +140,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 		}
 		return true
 	}
-	e.waitUntil(3*time.Minute, "every mission terminal and landed", terminal)
+	e.waitUntil(e2e.WorkTimeout(t), "every mission terminal and landed", terminal)
 	require.Empty(t, e.leftovers(), "no agent process left behind")
 	require.NoError(t, p.stop(10*time.Second))
 	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
@@ -153,7 +172,11 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	require.Zero(t, subjects["work broken"])
 	repairs, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Kind: engine.KindRepair, Limit: 100})
 	require.NoError(t, err)
-	require.NotEmpty(t, repairs, "the conflict was repaired")
+	if e.diverged("work k1", "work k2") {
+		require.NotEmpty(t, repairs, "k1 and k2 started from the same base: the conflict was repaired")
+	} else {
+		t.Logf("k1 and k2 ran one after the other (a kill gave one back before launch): no conflict to repair")
+	}
 
 	// Every attempt was leased once, every managed acquire by the leader of that moment; the
 	// event log replays to the tables; git's object database is sound.
@@ -175,12 +198,8 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	keptDuringOutage := 0
 	for _, key := range keys {
 		id := d.IDs[key]
-		want := 1
-		if key == "b1" {
-			want = 2
-		}
-		require.Equal(t, want, launched[id], "%s: agents launched", key)
 		det := e.mission(id)
+		require.Equal(t, agentsWanted(key, det.Attempts), launched[id], "%s: agents launched: %s", key, jsonOf(det.Attempts))
 		for _, ex := range e.exitTimes(id) {
 			for _, o := range outages {
 				if ex.at.After(o.from) && ex.at.Before(o.to) && ex.attempt == det.Mission.Attempt {
@@ -203,6 +222,69 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	}
 	t.Logf("%d agents ended while no scheduler ran; their results were kept", keptDuringOutage)
 	require.Positive(t, keptDuringOutage, "some agent ended during an outage (otherwise the test proved nothing about it)")
+}
+
+// agentsWanted is how many agents the SIGKILL loop may launch for a work mission: one, and
+// for b1 (flaky while its attempt number is 1) a second one when its attempt 1 was launched
+// and failed. A kill between acquire and launch gives attempt 1 back unlaunched; then attempt
+// 2 is b1's first agent, which is not flaky, and one agent is all it gets.
+func agentsWanted(key string, attempts []engine.Attempt) int {
+	if key != "b1" {
+		return 1
+	}
+	for _, at := range attempts {
+		if at.Attempt == 1 && at.Outcome != "released" {
+			return 2
+		}
+	}
+	return 1
+}
+
+// diverged reports whether the commits with subjects a and b on main are on separate lines of
+// history (neither an ancestor of the other): the two missions worked from the same base.
+func (e *xenv) diverged(a, b string) bool {
+	e.t.Helper()
+	ca := e.git("log", "--format=%H", "--fixed-strings", "--grep", a, "main")
+	cb := e.git("log", "--format=%H", "--fixed-strings", "--grep", b, "main")
+	require.Len(e.t, strings.Fields(ca), 1, a)
+	require.Len(e.t, strings.Fields(cb), 1, b)
+	return !e.ancestor(ca, cb) && !e.ancestor(cb, ca)
+}
+
+// ancestor reports whether commit a is an ancestor of commit b.
+func (e *xenv) ancestor(a, b string) bool {
+	cmd := exec.Command("git", "-C", e.repo, "merge-base", "--is-ancestor", a, b)
+	cmd.Env = e.env
+	err := cmd.Run()
+	var exit *exec.ExitError
+	if errors.As(err, &exit) && exit.ExitCode() == 1 {
+		return false
+	}
+	require.NoError(e.t, err, "git merge-base --is-ancestor %s %s", a, b)
+	return true
+}
+
+// progress counts what a leader's work leaves behind: agents launched (their pid.json) and
+// missions that reached a terminal state.
+func (e *xenv) progress() int {
+	n := len(e.agentRecords())
+	for _, m := range e.missions() {
+		if m.State.Terminal() {
+			n++
+		}
+	}
+	return n
+}
+
+// open counts the missions that are not terminal.
+func (e *xenv) open() int {
+	n := 0
+	for _, m := range e.missions() {
+		if !m.State.Terminal() {
+			n++
+		}
+	}
+	return n
 }
 
 type exitAt struct {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -171,7 +172,7 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	t.Logf("takeover %v after SIGKILL of the leader (leader lease %v)", took.Round(time.Millisecond), lease)
 	require.Less(t, took, 2*lease, "taken over within the leader lease (plus a renewal and a tick)")
 
-	e.waitUntil(2*time.Minute, "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
 	e.checkLandedOnce(t, d, keys)
 
 	// No mission dispatched twice: one launched agent per mission, the running ones re-attached.
@@ -210,7 +211,7 @@ func TestLeader_LongTickKeepsLeadership(t *testing.T) {
 	spec := workVoyage(3, 100*time.Millisecond, 0)
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
 	require.NoError(t, err)
-	e.waitUntil(2*time.Minute, "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"m00", "m01", "m02"})
 	_, elections := leadershipHistory(t, e.events(), "ref")
 	require.Len(t, elections, 1, "the leader kept its lease through 4 s checks: %s", jsonOf(elections))
@@ -247,7 +248,7 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 		took.Round(time.Millisecond), lease)
 	require.Less(t, exited, 6*time.Second, "not held up by the 12 s check")
 	require.Less(t, took, lease, "handed over, not waited out")
-	e.waitUntil(2*time.Minute, "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"quick", "slow"})
 	require.Equal(t, 1, e.mission(d.IDs["slow"]).Mission.Attempt, "slow was re-attached, not run again")
 	var resigned int

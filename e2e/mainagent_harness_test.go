@@ -235,7 +235,7 @@ func runMainAgent(t *testing.T, srv *modelserver.Server, child agent.Profile, ex
 		"env": map[string]string{relayEnvOut: r.relayOut, relayEnvErr: r.relayErr,
 			"MCP_SCHEDULER_CONFIG": cfgPath, "MCP_SCHEDULER_DATA_DIR": r.data, "NO_COLOR": "1"}}}})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), WorkTimeout(t))
 	defer cancel()
 	cmd := exec.CommandContext(ctx, claude, "-p", "Dispatch the four-note voyage and wait until it completes.",
 		"--output-format", "stream-json", "--verbose",

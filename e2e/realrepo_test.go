@@ -130,7 +130,7 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 		// The check builds offline from the module cache of this machine.
 		"GOPROXY=off", "GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local", "GOCACHE="+goEnv(t, "GOCACHE"), "GOMODCACHE="+goEnv(t, "GOMODCACHE"))
 
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), WorkTimeout(t))
 	defer cancel()
 	serverLog := filepath.Join(root, "server.stderr")
 	c := startStdioClient(t, ctx, repo, env, serverLog)
@@ -142,7 +142,7 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(d, &dispatched), "%s", d)
 	var state string
-	deadline := time.Now().Add(3 * time.Minute)
+	deadline := time.Now().Add(WorkTimeout(t) - 30*time.Second) // the context ends 30 s later
 	for state == "" || state == "open" || state == "active" {
 		if time.Now().After(deadline) {
 			st, closeDB := openStore(t, data)

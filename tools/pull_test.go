@@ -155,7 +155,9 @@ func TestClaim_WaitSendsProgress(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, decode[ClaimResult](t, res).Claimed)
 	prog := b.progressFor("tok-wait")
-	require.GreaterOrEqual(t, len(prog), 5, "about one every 50 ms for a second")
+	// One every 50 ms for a second; a loaded machine may drop ticks, so the test asks only
+	// that progress came more than once while the claim waited (a count, not a rate).
+	require.GreaterOrEqual(t, len(prog), 2, "progress repeated while the claim waited")
 	require.True(t, slices.IsSorted(prog), "%v", prog)
 	require.Empty(t, b.progressFor("other-token"))
 }

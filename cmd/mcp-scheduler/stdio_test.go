@@ -120,9 +120,9 @@ func TestServe_StopsOnFirstSignal(t *testing.T) {
 			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w","wait_seconds":300}}}`)
 			time.Sleep(200 * time.Millisecond)
 			require.NoError(t, p.cmd.Process.Signal(sig))
-			start := time.Now()
-			require.Equal(t, 0, p.wait(10*time.Second))
-			require.Less(t, time.Since(start), 5*time.Second)
+			// At once means long before the claim's 300 s wait ends; the bound leaves a loaded
+			// machine its margin (how fast is not the point).
+			require.Equal(t, 0, p.wait(60*time.Second), "the signal ends the server, not the claim's 300 s wait")
 			require.Contains(t, p.stderrText(), "mcp-scheduler stopped")
 		})
 	}
@@ -139,11 +139,15 @@ func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
 	p.sendRaw("\r\n   \r\n\n")
 	p.sendRaw("this is a launcher's banner, not JSON\r\n")
 	p.sendRaw(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\r\n")
-	for _, want := range []string{"1", "2"} {
+	// The two requests are pipelined: JSON-RPC lets the replies come in any order, so they are
+	// matched by id.
+	ids := map[string]bool{}
+	for range 2 {
 		m := parseRPC(t, p.next())
 		require.Nil(t, m.Error)
-		require.Equal(t, want, string(m.ID))
+		ids[string(m.ID)] = true
 	}
+	require.Equal(t, map[string]bool{"1": true, "2": true}, ids)
 	select {
 	case l := <-p.lines:
 		t.Fatalf("unexpected output after the two responses: %q", l)

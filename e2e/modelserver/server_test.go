@@ -240,7 +240,7 @@ func TestServer_CloseAbandonsDelayedReplies(t *testing.T) {
 	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 5*time.Millisecond)
 	start := time.Now()
 	require.NoError(t, srv.Close())
-	require.Less(t, time.Since(start), 5*time.Second)
+	require.Less(t, time.Since(start), time.Minute, "Close does not wait for the reply's one-hour delay")
 	<-errc // the client saw the connection end (an error or an empty reply)
 	require.NoError(t, srv.Close(), "Close is idempotent")
 }
