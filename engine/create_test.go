@@ -337,3 +337,52 @@ func TestSettle_RepairLandingFollowsItsRepairMission(t *testing.T) {
 	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
 	require.Contains(t, s.Stuck[c.ID][0].Message, "cancelled")
 }
+
+// Found by a new-user trial under load: between a repair mission's landing and the write that
+// marks the work it carries landed, nothing moves and nothing is stuck; the voyage blocked
+// with a "deadlock" report of 0 stuck missions that stayed open after it completed. That
+// moment is progress, and a voyage that completes closes its report.
+func TestSettle_RepairLandedIsProgressAndCompletionClosesTheReport(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "t")
+	require.NoError(t, err)
+	a := b.acquire(d.IDs["a"], true)
+	_, err = b.e.Complete(b.ctx, a.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	r := b.create(engine.MissionSpec{Title: "repair a", Kind: engine.KindRepair, SubjectID: a.ID, VoyageID: d.Voyage.ID, WriteArea: []string{"a/**"}})
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: a.ID, Attempt: 1, Status: "conflicted"}, engine.LandingRepair)
+	require.NoError(t, err)
+	r = b.acquire(r.ID, true)
+	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "merged"})
+	require.NoError(t, err)
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+	require.NoError(t, err)
+
+	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State, "the carried landing is a write away")
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: engine.EscalationOpen})
+	require.NoError(t, err)
+	require.Empty(t, escs, "no deadlock report with nothing stuck")
+
+	// a voyage blocked for a real reason that then completes closes its report
+	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "w", Missions: []engine.MissionSpec{{Key: "c", Title: "c", WriteArea: []string{"c/**"}}}}, "t")
+	require.NoError(t, err)
+	c := b.acquire(d2.IDs["c"], true)
+	_, err = b.e.Complete(b.ctx, c.Fence(), engine.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	_, err = b.e.SetLanding(b.ctx, c.ID, engine.LandingConflicted, "conflict")
+	require.NoError(t, err)
+	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: c.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+	require.NoError(t, err)
+	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
+	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: engine.EscalationOpen})
+	require.NoError(t, err)
+	require.Empty(t, escs, "the completed voyage's blocker report is closed")
+}

@@ -146,9 +146,9 @@ func exclusiveReasons(m *Mission, live []Mission) []Reason {
 			continue
 		}
 		if m.Exclusive() || o.Exclusive() {
-			who := "it declares no write area, so it runs alone in its repository"
+			who := "this mission declares no write area (or is serial), so it runs alone in its repository"
 			if o.Exclusive() {
-				who = fmt.Sprintf("%s declares no write area and runs alone in the repository", o.ID)
+				who = fmt.Sprintf("%s declares no write area (or is serial) and runs alone in the repository", o.ID)
 			}
 			return []Reason{{Code: WhyExclusive, MissionID: o.ID,
 				Message: fmt.Sprintf("repository busy: %s (%s) is %s and %s", o.ID, o.Title, o.State, who)}}

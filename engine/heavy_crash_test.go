@@ -223,7 +223,8 @@ func (w *crashWorker) remember(id string) {
 // the claim-and-launch sequence (shared/cases B13): after acquire+start committed but before
 // the scheduler recorded the process identity (SetRun), and after it. State, lease expiry,
 // epoch and attempt are written by one statement in one row, so the mission is running with
-// a lease that expires; ReapExpired requeues it and records the lost attempt as a crash.
+// a lease that expires; ReapExpired requeues it and records the lost attempt as abandoned
+// (its agent was never heard from).
 func TestB13_KillBetweenAcquireAndSetRunLeavesReapableMission(t *testing.T) {
 	ctx := context.Background()
 	for _, step := range []string{"after-acquire", "after-setrun"} {
@@ -269,8 +270,11 @@ func TestB13_KillBetweenAcquireAndSetRunLeavesReapableMission(t *testing.T) {
 			require.NoError(t, err)
 			require.Equal(t, engine.StatePending, d.Mission.State)
 			require.Len(t, d.Attempts, 1)
-			require.Equal(t, "failed", d.Attempts[0].Outcome)
-			require.Equal(t, "crash", d.Attempts[0].Failure.Kind)
+			// nothing was ever heard from the launcher's agent: the attempt is abandoned (issue
+			// 11), costs no retry budget and counts towards the abandon limit
+			require.Equal(t, engine.OutcomeAbandoned, d.Attempts[0].Outcome)
+			require.Equal(t, 1, d.Mission.Abandons)
+			require.Zero(t, d.Mission.AttemptsUsed)
 			diffs, err := e.VerifyReplay(ctx)
 			require.NoError(t, err)
 			require.Empty(t, diffs)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -51,8 +52,11 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 		}
 		switch {
 		case done:
+			if err := o.closeVoyageReport(&v, "the voyage completed"); err != nil {
+				return err
+			}
 			out.Changed, err = true, o.setVoyage(&v, VoyageCompleted, "", nil)
-		case !progress && v.State != VoyageBlocked:
+		case !progress && len(stuck) > 0 && v.State != VoyageBlocked:
 			out.Stuck = stuck
 			out.Changed, err = true, o.blockVoyage(&v, stuck)
 		case progress && v.State == VoyageBlocked:
@@ -79,8 +83,10 @@ func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCh
 			return err
 		}
 		o := &op{e: e, ctx: ctx, now: e.Now()}
-		done, progress, _, err := o.assessIn(r, &v, ms, check)
-		change = done || (!progress && v.State != VoyageBlocked) || (progress && v.State == VoyageBlocked)
+		done, progress, stuck, err := o.assessIn(r, &v, ms, check)
+		// nothing stuck and nothing moving is a moment between two writes (a landing
+		// carried by its repair, say): not a reason to block
+		change = done || (!progress && len(stuck) > 0 && v.State != VoyageBlocked) || (progress && v.State == VoyageBlocked)
 		return err
 	})
 	return change, err
@@ -121,9 +127,14 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 		case m.State == StateCompleted && m.Landing == LandingRepair:
 			// The repair mission that carries this work is a mission of the voyage too and is
 			// assessed on its own (stuck when it is, progress when it moves); counting this one
-			// as progress kept a voyage whose repair failed or stopped active for ever.
-			if !hasRepair(ms, m.ID) {
+			// as progress kept a voyage whose repair failed or stopped active for ever. A repair
+			// that already landed is about to mark this work landed too (carried, a write of its
+			// own): that moment is progress, not a deadlock with nothing stuck.
+			switch {
+			case !hasRepair(ms, m.ID):
 				stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is repair, but every repair mission of its work was cancelled: a decision is needed"}}
+			case repairLanded(ms, m.ID):
+				progress = true
 			}
 		case m.State.Leased(), m.State == StateCompleted && landingMoves(m.Landing):
 			progress = true
@@ -163,6 +174,35 @@ func hasRepair(ms []Mission, subject string) bool {
 		}
 	}
 	return false
+}
+
+// repairLanded reports whether a repair mission of subject in ms has landed (its work carries
+// the subject's, which is marked landed right after).
+func repairLanded(ms []Mission, subject string) bool {
+	for i := range ms {
+		r := &ms[i]
+		if r.Kind == KindRepair && r.SubjectID == subject && r.State == StateCompleted && r.Landing.Satisfies() {
+			return true
+		}
+	}
+	return false
+}
+
+// closeVoyageReport closes the voyage's open blocker report once it does not apply any more.
+func (o *op) closeVoyageReport(v *Voyage, why string) error {
+	if v.EscalationID == "" {
+		return nil
+	}
+	report, err := o.tx.EscalationGet(o.ctx, v.EscalationID)
+	switch {
+	case errors.Is(err, ErrNotFound):
+		return nil
+	case err != nil:
+		return err
+	case report.State != EscalationOpen:
+		return nil
+	}
+	return o.closeEscalation(&report, ResolveAcknowledge, why)
 }
 
 func landingMoves(l LandingState) bool {
@@ -251,8 +291,12 @@ func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
 		}
 		evidence = append(evidence, id+": "+strings.Join(msgs, "; "))
 	}
+	reason := fmt.Sprintf("voyage %s (%s) cannot go on without a decision: %d mission(s) stuck", v.ID, v.Title, len(ids))
+	if kind == KindNoAgent {
+		reason = fmt.Sprintf("voyage %s (%s) waits for an agent nobody offers: no agent took %d mission(s) within the grace period", v.ID, v.Title, len(ids))
+	}
 	esc, err := o.raise(Escalation{MissionIDs: ids, VoyageID: v.ID, Route: RouteMainAgent, Kind: kind,
-		Reason:           fmt.Sprintf("voyage %s (%s) cannot go on without a decision: %d mission(s) stuck", v.ID, v.Title, len(ids)),
+		Reason:           reason,
 		DecisionRequired: decision, Evidence: truncateList(evidence, MaxListItems),
 		SafeNextStep: "voyage_status " + v.ID + " shows each mission's reason; cancel_voyage stops it safely"})
 	if err != nil {

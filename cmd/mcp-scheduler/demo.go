@@ -69,7 +69,7 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if err != nil {
 		return err
 	}
-	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, start: start}
+	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, why: map[string]string{}, start: start}
 	for k, id := range d.IDs {
 		p.keys[id] = k
 	}
@@ -172,6 +172,7 @@ type demoPrinter struct {
 	a     *app
 	w     interface{ Write([]byte) (int, error) }
 	keys  map[string]string // mission id → client key (and derived missions by title)
+	why   map[string]string // mission id → the code of the reason it waits for, last printed
 	start time.Time
 	seq   int64
 }
@@ -191,6 +192,7 @@ func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voya
 		if err != nil {
 			return "", err
 		}
+		p.waiting(ctx, st.Missions)
 		switch st.Voyage.State {
 		case engine.VoyageCompleted, engine.VoyageBlocked, engine.VoyageCancelled:
 			return st.Voyage.State, nil
@@ -202,6 +204,24 @@ func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voya
 			return st.Voyage.State, ctx.Err()
 		}
 		sub.Take()
+	}
+}
+
+// waiting prints why a mission waits whenever the kind of reason changes (the same reasons
+// get_mission gives: a dependency, a conflict, the busy machine, a concurrency limit …).
+func (p *demoPrinter) waiting(ctx context.Context, ms []engine.MissionLine) {
+	for _, m := range ms {
+		code, msg := "", ""
+		if m.State.Runnable() && len(m.Why) > 0 {
+			code, msg = m.Why[0].Code, m.Why[0].Message
+		}
+		if code == p.why[m.ID] {
+			continue
+		}
+		p.why[m.ID] = code
+		if code != "" && code != engine.WhyQueued {
+			fmt.Fprintf(p.w, "%6.2fs  %-16s waits (%s): %s\n", time.Since(p.start).Seconds(), p.name(ctx, m.ID), code, msg)
+		}
 	}
 }
 

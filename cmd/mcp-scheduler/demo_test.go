@@ -32,6 +32,7 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 	}
 	require.Contains(t, text, "configuration    failed (retry)", "the flaky mission is retried")
 	require.Contains(t, text, "review of glossary", "the review runs before the glossary lands")
+	require.Contains(t, text, "waits (hard_dependency)", "the demo says why missions wait")
 	require.Equal(t, 6, strings.Count(text, "landed on main"))
 	t.Logf("demo took %s", took)
 }
