@@ -116,9 +116,12 @@ func newXEnv(t testing.TB, set xsettings) *xenv {
 	return e
 }
 
-// config is the configuration file: short timings, the default resource thresholds (on a
-// busy machine they start fewer agents at once, never none), the repository, the
-// reference-agent profile.
+// config is the configuration file: short timings, no resource thresholds, the repository, the
+// reference-agent profile. The gate is off here, not because it would stall (it never starts
+// fewer than one agent) but because these tests need several agents at once to prove what
+// they are about — agents ending during an outage, two processes dispatching — and on a busy
+// machine the gate runs one at a time; the gate itself is tested in engine/scheduler and the
+// main-agent and real-repository tests run with it on.
 func (e *xenv) config() string {
 	s := e.set
 	var b strings.Builder
@@ -126,6 +129,7 @@ func (e *xenv) config() string {
 		s.Tick, s.LeaseTTL, s.Renew, s.LeaderLease)
 	fmt.Fprintf(&b, "backoff_initial = \"100ms\"\nbackoff_max = \"400ms\"\nmax_concurrency = %d\nper_repository = %d\nretry_budget = %d\ngrace = \"500ms\"\n",
 		s.MaxConcurrency, s.MaxConcurrency, max(s.RetryBudget, 0))
+	b.WriteString("\n[resources]\nmax_load_per_cpu = 0.0\nmin_free_memory_mb = 0\nmin_free_disk_mb = 0\n")
 	fmt.Fprintf(&b, "\n[[repositories]]\npath = %q\n%s\n", e.repo, s.RepoExtra)
 	if s.RefProfile {
 		q := make([]string, len(gitEnvNames))

@@ -287,6 +287,9 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	require.Equal(t, id, first.Mission.ID)
 	a.write(first.Workspace.Path, "stale/s.txt", "from the first claim\n")
 	old := map[string]any{"mission_id": id, "epoch": first.Epoch}
+	// one heartbeat, so the agent was heard from: its expiry is a crash, not an abandoned
+	// claim (an attempt never heard from costs no budget; engine/abandon_test.go)
+	a.ok("heartbeat", old, nil)
 	e.waitUntil(30*time.Second, "the silent claim's lease expires and the mission is free again", func() bool {
 		m := e.mission(id).Mission
 		return m.State == engine.StatePending && m.Attempt == 1
