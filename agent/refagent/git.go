@@ -53,7 +53,11 @@ func (a *refAgent) commit(msg string) error {
 func (a *refAgent) git(stdin *strings.Reader, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), gitTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", a.ws}, args...)...)
+	// No automatic gc or maintenance: a commit in a worktree of a repository with many
+	// worktrees otherwise starts `git gc --auto`, whose `reflog expire --all` walked every
+	// worktree for minutes of CPU in a soak (the person's repository is theirs to maintain).
+	pre := []string{"-C", a.ws, "-c", "gc.auto=0", "-c", "maintenance.auto=false"}
+	cmd := exec.CommandContext(ctx, "git", append(pre, args...)...)
 	cmd.Env = gitEnv()
 	if stdin != nil {
 		cmd.Stdin = stdin
