@@ -173,15 +173,22 @@ func (e *Engine) Explain(ctx context.Context, id string) ([]Reason, error) {
 }
 
 func explainIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
-	paused, err := r.Paused(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live, err := r.MissionsLeased(ctx)
+	paused, live, err := pausedAndLive(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	return explain(ctx, r, m, now, paused, live)
+}
+
+// pausedAndLive reads what the runnable rules need besides the mission: the pause flag and
+// the leased or running missions.
+func pausedAndLive(ctx context.Context, r Reader) (bool, []Mission, error) {
+	paused, err := r.Paused(ctx)
+	if err != nil {
+		return false, nil, err
+	}
+	live, err := r.MissionsLeased(ctx)
+	return paused, live, err
 }
 
 // ExplainMany says, for each mission, why it is not running (no entry: it could be acquired

@@ -59,11 +59,7 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 }
 
 func whyNotRunningIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
-	paused, err := r.Paused(ctx)
-	if err != nil {
-		return nil, err
-	}
-	live, err := r.MissionsLeased(ctx)
+	paused, live, err := pausedAndLive(ctx, r)
 	if err != nil {
 		return nil, err
 	}

@@ -106,32 +106,22 @@ func (t *txn) AgentUpsert(ctx context.Context, a *engine.Agent) error {
 }
 
 func (t *txn) AgentList(ctx context.Context) ([]engine.Agent, error) {
-	rows, err := t.q.query(ctx, `SELECT id, kind, profile, capabilities, personas, last_seen,
+	return t.queryAgents(ctx, "list agents", true, `SELECT id, kind, profile, capabilities, personas, last_seen,
  (SELECT count(*) FROM missions WHERE state IN ('leased','running') AND (lease_owner = agents.id OR profile = agents.id))
  FROM agents ORDER BY id`)
-	if err != nil {
-		return nil, translate(err, "list agents")
-	}
-	defer rows.Close()
-	var out []engine.Agent
-	for rows.Next() {
-		var a engine.Agent
-		var caps, personas string
-		var seen sql.NullInt64
-		if err := rows.Scan(&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen, &a.Running); err != nil {
-			return nil, translate(err, "list agents")
-		}
-		a.Capabilities, a.Personas, a.LastSeen = strList(caps), strList(personas), fromMS(seen)
-		out = append(out, a)
-	}
-	return out, translate(rows.Err(), "list agents")
 }
 
 func (t *txn) AgentsSeenSince(ctx context.Context, since time.Time) ([]engine.Agent, error) {
-	rows, err := t.q.query(ctx, `SELECT id, kind, profile, capabilities, personas, last_seen
+	return t.queryAgents(ctx, "recent agents", false, `SELECT id, kind, profile, capabilities, personas, last_seen
  FROM agents INDEXED BY agents_last_seen WHERE last_seen >= ? ORDER BY last_seen DESC LIMIT 1000`, ms0(since))
+}
+
+// queryAgents reads agents rows (id, kind, profile, capabilities, personas, last_seen and,
+// with running, the count of missions each holds).
+func (t *txn) queryAgents(ctx context.Context, what string, running bool, q string, args ...any) ([]engine.Agent, error) {
+	rows, err := t.q.query(ctx, q, args...)
 	if err != nil {
-		return nil, translate(err, "recent agents")
+		return nil, translate(err, what)
 	}
 	defer rows.Close()
 	var out []engine.Agent
@@ -139,13 +129,17 @@ func (t *txn) AgentsSeenSince(ctx context.Context, since time.Time) ([]engine.Ag
 		var a engine.Agent
 		var caps, personas string
 		var seen sql.NullInt64
-		if err := rows.Scan(&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen); err != nil {
-			return nil, translate(err, "recent agents")
+		dest := []any{&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen}
+		if running {
+			dest = append(dest, &a.Running)
+		}
+		if err := rows.Scan(dest...); err != nil {
+			return nil, translate(err, what)
 		}
 		a.Capabilities, a.Personas, a.LastSeen = strList(caps), strList(personas), fromMS(seen)
 		out = append(out, a)
 	}
-	return out, translate(rows.Err(), "recent agents")
+	return out, translate(rows.Err(), what)
 }
 
 func (t *txn) WaveInsert(ctx context.Context, w *engine.Wave) error {
