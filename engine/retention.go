@@ -98,11 +98,20 @@ type pruner struct {
 
 // missions walks the candidates page by page; each page is checked and deleted in one Update.
 func (p *pruner) missions(ctx context.Context) error {
+	return p.walk(ctx, Reader.PruneCandidates, func(o *op, b *pruneBatch, page []PruneCandidate) error {
+		return p.missionBatch(o, b, page)
+	})
+}
+
+// walk reads candidates a page at a time (list, from a read snapshot), handles each page in
+// one write batch (do), and pauses between full pages so other writers get the database.
+func (p *pruner) walk(ctx context.Context, list func(Reader, context.Context, PruneQuery) ([]PruneCandidate, error),
+	do func(o *op, b *pruneBatch, page []PruneCandidate) error) error {
 	for cursor := ""; ; {
 		var page []PruneCandidate
 		if err := p.e.view(ctx, func(r Reader) error {
 			var err error
-			page, err = r.PruneCandidates(ctx, PruneQuery{Before: p.opt.Before, Cursor: cursor, Limit: p.opt.Batch})
+			page, err = list(r, ctx, PruneQuery{Before: p.opt.Before, Cursor: cursor, Limit: p.opt.Batch})
 			return err
 		}); err != nil {
 			return err
@@ -111,7 +120,7 @@ func (p *pruner) missions(ctx context.Context) error {
 			return nil
 		}
 		cursor = page[len(page)-1].Cursor
-		if err := p.batch(ctx, func(o *op, b *pruneBatch) error { return p.missionBatch(o, b, page) }); err != nil {
+		if err := p.batch(ctx, func(o *op, b *pruneBatch) error { return do(o, b, page) }); err != nil {
 			return err
 		}
 		if len(page) < p.opt.Batch {
@@ -176,42 +185,22 @@ func (p *pruner) pause(ctx context.Context) error {
 
 // voyages prunes finished voyages with no mission left, a batch at a time.
 func (p *pruner) voyages(ctx context.Context) error {
-	for cursor := ""; ; {
-		var page []PruneCandidate
-		if err := p.e.view(ctx, func(r Reader) error {
-			var err error
-			page, err = r.VoyagePruneCandidates(ctx, PruneQuery{Before: p.opt.Before, Cursor: cursor, Limit: p.opt.Batch})
-			return err
-		}); err != nil {
-			return err
-		}
-		if len(page) == 0 {
-			return nil
-		}
-		cursor = page[len(page)-1].Cursor
-		err := p.batch(ctx, func(o *op, b *pruneBatch) error {
-			for _, cand := range page {
-				if err := p.dryRunMissions(o, cand.ID); err != nil {
-					return err
-				}
-				got, err := o.tx.VoyagePrune(o.ctx, cand.ID)
-				if errors.Is(err, ErrGuard) || errors.Is(err, ErrNotFound) {
-					continue // missions of it are kept (counted above), or it is gone
-				}
-				if err != nil {
-					return fmt.Errorf("prune voyage %s: %w", cand.ID, err)
-				}
-				b.counts.Add(got)
+	return p.walk(ctx, Reader.VoyagePruneCandidates, func(o *op, b *pruneBatch, page []PruneCandidate) error {
+		for _, cand := range page {
+			if err := p.dryRunMissions(o, cand.ID); err != nil {
+				return err
 			}
-			return nil
-		})
-		if err != nil || len(page) < p.opt.Batch {
-			return err
+			got, err := o.tx.VoyagePrune(o.ctx, cand.ID)
+			if errors.Is(err, ErrGuard) || errors.Is(err, ErrNotFound) {
+				continue // missions of it are kept (counted above), or it is gone
+			}
+			if err != nil {
+				return fmt.Errorf("prune voyage %s: %w", cand.ID, err)
+			}
+			b.counts.Add(got)
 		}
-		if err := p.pause(ctx); err != nil {
-			return err
-		}
-	}
+		return nil
+	})
 }
 
 // dryRunMissions: in a dry run the missions of a voyage were not deleted, so to count the
