@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -75,18 +76,8 @@ func (e *Engine) RecordHolds(ctx context.Context, holds []Hold) ([]HoldChange, e
 		}
 		return nil
 	})
-	slices.SortFunc(out, func(a, b HoldChange) int { return compareStrings(a.MissionID, b.MissionID) })
+	slices.SortFunc(out, func(a, b HoldChange) int { return strings.Compare(a.MissionID, b.MissionID) })
 	return out, err
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // sameHold reports whether two reasons say the same thing (Since aside).
