@@ -49,12 +49,32 @@ func (r Reason) Transient() bool {
 	return false
 }
 
-// explain states design brief §3's runnable rules in Go for one mission, reading what it needs
-// from r; it returns nil when the mission could be acquired now (agent filters aside). The
-// acquire statement in storage encodes the same rules; a test keeps the two in agreement.
-func explain(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) ([]Reason, error) {
+// Edge is one dependency edge of a mission with the mission at its other end, as design
+// brief §3's runnable rule sees it.
+type Edge struct {
+	Dependency
+	// Other is the mission at the other end: the one depended on for an edge from the
+	// mission, the one that declared the conflict for a conflict edge to it.
+	Other Mission
+}
+
+// Edges is what the runnable rule reads of a mission's graph: its own edges (soft ones
+// aside) and the conflict edges other missions declared towards it.
+type Edges struct {
+	Deps        []Edge
+	ConflictsIn []Edge
+}
+
+// Blockers is design brief §3's runnable rule in Go, the only one (the planner decides with
+// it, explain and why_not_running explain with it): every reason m cannot be acquired now,
+// in the order checked — state, pause, children, backoff, its edges in order, conflict edges
+// towards it, an exclusive mission in the repository; nil when it could be acquired now
+// (agent filters aside). live is every leased or running mission. It is pure: the callers
+// read edges and live first. The acquire statement in storage encodes the same rules, and
+// property tests keep the two in agreement.
+func Blockers(m *Mission, edges Edges, paused bool, live []Mission, now time.Time) []Reason {
 	if !m.State.Runnable() {
-		return []Reason{{Code: WhyState, Message: fmt.Sprintf("is %s", m.State)}}, nil
+		return []Reason{{Code: WhyState, Message: fmt.Sprintf("is %s", m.State)}}
 	}
 	var out []Reason
 	if paused {
@@ -67,54 +87,83 @@ func explain(ctx context.Context, r Reader, m *Mission, now time.Time, paused bo
 		out = append(out, Reason{Code: WhyBackoff, Until: m.NotBefore,
 			Message: "retry backoff until " + m.NotBefore.Format(time.RFC3339)})
 	}
-	deps, err := r.DependenciesOf(ctx, m.ID)
-	if err != nil {
-		return nil, err
+	for _, d := range edges.Deps {
+		out = append(out, edgeReasons(d)...)
 	}
-	for _, d := range deps {
-		rs, err := explainEdge(ctx, r, d, d.DependsOn)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, rs...)
-	}
-	rdeps, err := r.DependentsOf(ctx, m.ID)
-	if err != nil {
-		return nil, err
-	}
-	for _, d := range rdeps {
+	for _, d := range edges.ConflictsIn {
 		if d.Type == EdgeConflict {
-			rs, err := explainEdge(ctx, r, d, d.MissionID)
-			if err != nil {
-				return nil, err
-			}
-			out = append(out, rs...)
+			out = append(out, edgeReasons(d)...)
 		}
 	}
-	return append(out, exclusiveReasons(m, live)...), nil
+	return append(out, exclusiveReasons(m, live)...)
 }
 
-func explainEdge(ctx context.Context, r Reader, d Dependency, otherID string) ([]Reason, error) {
-	if d.Type == EdgeSoft {
-		return nil, nil
+// explain applies Blockers to one mission, reading its edges from r; it returns nil when the
+// mission could be acquired now (agent filters aside).
+func explain(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) ([]Reason, error) {
+	var edges Edges
+	if m.State.Runnable() {
+		var err error
+		if edges, err = ReadEdges(ctx, r, m.ID); err != nil {
+			return nil, err
+		}
 	}
-	u, err := r.MissionGet(ctx, otherID)
+	return Blockers(m, edges, paused, live, now), nil
+}
+
+// ReadEdges reads what Blockers needs of mission id's graph: its hard, serialization and
+// conflict edges and the conflict edges towards it, each with the mission at the other end
+// (soft edges never hold a mission back and are not read). A missing mission at the other end
+// is an error.
+func ReadEdges(ctx context.Context, r Reader, id string) (Edges, error) {
+	var out Edges
+	deps, err := r.DependenciesOf(ctx, id)
 	if err != nil {
-		return nil, err
+		return out, err
 	}
+	for _, d := range deps {
+		if d.Type == EdgeSoft {
+			continue
+		}
+		u, err := r.MissionGet(ctx, d.DependsOn)
+		if err != nil {
+			return out, err
+		}
+		out.Deps = append(out.Deps, Edge{Dependency: d, Other: u})
+	}
+	rdeps, err := r.DependentsOf(ctx, id)
+	if err != nil {
+		return out, err
+	}
+	for _, d := range rdeps {
+		if d.Type != EdgeConflict {
+			continue
+		}
+		u, err := r.MissionGet(ctx, d.MissionID)
+		if err != nil {
+			return out, err
+		}
+		out.ConflictsIn = append(out.ConflictsIn, Edge{Dependency: d, Other: u})
+	}
+	return out, nil
+}
+
+// edgeReasons is the reason one edge holds its mission back (none when it does not).
+func edgeReasons(d Edge) []Reason {
+	u := &d.Other
 	switch {
 	case d.Type == EdgeHard && !(u.State == StateCompleted && u.Landing.Satisfies()):
 		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
 		if u.State == StateCompleted {
-			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(u))
+			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(*u))
 		}
-		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}, nil
+		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}
 	case d.Type == EdgeSerialization && !u.State.Terminal():
-		return []Reason{{Code: WhySerialized, MissionID: u.ID, Message: fmt.Sprintf("serialised after %s (%s), which is %s", u.ID, u.Title, u.State)}}, nil
+		return []Reason{{Code: WhySerialized, MissionID: u.ID, Message: fmt.Sprintf("serialised after %s (%s), which is %s", u.ID, u.Title, u.State)}}
 	case d.Type == EdgeConflict && u.State.Leased():
-		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}, nil
+		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}
 	}
-	return nil, nil
+	return nil
 }
 
 // landingHeld says what a completed mission's landing waits for, and who can move it.
@@ -189,32 +238,4 @@ func pausedAndLive(ctx context.Context, r Reader) (bool, []Mission, error) {
 	}
 	live, err := r.MissionsLeased(ctx)
 	return paused, live, err
-}
-
-// ExplainMany says, for each mission, why it is not running (no entry: it could be acquired
-// now), reading everything from one snapshot. The scheduler's planner uses it for a wave.
-func (e *Engine) ExplainMany(ctx context.Context, ms []Mission) (map[string][]Reason, error) {
-	out := map[string][]Reason{}
-	err := e.view(ctx, func(r Reader) error {
-		paused, err := r.Paused(ctx)
-		if err != nil {
-			return err
-		}
-		live, err := r.MissionsLeased(ctx)
-		if err != nil {
-			return err
-		}
-		now := e.Now()
-		for i := range ms {
-			rs, err := explain(ctx, r, &ms[i], now, paused, live)
-			if err != nil {
-				return err
-			}
-			if len(rs) > 0 {
-				out[ms[i].ID] = rs
-			}
-		}
-		return nil
-	})
-	return out, err
 }

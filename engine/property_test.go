@@ -488,7 +488,9 @@ func (pm *propMachine) AcquireNext(t *rapid.T) {
 		}
 	}
 	pm.pickOrder(want)
+	first := pm.plannerFirst(t)
 	got, err := pm.e.Acquire(pm.ctx, engine.AcquireRequest{AgentID: agentID, Start: start})
+	require.Equal(t, first, got.ID, "the planner's first runnable is %q, acquire-next took %q (%v)", first, got.ID, err)
 	if len(want) == 0 {
 		want := engine.ErrNoWork
 		if pm.paused {
@@ -514,6 +516,7 @@ func (pm *propMachine) AcquireTargeted(t *rapid.T) {
 	why := pm.whyNot(pm.missions[id])
 	reasons, err := pm.e.Explain(pm.ctx, id)
 	require.NoError(t, err)
+	require.Equal(t, reasons, pm.plannerBlockers(t, id), "Explain and the planner's rule differ")
 	got, err := pm.e.Acquire(pm.ctx, engine.AcquireRequest{AgentID: agentID, MissionID: id, Start: start})
 	require.Equal(t, len(reasons) == 0, err == nil, "Explain said %v, acquire said %v", reasons, err)
 	if why != "" {

@@ -7,13 +7,14 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
-// settle decides every open voyage: completed, blocked with a report, or going on.
-func (s *Scheduler) settle(ctx context.Context, rep *TickReport) error {
+// settle decides every open voyage: completed, blocked with a report, or going on, with the
+// agent rule of the tick's plan tp (nil: none was made).
+func (s *Scheduler) settle(ctx context.Context, rep *TickReport, tp *tickPlan) error {
 	vs, err := s.eng.Voyages(ctx, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, 200)
 	if err != nil || len(vs) == 0 {
 		return err
 	}
-	check, err := s.agentCheck(ctx)
+	check, err := s.agentCheck(ctx, tp)
 	if err != nil {
 		return err
 	}

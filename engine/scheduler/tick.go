@@ -41,9 +41,10 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 	s.setPhase(PhaseMerging)
 	errs = append(errs, s.landQueue(ctx, &rep))
 	s.setPhase(PhasePlanning)
-	errs = append(errs, s.planAndDispatch(ctx, &rep))
+	tp, err := s.planAndDispatch(ctx, &rep)
+	errs = append(errs, err)
 	s.setPhase(PhaseContinuing)
-	errs = append(errs, s.settle(ctx, &rep))
+	errs = append(errs, s.settle(ctx, &rep, tp))
 	s.maybeCleanup(ctx)
 	s.mu.Lock()
 	busy := len(s.procs) > 0

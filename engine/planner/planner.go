@@ -1,0 +1,186 @@
+// Package planner is the scheduler's decision, as a pure function: Compute takes a Snapshot of
+// the store (read by the scheduler in one read transaction), the time, the limits and the
+// agent profiles, and returns a Plan — what to dispatch (mission, profile, model, score
+// breakdown), what is held back and why, what to preempt and what to escalate. It reads no
+// clock, store, host or process; the same input always gives the same plan, so every rule of
+// design brief §3 and §5 is testable with a table. The scheduler applies the plan (dispatch,
+// record holds, escalate, preempt) and owns every side effect.
+//
+// The runnable rule itself is engine.Blockers (pure, shared with explain and why_not_running
+// so that the text that explains and the rule that decides come from one place); it moves here
+// with the domain types once they leave package engine.
+package planner
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// Profile is what the planner knows of one configured (managed) agent profile.
+type Profile struct {
+	Name             string
+	Capabilities     []string
+	Personas         []string // allowed personas; empty = any
+	PreferredPersona string
+	Confidence       float64  // declared success prior in (0, 1]
+	Models           []string // models it may run, the first its default; empty = any
+	MaxConcurrency   int      // its simultaneous attempts
+}
+
+// Limits are the scheduler's configured limits that the decision applies.
+type Limits struct {
+	MaxConcurrency int // managed attempts in flight, over all profiles
+	PerRepository  int // attempts in flight per repository (ours and pull-mode agents')
+	// UrgentPriority: a mission at or under it that waits only for a slot may preempt.
+	UrgentPriority int
+	// UnclaimedGrace is how long a mission no profile can take waits for an agent to claim
+	// it before it is escalated as no_agent.
+	UnclaimedGrace time.Duration
+	// ExternalAgentTTL: an external agent seen within it counts as connected.
+	ExternalAgentTTL time.Duration
+}
+
+// Snapshot is the state one planning step decides on.
+type Snapshot struct {
+	// Missions are the candidates, pending and interrupted missions in pick order.
+	Missions []engine.Mission
+	// Edges are each candidate's edges (engine.ReadEdges), by mission id.
+	Edges map[string]engine.Edges
+	// Paused is the scheduler's pause flag.
+	Paused bool
+	// Running is every leased or running mission.
+	Running []engine.Mission
+	// Yieldable names the running missions that can be asked to yield (a pull-mode agent, or
+	// a managed agent of this process that speaks the yield message).
+	Yieldable map[string]bool
+	// Voyages are the candidates' voyages, by id.
+	Voyages map[string]engine.Voyage
+	// SubjectModels is, by review mission id, the model its subject ran (a reviewer avoids
+	// it when its profile offers another).
+	SubjectModels map[string]string
+	// Holds are the holds the last planning step recorded, by mission id.
+	Holds map[string]engine.Hold
+	// Outcomes is the attempt history per profile and persona.
+	Outcomes []engine.OutcomeCount
+	// Agents are the agents seen recently (only external ones within ExternalAgentTTL count).
+	Agents []engine.Agent
+	// Readings are the host's resource readings (nil: not taken, the gate is open).
+	Readings []Reading
+}
+
+// Dispatch is one planned assignment.
+type Dispatch struct {
+	Mission engine.Mission
+	Profile string
+	Model   string         // "" lets the profile's runtime choose
+	Score   engine.Score   // the chosen profile's score
+	Scores  []engine.Score // every eligible free profile's score, for the record
+}
+
+// Preemption asks a running mission to checkpoint and yield at its next boundary.
+type Preemption struct {
+	MissionID string // the running mission that yields
+	For       string // the urgent mission that waits for its slot
+	Reason    string
+}
+
+// Plan is what one planning step decided.
+type Plan struct {
+	// Dispatch are the assignments, in pick order.
+	Dispatch []Dispatch
+	// Held is every candidate held back, in pick order, with the first reason of its plan
+	// (what RecordHolds stores; a candidate absent from it is not held).
+	Held []engine.Hold
+	// Runnable counts the candidates the runnable rule allows (dispatched or held by the
+	// planner's own reasons).
+	Runnable int
+	// Preempt is at most one preemption.
+	Preempt []Preemption
+	// Escalate are the no_agent escalations to raise (each at most once: EscalateOnce).
+	Escalate []engine.EscalationSpec
+	// Cap is how many of our agents may run at once after the resource gate; CapWhy says
+	// why it is below the configured concurrency ("" when it is not).
+	Cap    int
+	CapWhy string
+}
+
+// Compute decides one planning step: for each candidate in pick order, the runnable rule
+// (engine.Blockers) first, then its voyage's or its own cost limit and requirements, then
+// whether a profile offers what it needs (or an agent may claim it within the grace period),
+// then the resource gate and the concurrency limits, then the best free profile by score
+// (design brief §3). Each planned dispatch counts as in flight for the candidates after it,
+// and as leased for their runnable rule (the acquire would refuse them too). An urgent
+// mission held for a slot preempts the least urgent yieldable running mission (one per plan);
+// a mission without a voyage that no agent took within the grace period is escalated once
+// (its hold's code becomes no_agent). Compute is pure and deterministic.
+func Compute(s Snapshot, now time.Time, lim Limits, profiles []Profile) Plan {
+	s.Missions = inPickOrder(s.Missions)
+	st := newState(s, now, lim, profiles)
+	var p Plan
+	p.Cap, p.CapWhy = st.cap, st.capWhy
+	for i := range s.Missions {
+		m := &s.Missions[i]
+		if rs := engine.Blockers(m, st.edges(m.ID), s.Paused, st.live, now); len(rs) > 0 {
+			p.Held = append(p.Held, engine.Hold{MissionID: m.ID, Reason: rs[0]})
+			continue
+		}
+		p.Runnable++
+		d, r := st.choose(m)
+		if r != nil {
+			p.Held = append(p.Held, engine.Hold{MissionID: m.ID, Reason: *r})
+			st.afterHold(&p, m, *r)
+			continue
+		}
+		p.Dispatch = append(p.Dispatch, d)
+		st.dispatched(m, d.Profile)
+	}
+	return p
+}
+
+// PickOrder is design brief §3's pick order as a comparison (negative: a first): priority
+// ascending, then missions of an active voyage, then resumed (interrupted) before fresh, then
+// creation time, then id. The store's candidate query orders by the same keys; Compute sorts
+// its candidates with it, so the plan does not depend on the order they were read in.
+func PickOrder(a, b *engine.Mission) int {
+	return cmp.Or(cmp.Compare(a.Priority, b.Priority),
+		trueFirst(a.VoyageActive, b.VoyageActive),
+		trueFirst(a.State == engine.StateInterrupted, b.State == engine.StateInterrupted),
+		a.CreatedAt.Compare(b.CreatedAt),
+		strings.Compare(a.ID, b.ID))
+}
+
+func trueFirst(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return -1
+	}
+	return 1
+}
+
+// inPickOrder returns ms sorted by PickOrder (ms itself when it already is).
+func inPickOrder(ms []engine.Mission) []engine.Mission {
+	less := func(a, b engine.Mission) int { return PickOrder(&a, &b) }
+	if slices.IsSortedFunc(ms, less) {
+		return ms
+	}
+	out := slices.Clone(ms)
+	slices.SortFunc(out, less)
+	return out
+}
+
+// FirstRunnable is the id of the first candidate in pick order that the runnable rule allows
+// ("" when none): the mission an acquire-next with no agent filter takes.
+func FirstRunnable(s Snapshot, now time.Time) string {
+	for _, m := range inPickOrder(s.Missions) {
+		if len(engine.Blockers(&m, s.Edges[m.ID], s.Paused, s.Running, now)) == 0 {
+			return m.ID
+		}
+	}
+	return ""
+}

@@ -1,0 +1,107 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// PlanningView is what one planning step reads of the store, all from one read transaction,
+// so that the planner decides on one consistent state (engine/planner turns it into its
+// Snapshot).
+type PlanningView struct {
+	// Candidates are the pending and interrupted missions in pick order (at most the wave
+	// size), whatever their dependencies.
+	Candidates []Mission
+	// Edges are each candidate's edges for the runnable rule (Blockers), by mission id; a
+	// candidate that is not in a runnable state has none.
+	Edges map[string]Edges
+	// Paused is the scheduler's pause flag.
+	Paused bool
+	// Live is every leased or running mission, by id.
+	Live []Mission
+	// Voyages are the candidates' voyages, by id.
+	Voyages map[string]Voyage
+	// Subjects are the missions the review candidates review, by id (a subject that no
+	// longer exists is absent).
+	Subjects map[string]Mission
+	// Holds are the holds the last planning step recorded, by mission id.
+	Holds map[string]Hold
+	// Outcomes is the attempt history per profile and persona.
+	Outcomes []OutcomeCount
+	// Agents are the agents seen at or after the time asked for, most recent first.
+	Agents []Agent
+}
+
+// PlanningView reads, in one read transaction, up to limit candidates in pick order with
+// everything the planner needs to decide about them, and the agents seen at or after
+// agentsSince. Errors are the store's, naming what was being read.
+func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.Time) (PlanningView, error) {
+	var v PlanningView
+	err := e.view(ctx, func(r Reader) error {
+		var err error
+		v = PlanningView{Edges: map[string]Edges{}, Voyages: map[string]Voyage{}, Subjects: map[string]Mission{}}
+		if v.Candidates, err = r.MissionsRunnableOrder(ctx, limit); err != nil {
+			return fmt.Errorf("runnable missions: %w", err)
+		}
+		if v.Paused, v.Live, err = pausedAndLive(ctx, r); err != nil {
+			return fmt.Errorf("pause flag and live missions: %w", err)
+		}
+		for i := range v.Candidates {
+			if err := v.readCandidate(ctx, r, &v.Candidates[i]); err != nil {
+				return err
+			}
+		}
+		return v.readShared(ctx, r, agentsSince)
+	})
+	return v, err
+}
+
+// readCandidate reads one candidate's edges, voyage and review subject.
+func (v *PlanningView) readCandidate(ctx context.Context, r Reader, m *Mission) error {
+	if m.State.Runnable() {
+		edges, err := ReadEdges(ctx, r, m.ID)
+		if err != nil {
+			return fmt.Errorf("edges of %s: %w", m.ID, err)
+		}
+		v.Edges[m.ID] = edges
+	}
+	if _, ok := v.Voyages[m.VoyageID]; m.VoyageID != "" && !ok {
+		vo, err := r.VoyageGet(ctx, m.VoyageID)
+		if err != nil {
+			return fmt.Errorf("voyage %s of %s: %w", m.VoyageID, m.ID, err)
+		}
+		v.Voyages[m.VoyageID] = vo
+	}
+	if _, ok := v.Subjects[m.SubjectID]; m.Kind == KindReview && m.SubjectID != "" && !ok {
+		u, err := r.MissionGet(ctx, m.SubjectID)
+		switch {
+		case errors.Is(err, ErrNotFound): // pruned: the reviewer has no model to avoid
+		case err != nil:
+			return fmt.Errorf("subject %s of review %s: %w", m.SubjectID, m.ID, err)
+		default:
+			v.Subjects[u.ID] = u
+		}
+	}
+	return nil
+}
+
+// readShared reads what does not depend on the candidates: holds, outcomes and agents.
+func (v *PlanningView) readShared(ctx context.Context, r Reader, agentsSince time.Time) error {
+	hs, err := r.HoldList(ctx)
+	if err != nil {
+		return fmt.Errorf("holds: %w", err)
+	}
+	v.Holds = make(map[string]Hold, len(hs))
+	for _, h := range hs {
+		v.Holds[h.MissionID] = h
+	}
+	if v.Outcomes, err = r.AttemptOutcomes(ctx); err != nil {
+		return fmt.Errorf("attempt outcomes: %w", err)
+	}
+	if v.Agents, err = r.AgentsSeenSince(ctx, agentsSince); err != nil {
+		return fmt.Errorf("agents: %w", err)
+	}
+	return nil
+}
