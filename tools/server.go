@@ -69,6 +69,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	s.subs.install(hooks)
 	newArgMessages(s.tools).install(hooks)
 	installUTF8Check(hooks, d.Logger)
+	installVersionDefault(hooks)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
