@@ -272,3 +272,26 @@ func TestHTTPVersions(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, string(body), `"protocolVersion":"2025-11-25"`)
 }
+
+// TestHTTPStateless_NoSession: 2026-07-28 requests, told apart by their protocol version,
+// are served beside session mode without a session: mcp-go's client negotiates the revision,
+// works even with a forged Mcp-Session-Id header (ignored in that revision), mints no
+// session, and GET and DELETE of that revision get 405.
+func TestHTTPStateless_NoSession(t *testing.T) {
+	b := setup(t, setupOpts{})
+	base, _ := httpServer(t, b, HTTPOptions{})
+	legacy := initSession(t, base)
+	c := streamableClient(t, base+PathMCP, map[string]string{"Mcp-Session-Id": sessionIDPrefix + rand.Text()})
+	initClient(t, b.ctx, c, "")
+	require.Equal(t, mcp.ProtocolVersion20260728, c.ProtocolVersion())
+	require.Empty(t, c.GetSessionId())
+	res := callOver(t, b.ctx, c, "create_mission", map[string]any{"title": "stateless"})
+	require.Contains(t, text(res), `"state":"pending"`)
+	live, pending := b.srv.sessions.counts()
+	require.Equal(t, [2]int{1, 0}, [2]int{live, pending}, "only the legacy session exists")
+	modern := map[string]string{"Mcp-Protocol-Version": mcp.ProtocolVersion20260728}
+	for _, m := range []string{http.MethodGet, http.MethodDelete} {
+		require.Equal(t, http.StatusMethodNotAllowed, send(t, m, base+PathMCP, "", modern).StatusCode, m)
+	}
+	require.Equal(t, http.StatusOK, post(t, base+PathMCP, listBody, legacy).StatusCode, "session mode beside it")
+}
