@@ -17,7 +17,7 @@ import (
 )
 
 // mcpGate stands in front of mcp-go's Streamable HTTP server at /mcp and applies what mcp-go
-// leaves out (docs/protocol.md, "Sessions", "JSON-RPC", "Versions"), in this order:
+// leaves out (docs/mcp.md, "Sessions", "JSON-RPC", "Versions"), in this order:
 //
 //  1. a POST body over the cap gets 413, one that checkMessage refuses 400; both with the
 //     JSON-RPC error as body;

@@ -13,7 +13,7 @@ import (
 
 // Every message a transport reads passes checkMessage before mcp-go sees it, so that the
 // JSON-RPC 2.0 rules hold the same way on stdio, Streamable HTTP and legacy SSE
-// (docs/protocol.md, "JSON-RPC"):
+// (docs/mcp.md, "JSON-RPC"):
 //
 //   - a message that cannot be parsed gets -32700 with id null;
 //   - a message that is JSON but not a valid request, notification or response gets -32600:

@@ -13,7 +13,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Streamable HTTP sessions (protocol revisions up to 2025-11-25; docs/protocol.md,
+// Streamable HTTP sessions (protocol revisions up to 2025-11-25; docs/mcp.md,
 // "Sessions"). mcp-go mints and looks up session ids through a server.SessionIdManager; its
 // default one validates only the id's format, so ids of an earlier process, forged ids and
 // DELETEd ids kept working. sessionTable is the manager mcp-go is given instead: it knows

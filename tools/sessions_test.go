@@ -293,5 +293,13 @@ func TestHTTPStateless_NoSession(t *testing.T) {
 	for _, m := range []string{http.MethodGet, http.MethodDelete} {
 		require.Equal(t, http.StatusMethodNotAllowed, send(t, m, base+PathMCP, "", modern).StatusCode, m)
 	}
+	// A 2026-07-28 header on a body without the matching _meta is refused by mcp-go with its
+	// JSON-RPC error; the gate passes it through untouched.
+	res400 := post(t, base+PathMCP, listBody, modern)
+	require.Equal(t, http.StatusBadRequest, res400.StatusCode)
+	var e wireError
+	require.NoError(t, json.NewDecoder(res400.Body).Decode(&e))
+	require.Equal(t, "2", string(e.ID))
+	require.NotZero(t, e.Error.Code)
 	require.Equal(t, http.StatusOK, post(t, base+PathMCP, listBody, legacy).StatusCode, "session mode beside it")
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/server"
 )
 
-// Protocol versions (docs/protocol.md, "Versions"). An initialize names the revision the
+// Protocol versions (docs/mcp.md, "Versions"). An initialize names the revision the
 // client wants; the server answers with that revision when it implements it as a
 // session-based one (2024-11-05 to 2025-11-25), and with the latest session-based revision it
 // implements, 2025-11-25, when the version is missing, unknown, or the stateless 2026-07-28

@@ -15,7 +15,7 @@ type jsonrpcCase struct {
 	code           int
 }
 
-// jsonrpcCases are the JSON-RPC edge cases of docs/protocol.md ("JSON-RPC"), shared by the
+// jsonrpcCases are the JSON-RPC edge cases of docs/mcp.md ("JSON-RPC"), shared by the
 // stdio and HTTP tests.
 func jsonrpcCases() []jsonrpcCase {
 	deep := `{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":` + strings.Repeat("[", 10001) + strings.Repeat("]", 10001) + `}}`
