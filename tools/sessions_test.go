@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/json"
 	"io"
+	"log/slog"
 	"net/http"
 	"strings"
 	"testing"
@@ -302,4 +303,30 @@ func TestHTTPStateless_NoSession(t *testing.T) {
 	require.Equal(t, "2", string(e.ID))
 	require.NotZero(t, e.Error.Code)
 	require.Equal(t, http.StatusOK, post(t, base+PathMCP, listBody, legacy).StatusCode, "session mode beside it")
+}
+
+// TestSessionTable_EvictsIdleBeforeBusy: past the bound the longest-idle session goes, but a
+// session with a request in flight (an open stream, a waiting claim) only when no idle one
+// is left; a pending id (initialize not answered yet) is not valid.
+func TestSessionTable_EvictsIdleBeforeBusy(t *testing.T) {
+	tb := newSessionTable(2, time.Hour, slog.New(slog.DiscardHandler))
+	a := tb.Generate()
+	_, err := tb.Validate(a)
+	require.ErrorIs(t, err, errUnknownSession, "pending until its initialize succeeded")
+	require.Empty(t, tb.confirm(a))
+	_, found, _ := tb.enter(a, func() {}) // a is used before b, and stays busy
+	require.Equal(t, sessionLive, found)
+	bID := tb.Generate()
+	require.Empty(t, tb.confirm(bID))
+	c := tb.Generate()
+	require.Equal(t, []string{bID}, tb.confirm(c), "the idle one goes first, though a was used longer ago")
+	require.True(t, tb.end(bID, "evicted"))
+	d := tb.Generate()
+	require.Equal(t, []string{c}, tb.confirm(d), "c is idle, a is not")
+	require.True(t, tb.end(c, "evicted"))
+	_, found, _ = tb.enter(d, func() {})
+	require.Equal(t, sessionLive, found)
+	e := tb.Generate()
+	require.Equal(t, []string{a}, tb.confirm(e), "every other one busy: the longest idle of them")
+	require.False(t, tb.end(c, "again"), "ending an ended session does nothing")
 }
