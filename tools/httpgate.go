@@ -83,7 +83,27 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 				mcp.ProtocolVersion20260728+", which needs no session)", r)
 		return
 	}
+	if head.method == "" {
+		g.clientResponse(w, r, sid)
+		return
+	}
 	g.inSession(w, r, sid, head.id)
+}
+
+// clientResponse serves a JSON-RPC response the client POSTs (to a ping on the GET stream,
+// to a sampling or elicitation request). mcp-go answers 400 for one that answers no pending
+// request of the server; the transport's rule is 202 for any body of only responses, so the
+// gate answers 202 and logs what mcp-go said.
+func (g *mcpGate) clientResponse(w http.ResponseWriter, r *http.Request, sid string) {
+	buf := &bufferedWriter{header: http.Header{}}
+	g.inSession(buf, r, sid, nil)
+	if buf.status == http.StatusBadRequest {
+		g.log.Info("ignored a client response that answers no pending request", "session", sid,
+			"detail", strings.TrimSpace(buf.body.String()))
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	buf.writeTo(w)
 }
 
 // bodiless gates GET (the standalone stream) and DELETE (end of session).
