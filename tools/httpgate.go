@@ -59,11 +59,10 @@ func (g *mcpGate) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // post gates a POST: steps 1 to 5.
 func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
-	body, ok := readMessage(w, r, g.log)
+	head, ok := readMessage(w, r, g.log)
 	if !ok {
 		return
 	}
-	head := peekMessage(body)
 	if isModern(r.Header, head.metaVersion) {
 		g.inner.ServeHTTP(w, r)
 		return
@@ -258,7 +257,7 @@ func writeRPCError(w http.ResponseWriter, status int, p *rpcProblem) {
 
 // readMessage reads a POST body up to the cap and checks it (step 1). On success the body is
 // put back for the next handler; otherwise the error has been answered.
-func readMessage(w http.ResponseWriter, r *http.Request, log *slog.Logger) ([]byte, bool) {
+func readMessage(w http.ResponseWriter, r *http.Request, log *slog.Logger) (messageHead, bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxStdinMessage))
 	var tooBig *http.MaxBytesError
 	switch {
@@ -266,37 +265,19 @@ func readMessage(w http.ResponseWriter, r *http.Request, log *slog.Logger) ([]by
 		log.Warn("refused an MCP HTTP body over the cap", "path", r.URL.Path, "cap_bytes", MaxStdinMessage)
 		writeRPCError(w, http.StatusRequestEntityTooLarge, &rpcProblem{Code: mcp.PARSE_ERROR, ID: jsonNull,
 			Message: fmt.Sprintf("parse error: the message is over the %d MiB cap; send smaller messages", MaxStdinMessage>>20)})
-		return nil, false
+		return messageHead{}, false
 	case err != nil:
 		writeRPCError(w, http.StatusBadRequest, &rpcProblem{Code: mcp.PARSE_ERROR, ID: jsonNull, Message: "parse error: reading the body: " + err.Error()})
-		return nil, false
+		return messageHead{}, false
 	}
-	if p := checkMessage(body); p != nil {
+	head, p := inspectMessage(body)
+	if p != nil {
 		log.Warn("refused a malformed MCP message", "path", r.URL.Path, "code", p.Code, "reason", p.Message)
 		writeRPCError(w, http.StatusBadRequest, p)
-		return nil, false
+		return messageHead{}, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	return body, true
-}
-
-// messageHead is what the gate reads of a checked message.
-type messageHead struct {
-	method      string
-	id          json.RawMessage // nil for a notification
-	metaVersion string          // params._meta protocol version (2026-07-28 requests)
-}
-
-func peekMessage(body []byte) messageHead {
-	var m struct {
-		Method string          `json:"method"`
-		ID     json.RawMessage `json:"id"`
-		Params struct {
-			Meta *mcp.Meta `json:"_meta"`
-		} `json:"params"`
-	}
-	_ = json.Unmarshal(body, &m) // checked already; params of another shape leave Meta nil
-	return messageHead{method: m.Method, id: m.ID, metaVersion: m.Params.Meta.ProtocolVersion()}
+	return head, true
 }
 
 // isModern reports whether a request belongs to the stateless revision, as mcp-go decides:

@@ -48,50 +48,98 @@ type envelope struct {
 	Method  json.RawMessage `json:"method"`
 	Result  json.RawMessage `json:"result"`
 	Error   json.RawMessage `json:"error"`
+	Params  struct {
+		Meta *mcp.Meta `json:"_meta"`
+	} `json:"params"`
+}
+
+// bare is an envelope without params, for a message whose params are of another shape.
+type bare struct {
+	JSONRPC json.RawMessage `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 var jsonNull = json.RawMessage("null")
 
+// messageHead is what a transport needs of a checked message.
+type messageHead struct {
+	method      string
+	id          json.RawMessage // nil for a notification
+	metaVersion string          // params._meta protocol version (2026-07-28 requests)
+}
+
 // checkMessage returns nil for a well-formed JSON-RPC 2.0 request, notification or response,
 // and the problem otherwise.
 func checkMessage(raw []byte) *rpcProblem {
-	var top json.RawMessage
-	if err := json.Unmarshal(raw, &top); err != nil {
-		return &rpcProblem{Code: mcp.PARSE_ERROR, ID: jsonNull, Message: "parse error: " + parseDetail(err) + "; send one JSON-RPC 2.0 message as UTF-8 JSON"}
+	_, p := inspectMessage(raw)
+	return p
+}
+
+// inspectMessage checks raw (one decoding pass for a valid message) and returns its head.
+func inspectMessage(raw []byte) (messageHead, *rpcProblem) {
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	if len(trimmed) == 0 || trimmed[0] != '{' {
+		var v json.RawMessage
+		if err := json.Unmarshal(raw, &v); err != nil {
+			return messageHead{}, parseProblem(err)
+		}
+		if trimmed[0] == '[' {
+			return messageHead{}, invalid(nil, "batch arrays are not supported (JSON-RPC batching was removed from MCP after 2025-03-26); send one message per request")
+		}
+		return messageHead{}, invalid(nil, "a JSON-RPC message must be an object with jsonrpc, method and id")
 	}
-	top = bytes.TrimSpace(top)
-	switch top[0] {
-	case '[':
-		return invalid(nil, "batch arrays are not supported (JSON-RPC batching was removed from MCP after 2025-03-26); send one message per request")
-	case '{':
-	default:
-		return invalid(nil, "a JSON-RPC message must be an object with jsonrpc, method and id")
-	}
-	var env envelope
-	if err := json.Unmarshal(top, &env); err != nil {
-		return invalid(nil, "the message could not be read: "+err.Error())
+	env, err := decodeEnvelope(raw)
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &se):
+		return messageHead{}, parseProblem(err)
+	case err != nil:
+		return messageHead{}, invalid(nil, "the message could not be read: "+err.Error())
 	}
 	id, idErr := checkID(env.ID)
 	if idErr != "" {
-		return invalid(nil, idErr)
+		return messageHead{}, invalid(nil, idErr)
 	}
 	if string(env.JSONRPC) != `"2.0"` {
-		return invalid(id, `jsonrpc must be "2.0"`)
+		return messageHead{}, invalid(id, `jsonrpc must be "2.0"`)
 	}
+	head := messageHead{id: id, metaVersion: env.Params.Meta.ProtocolVersion()}
 	if env.Method != nil {
-		var m string
-		if json.Unmarshal(env.Method, &m) != nil || m == "" {
-			return invalid(id, "method must be a non-empty string")
+		if json.Unmarshal(env.Method, &head.method) != nil || head.method == "" {
+			return messageHead{}, invalid(id, "method must be a non-empty string")
 		}
-		return nil
+		return head, nil
 	}
 	if env.ID == nil {
-		return invalid(nil, "a message without method must be a response (an id with result or error); a notification needs a method")
+		return messageHead{}, invalid(nil, "a message without method must be a response (an id with result or error); a notification needs a method")
 	}
 	if env.Result == nil && env.Error == nil {
-		return invalid(id, "a message without method must be a response carrying result or error")
+		return messageHead{}, invalid(id, "a message without method must be a response carrying result or error")
 	}
-	return nil
+	return head, nil
+}
+
+// decodeEnvelope decodes the envelope; params that are not an object with an object _meta
+// are left for mcp-go to refuse (invalid params), so the rest is read again without them.
+func decodeEnvelope(raw []byte) (envelope, error) {
+	var env envelope
+	err := json.Unmarshal(raw, &env)
+	var se *json.SyntaxError
+	if err == nil || errors.As(err, &se) {
+		return env, err
+	}
+	var b bare
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return env, err
+	}
+	return envelope{JSONRPC: b.JSONRPC, ID: b.ID, Method: b.Method, Result: b.Result, Error: b.Error}, nil
+}
+
+func parseProblem(err error) *rpcProblem {
+	return &rpcProblem{Code: mcp.PARSE_ERROR, ID: jsonNull, Message: "parse error: " + parseDetail(err) + "; send one JSON-RPC 2.0 message as UTF-8 JSON"}
 }
 
 // checkID returns the id to echo (nil when the message has none) or why it is refused.
