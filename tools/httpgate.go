@@ -224,11 +224,7 @@ func (g *mcpGate) expiredReason() string {
 	return fmt.Sprintf("expired: idle for %v (http.session_idle)", g.table.idle)
 }
 
-func (g *mcpGate) endedReason(sid string) string {
-	g.table.mu.Lock()
-	defer g.table.mu.Unlock()
-	return g.table.ended[sid]
-}
+func (g *mcpGate) endedReason(sid string) string { return g.table.why(sid) }
 
 // notFound answers 404 for a session id that is not live.
 func (g *mcpGate) notFound(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage, why string) {

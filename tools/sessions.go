@@ -218,6 +218,13 @@ func (t *sessionTable) remember(id, why string) {
 	}
 }
 
+// why returns why session id ended, "" when that is not remembered.
+func (t *sessionTable) why(id string) string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.ended[id]
+}
+
 // counts returns the number of live and pending sessions (tests, logs).
 func (t *sessionTable) counts() (live, pending int) {
 	t.mu.Lock()

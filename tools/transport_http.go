@@ -83,7 +83,9 @@ func isLoopback(host string) bool {
 // ServeHTTP serves Streamable HTTP at /mcp, the legacy SSE transport at /sse (+ /message) and
 // the Go runtime profiles at /debug/pprof/ until ctx ends, then shuts down gracefully: open streams are closed, in-flight requests
 // finish (bounded by ShutdownTimeout). Every request passes the guard: Host and Origin
-// checks (403), then the bearer token when one is set (401 with WWW-Authenticate).
+// checks (403), then the bearer token when one is set (401 with WWW-Authenticate). Then /mcp
+// passes the session gate (httpgate.go: JSON-RPC check, versions, sessions bounded by
+// MaxSessions and SessionIdle) and /message the JSON-RPC check; docs/mcp.md has the rules.
 func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	if opt.Addr == "" {
 		opt.Addr = DefaultHTTPAddr
