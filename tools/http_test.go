@@ -142,6 +142,9 @@ func TestB01_HTTPNotificationsGet202(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/made_up","params":{"x":1}}`,
 		`{"jsonrpc":"2.0","method":"tools/list"}`, // no id: a notification, even with a request's method
 		`{"jsonrpc":"2.0","id":99,"result":{}}`,   // a response to nothing the server asked
+		`{"jsonrpc":"2.0","id":98,"result":{"x":1}}`,
+		`{"jsonrpc":"2.0","id":"not-ours","result":{"x":1}}`,
+		`{"jsonrpc":"2.0","id":97,"error":{"code":-1,"message":"no"}}`,
 	} {
 		r := post(t, base+PathMCP, body, h)
 		got, err := io.ReadAll(r.Body)

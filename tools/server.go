@@ -37,6 +37,8 @@ type Server struct {
 	tools []Tool
 	subs  *subscriptions
 	log   *slog.Logger
+	// sessions is the session table of the running ServeHTTP (nil before; tests read it).
+	sessions *sessionTable
 }
 
 // New builds the MCP server over d. It registers nothing global: several Servers can live in
@@ -69,6 +71,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	s.subs.install(hooks)
 	newArgMessages(s.tools).install(hooks)
 	installUTF8Check(hooks, d.Logger)
+	installVersionDefault(hooks)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

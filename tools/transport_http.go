@@ -41,6 +41,11 @@ type HTTPOptions struct {
 	AllowedOrigins []string
 	// KeepAlive is the interval of SSE keepalives and Streamable HTTP heartbeats (default 15s).
 	KeepAlive time.Duration
+	// MaxSessions bounds the live Streamable HTTP sessions (default DefaultMaxSessions); past
+	// it the longest-idle session is evicted.
+	MaxSessions int
+	// SessionIdle ends a session with no request for this long (default DefaultSessionIdle).
+	SessionIdle time.Duration
 	// ShutdownTimeout bounds the graceful shutdown (default 5s).
 	ShutdownTimeout time.Duration
 	// Ready, when set, is called with the bound address once the listener is open.
@@ -78,7 +83,9 @@ func isLoopback(host string) bool {
 // ServeHTTP serves Streamable HTTP at /mcp, the legacy SSE transport at /sse (+ /message) and
 // the Go runtime profiles at /debug/pprof/ until ctx ends, then shuts down gracefully: open streams are closed, in-flight requests
 // finish (bounded by ShutdownTimeout). Every request passes the guard: Host and Origin
-// checks (403), then the bearer token when one is set (401 with WWW-Authenticate).
+// checks (403), then the bearer token when one is set (401 with WWW-Authenticate). Then /mcp
+// passes the session gate (httpgate.go: JSON-RPC check, versions, sessions bounded by
+// MaxSessions and SessionIdle) and /message the JSON-RPC check; docs/mcp.md has the rules.
 func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	if opt.Addr == "" {
 		opt.Addr = DefaultHTTPAddr
@@ -89,6 +96,12 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	if opt.ShutdownTimeout <= 0 {
 		opt.ShutdownTimeout = 5 * time.Second
 	}
+	if opt.MaxSessions <= 0 {
+		opt.MaxSessions = DefaultMaxSessions
+	}
+	if opt.SessionIdle <= 0 {
+		opt.SessionIdle = DefaultSessionIdle
+	}
 	if err := CheckBind(opt.Addr, opt.Token); err != nil {
 		return err
 	}
@@ -98,23 +111,27 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		return fmt.Errorf("listen %s: %w", opt.Addr, err)
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	table := newSessionTable(opt.MaxSessions, opt.SessionIdle, s.log)
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithHeartbeatInterval(opt.KeepAlive),
-		server.WithSessionIdleTTL(30*time.Minute),
+		server.WithSessionIdManagerResolver(sessionResolver{table: table}), // sessions.go; the gate's sweeper ends idle ones
 		server.WithStreamableHTTPLogger(s.log))
+	gate := &mcpGate{inner: streamable, table: table, log: s.log}
+	s.sessions = table
 	sse := server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint(PathSSE), server.WithMessageEndpoint(PathMessage),
 		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive))
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, streamable)
+	mux.Handle(PathMCP, gate)
 	mux.Handle(PathSSE, sse.SSEHandler())
-	mux.Handle(PathMessage, sse.MessageHandler())
+	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
 	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;
 	// then their contexts end, which releases long waits (claims, listen streams).
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
+	go gate.sweep(base)
 	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return base }}

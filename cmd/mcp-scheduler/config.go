@@ -83,6 +83,11 @@ type HTTPConfig struct {
 	Addr           string   `toml:"addr"`
 	TokenFile      string   `toml:"token_file"`
 	AllowedOrigins []string `toml:"allowed_origins"`
+	// MaxSessions bounds the live Streamable HTTP sessions; past it the longest-idle one is
+	// evicted (default 1,000).
+	MaxSessions int `toml:"max_sessions"`
+	// SessionIdle ends a session that had no request for this long (default 1h).
+	SessionIdle agent.Duration `toml:"session_idle"`
 }
 
 // GitConfig signs the scheduler's own commits (pending work, merges).
@@ -142,8 +147,9 @@ func defaults(env getenv) Config {
 		Resources: ResourcesConfig{MaxLoadPerCPU: 2.0, MinFreeMemoryMB: 512, MinFreeDiskMB: 1024},
 		Retention: RetentionConfig{MaxAge: agent.Duration(scheduler.DefaultRetention), Batch: engine.DefaultPruneBatch,
 			BatchPause: agent.Duration(engine.DefaultPrunePause)},
-		HTTP: HTTPConfig{Addr: tools.DefaultHTTPAddr},
-		Git:  GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		HTTP: HTTPConfig{Addr: tools.DefaultHTTPAddr, MaxSessions: tools.DefaultMaxSessions,
+			SessionIdle: agent.Duration(tools.DefaultSessionIdle)},
+		Git: GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
 	}
 }
 
@@ -271,6 +277,12 @@ func (c *Config) validate() error {
 	}
 	if c.HTTP.TokenFile != "" && !filepath.IsAbs(c.HTTP.TokenFile) {
 		bad("http.token_file", "%q must be an absolute path", c.HTTP.TokenFile)
+	}
+	if n := c.HTTP.MaxSessions; n < 1 || n > 1_000_000 {
+		bad("http.max_sessions", "%d must be 1 to 1000000", n)
+	}
+	if d := c.HTTP.SessionIdle.D(); d < time.Second || d > 7*24*time.Hour {
+		bad("http.session_idle", "%v must be 1s to 168h (a Go duration such as \"1h\")", d)
 	}
 	for i, o := range c.HTTP.AllowedOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

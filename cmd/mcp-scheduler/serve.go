@@ -124,7 +124,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
 		"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
 	if useHTTP {
-		err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins})
+		err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D()})
 	} else {
 		err = srv.ServeStdio(ctx, a.in, a.out)
 	}

@@ -130,7 +130,8 @@ func TestServe_StopsOnFirstSignal(t *testing.T) {
 
 // TestB24_StdinBOMCRLFBlankAndBannerLines: a BOM before the first message, CRLF endings, blank
 // and whitespace-only lines and a non-JSON banner line on stdin: both requests are answered,
-// nothing else is written (no reply to the junk), the banner is logged, the server goes on.
+// the blank lines get nothing, the banner gets the JSON-RPC parse error (-32700, id null) so
+// no client waits for it, it is logged, and the server goes on.
 func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
@@ -142,20 +143,29 @@ func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
 	// The two requests are pipelined: JSON-RPC lets the replies come in any order, so they are
 	// matched by id.
 	ids := map[string]bool{}
-	for range 2 {
+	parseErrors := 0
+	for range 3 {
 		m := parseRPC(t, p.next())
+		if string(m.ID) == "null" {
+			require.NotNil(t, m.Error)
+			require.Equal(t, -32700, m.Error.Code)
+			parseErrors++
+			continue
+		}
 		require.Nil(t, m.Error)
 		ids[string(m.ID)] = true
 	}
 	require.Equal(t, map[string]bool{"1": true, "2": true}, ids)
+	require.Equal(t, 1, parseErrors, "the banner, and only the banner, is answered with -32700")
 	select {
 	case l := <-p.lines:
-		t.Fatalf("unexpected output after the two responses: %q", l)
+		t.Fatalf("unexpected output after the three responses: %q", l)
 	case <-time.After(500 * time.Millisecond):
 	}
 	require.NoError(t, p.stdin.Close())
 	require.Equal(t, 0, p.wait(10*time.Second))
-	require.Contains(t, p.stderrText(), "ignored a line that is not JSON")
+	require.Contains(t, p.stderrText(), "refused a message on stdin")
+	require.Contains(t, p.stderrText(), "launcher's banner")
 }
 
 // TestB23_StdinMegabyteMessage: a 1 MiB tools/call on stdin is read and answered (a caller

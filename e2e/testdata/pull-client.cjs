@@ -8,6 +8,8 @@
 // JSON command per stdin line and answers one JSON line on stdout:
 //   {"op":"call","name":TOOL,"args":{...}}      → {"isError","structured","text"} or {"protocolError"}
 //   {"op":"write","dir":D,"file":F,"content":C}  → {"ok":true}   (the agent edits its workspace)
+//   {"op":"session"}                              → {"sessionId","protocolVersion"} of the transport
+//   {"op":"terminate"}                            → {"ok":true} or {"error"} (DELETE of the session)
 //   {"op":"close"}                                → {"ok":true}, then exits
 "use strict";
 const fs = require("fs");
@@ -54,6 +56,17 @@ async function main() {
         fs.mkdirSync(path.dirname(path.join(cmd.dir, cmd.file)), { recursive: true });
         fs.writeFileSync(path.join(cmd.dir, cmd.file), cmd.content);
         out({ ok: true });
+        break;
+      case "session":
+        out({ sessionId: transport.sessionId || "", protocolVersion: transport.protocolVersion || "" });
+        break;
+      case "terminate":
+        try {
+          await transport.terminateSession();
+          out({ ok: true });
+        } catch (e) {
+          out({ error: String(e && e.message ? e.message : e) });
+        }
         break;
       case "close":
         await client.close();
