@@ -109,8 +109,9 @@ const maxLandTries = 5
 //     tip is still the base commit);
 //  3. list the changed files and those outside the write area;
 //  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise
-//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and
-//     `git commit-tree` with both parents and the trailers;
+//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and the merge
+//     commit with both parents and the trailers, encoded here as `git commit-tree` would
+//     write it (writeMerge; commit-tree itself where the configuration changes its bytes);
 //  5. run Check on a temporary checkout of the result (failure → checks_failed);
 //  6. move the target: `git update-ref <ref> <new> <old>` when no checkout holds it, else
 //     `git merge --ff-only <new>` in that checkout (a refusal → waiting_for_clean_checkout).

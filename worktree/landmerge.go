@@ -22,12 +22,9 @@ func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) 
 	}
 	fallback := fmt.Sprintf("Land mission %s attempt %d", req.MissionID, req.Attempt)
 	msg := withTrailers(req.Message, fallback, req.MissionID, req.Attempt)
-	out, err := m.git.run(ctx, req.Repo.root, runOpts{stdin: []byte(msg)}, "commit-tree", "--no-gpg-sign",
-		"-p", l.OldTarget, "-p", l.BranchTip, "-F", "-", "--end-of-options", tree)
-	if err != nil {
-		return false, fmt.Errorf("commit merge: %w", err)
+	if l.Commit, err = m.writeMerge(ctx, req.Repo, tree, l.OldTarget, l.BranchTip, msg); err != nil {
+		return false, err
 	}
-	l.Commit = strings.TrimSpace(string(out))
 	return false, nil
 }
 
