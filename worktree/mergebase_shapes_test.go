@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -184,4 +185,39 @@ func landingHistory(tr *testRepo, rng *rand.Rand) *landingHist {
 		lh.queries = append(lh.queries, mbQuery{target(), a.tip, a.base}) // asked again: already in
 	}
 	return lh
+}
+
+// The shape of several agents on one branch: an attempt lands after the target took in
+// another attempt that started before this one's base. Neither its merge base nor its merge
+// commit starts a git process (only merge-tree and the move of the target do).
+func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"x.txt": "x\n", "y.txt": "y\n", "z.txt": "z\n"})
+	tr.git("checkout", "-q", "--detach")
+	logs := &syncBuffer{}
+	m := newTestManager(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	r := openRepo(t, m, tr.dir)
+	x, y := prepareMain(t, m, r, "x"), prepareMain(t, m, r, "y")
+	writeFile(t, x.Path, "x.txt", "X\n")
+	writeFile(t, y.Path, "y.txt", "Y\n")
+	require.True(t, land(t, m, r, x).FastForward)
+	z := prepareMain(t, m, r, "z") // based on x's landing
+	writeFile(t, z.Path, "z.txt", "Z\n")
+	ly := land(t, m, r, y) // y started before z's base: the target now merges an older base
+	require.False(t, ly.FastForward)
+
+	logs.mu.Lock()
+	logs.buf.Reset()
+	logs.mu.Unlock()
+	lz := land(t, m, r, z)
+	require.Equal(t, LandLanded, lz.Status)
+	require.False(t, lz.FastForward)
+	require.Equal(t, []string{"z.txt"}, lz.ChangedFiles)
+	for _, git := range []string{"merge-base", "commit-tree"} {
+		require.NotContains(t, logs.String(), "args=\""+git, "no git %s for this landing", git)
+	}
+	require.Contains(t, logs.String(), "args=\"merge-tree", "the log shows the git processes")
+	require.Equal(t, "X\nY\nZ", tr.git("show", "main:x.txt")+"\n"+tr.git("show", "main:y.txt")+"\n"+tr.git("show", "main:z.txt"))
+	fsckClean(t, tr.dir)
 }
