@@ -212,7 +212,7 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 			err = probe.settle()
 		}
 		if errors.Is(err, errPendingWork) {
-			if _, err := m.commitPending(ctx, ws, req.Message); err != nil {
+			if _, err := probe.commit(ctx, m, ws, req.Message); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)
 			}
 			probe = nil

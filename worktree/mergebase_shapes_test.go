@@ -218,6 +218,9 @@ func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
 		require.NotContains(t, logs.String(), "args=\""+git, "no git %s for this landing", git)
 	}
 	require.Contains(t, logs.String(), "args=\"merge-tree", "the log shows the git processes")
+	require.Equal(t, 1, strings.Count(logs.String(), "args=\"--no-optional-locks status"),
+		"the work z left uncommitted is committed on the status the landing's probe took")
+	require.Equal(t, 2, countTrailer(t, tr.dir, "main", "z", 1), "z's pending-work commit and its merge")
 	require.Equal(t, "X\nY\nZ", tr.git("show", "main:x.txt")+"\n"+tr.git("show", "main:y.txt")+"\n"+tr.git("show", "main:z.txt"))
 	fsckClean(t, tr.dir)
 }
