@@ -1,8 +1,12 @@
 package worktree
 
 import (
+	"bytes"
 	"container/heap"
 	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	git "github.com/go-git/go-git/v5"
@@ -32,9 +36,10 @@ const quickMergeBaseLimit = 1000
 // Commit dates only steer how far base's first-parent line is read before a commit of old's
 // walk is compared with it; a skewed clock costs extra reads (or the limit, then git), never a
 // wrong answer. old ∈ A (or old = base) answers old at once: the target is an ancestor of tip.
-// A target rebased or reset so that base is no longer in it is not answered (git is asked).
+// A target rebased or reset so that base is no longer in it is not answered (git is asked),
+// nor is anything in a repository with replace refs or grafts (git's history is not go-git's).
 func (r *Repo) quickMergeBase(old, tip, base plumbing.Hash) (mb plumbing.Hash, ok bool) {
-	if base.IsZero() {
+	if base.IsZero() || r.replaced.present(r.commonDir) {
 		return plumbing.ZeroHash, false
 	}
 	err := r.read(func(gg *git.Repository) error {
@@ -195,4 +200,40 @@ func (q *byDate) Pop() any {
 	c := old[len(old)-1]
 	*q = old[:len(old)-1]
 	return c
+}
+
+// replaceRefs remembers whether a repository rewrites its history for git with replace refs
+// or grafts, which git's merge base honours and go-git does not: quickMergeBase then leaves
+// every answer to git. packed-refs is scanned again only when its mtime or size changes.
+type replaceRefs struct {
+	mu        sync.Mutex
+	packedMod time.Time
+	packedLen int64
+	packedHas bool
+}
+
+// present reports whether refs/replace/* or info/grafts exist in the common git dir.
+func (p *replaceRefs) present(commonDir string) bool {
+	if _, err := os.Stat(filepath.Join(commonDir, "info", "grafts")); err == nil {
+		return true
+	}
+	if entries, err := os.ReadDir(filepath.Join(commonDir, "refs", "replace")); err == nil && len(entries) > 0 {
+		return true
+	}
+	path := filepath.Join(commonDir, "packed-refs")
+	st, err := os.Stat(path)
+	if err != nil {
+		return false
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if st.ModTime().Equal(p.packedMod) && st.Size() == p.packedLen {
+		return p.packedHas
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return true // unknown: let git answer
+	}
+	p.packedMod, p.packedLen, p.packedHas = st.ModTime(), st.Size(), bytes.Contains(data, []byte(" refs/replace/"))
+	return p.packedHas
 }

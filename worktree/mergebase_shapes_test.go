@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -223,4 +225,34 @@ func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
 	require.Equal(t, 2, countTrailer(t, tr.dir, "main", "z", 1), "z's pending-work commit and its merge")
 	require.Equal(t, "X\nY\nZ", tr.git("show", "main:x.txt")+"\n"+tr.git("show", "main:y.txt")+"\n"+tr.git("show", "main:z.txt"))
 	fsckClean(t, tr.dir)
+}
+
+// git's merge base follows replace refs and grafts, go-git's reads do not: in a repository
+// that has any (loose or packed), every merge base is left to git.
+func TestQuickMergeBase_LeavesReplaceRefsAndGraftsToGit(t *testing.T) {
+	tr := newTestRepo(t, nil)
+	h := newHistory(tr)
+	root := tr.tip("main")
+	base := h.at(2000000010, root)
+	target := h.at(2000000020, base)
+	tip := h.at(2000000030, base)
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	answers := func() bool {
+		_, ok := r.quickMergeBase(plumbing.NewHash(target), plumbing.NewHash(tip), plumbing.NewHash(base))
+		return ok
+	}
+	require.True(t, answers())
+
+	tr.git("replace", target, h.at(2000000040, root)) // git now sees target's parent as root
+	require.False(t, answers(), "a loose replace ref")
+	tr.git("pack-refs", "--all")
+	require.NoFileExists(t, filepath.Join(r.commonDir, "refs", "replace", target))
+	require.False(t, answers(), "a packed replace ref")
+	tr.git("replace", "-d", target)
+	require.True(t, answers())
+
+	require.NoError(t, os.MkdirAll(filepath.Join(r.commonDir, "info"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(r.commonDir, "info", "grafts"), []byte(target+"\n"), 0o644))
+	require.False(t, answers(), "grafts")
 }
