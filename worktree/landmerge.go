@@ -121,10 +121,10 @@ func (m *Manager) probePending(ctx context.Context, ws Workspace) (*pendingProbe
 // has exited, and `git add -A` takes the workspace as it is now). A nil probe, or one that
 // failed, commits with a status of its own.
 func (p *pendingProbe) commit(ctx context.Context, m *Manager, ws Workspace, message string) (bool, error) {
+	p.wait()
 	if p == nil || p.err != nil {
 		return m.commitPending(ctx, ws, message)
 	}
-	p.wait()
 	gitDir, err := gitDirOf(ws.Path)
 	if err != nil {
 		return false, err
