@@ -127,14 +127,20 @@ func (m *Manager) commitPending(ctx context.Context, ws Workspace, message strin
 		return false, err
 	}
 	_, mergeErr := os.Stat(filepath.Join(gitDir, "MERGE_HEAD"))
-	merging := mergeErr == nil
+	return m.commitSeen(ctx, ws, message, entries, mergeErr == nil)
+}
+
+// commitSeen commits a workspace's pending work given what `git status` listed in it (entries)
+// and whether a concluded merge waits (merging): nothing when both say clean, an error for
+// unresolved conflicts, else `git add -A` and `git commit` (see CommitPending).
+func (m *Manager) commitSeen(ctx context.Context, ws Workspace, message string, entries []statusEntry, merging bool) (bool, error) {
 	if len(entries) == 0 && !merging {
 		return false, nil
 	}
 	if err := unresolvedConflicts(ws.Path, entries); err != nil {
 		return false, err
 	}
-	err = m.gitLocks.retry(ctx, func() error {
+	err := m.gitLocks.retry(ctx, func() error {
 		_, err := m.git.run(ctx, ws.Path, runOpts{}, "add", "-A")
 		return err
 	})

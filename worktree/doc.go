@@ -4,8 +4,10 @@
 // Division of labour: go-git v5 reads (refs, commits, trees, ancestry, diffs); the git CLI
 // (≥ 2.38) does every structural change and every write a person's git might race with:
 // `git worktree add/move/remove/prune`, `git add`/`git commit` in a workspace,
-// `git merge-tree --write-tree`, `git commit-tree`, `git update-ref <ref> <new> <old>` and
-// `git merge --ff-only` in a checkout that holds the target. Status also goes through the CLI
+// `git merge-tree --write-tree`, `git update-ref <ref> <new> <old>` and `git merge --ff-only`
+// in a checkout that holds the target. One write is go-git's: the landing's merge commit, a new
+// object no ref names yet, encoded byte for byte as `git commit-tree` would (which still
+// writes it where the configuration changes its bytes). Status also goes through the CLI
 // (`--no-optional-locks`), because go-git ignores clean/smudge filters and is slower.
 //
 // Concurrency: structural changes are serialised per repository, landings per (repository,

@@ -109,8 +109,9 @@ const maxLandTries = 5
 //     tip is still the base commit);
 //  3. list the changed files and those outside the write area;
 //  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise
-//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and
-//     `git commit-tree` with both parents and the trailers;
+//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and the merge
+//     commit with both parents and the trailers, encoded here as `git commit-tree` would
+//     write it (writeMerge; commit-tree itself where the configuration changes its bytes);
 //  5. run Check on a temporary checkout of the result (failure → checks_failed);
 //  6. move the target: `git update-ref <ref> <new> <old>` when no checkout holds it, else
 //     `git merge --ff-only <new>` in that checkout (a refusal → waiting_for_clean_checkout).
@@ -211,7 +212,7 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 			err = probe.settle()
 		}
 		if errors.Is(err, errPendingWork) {
-			if _, err := m.commitPending(ctx, ws, req.Message); err != nil {
+			if _, err := probe.commit(ctx, m, ws, req.Message); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)
 			}
 			probe = nil

@@ -23,7 +23,7 @@ type BatchLanding struct {
 // LandBatch lands several attempts on one target branch in one pass, under one hold of the
 // branch's landing lock: each attempt's pending work is committed (in parallel), each branch
 // is merged in the object database on top of the previous one's result (fast-forward, or
-// `git merge-tree --write-tree` + `git commit-tree`, in request order), the checks run once on
+// `git merge-tree --write-tree` + the merge commit, in request order), the checks run once on
 // the final commit, and the target moves once (`git update-ref`, or `git merge --ff-only` in
 // the checkout holding it). What Land spends per attempt on moving the target and on the
 // person's checkout is spent once per batch.

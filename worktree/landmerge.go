@@ -22,12 +22,9 @@ func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) 
 	}
 	fallback := fmt.Sprintf("Land mission %s attempt %d", req.MissionID, req.Attempt)
 	msg := withTrailers(req.Message, fallback, req.MissionID, req.Attempt)
-	out, err := m.git.run(ctx, req.Repo.root, runOpts{stdin: []byte(msg)}, "commit-tree", "--no-gpg-sign",
-		"-p", l.OldTarget, "-p", l.BranchTip, "-F", "-", "--end-of-options", tree)
-	if err != nil {
-		return false, fmt.Errorf("commit merge: %w", err)
+	if l.Commit, err = m.writeMerge(ctx, req.Repo, tree, l.OldTarget, l.BranchTip, msg); err != nil {
+		return false, err
 	}
-	l.Commit = strings.TrimSpace(string(out))
 	return false, nil
 }
 
@@ -95,9 +92,10 @@ var errPendingWork = errors.New("workspace has uncommitted work")
 
 // pendingProbe runs `git status` on a workspace in the background.
 type pendingProbe struct {
-	done  chan struct{}
-	dirty bool
-	err   error
+	done    chan struct{}
+	entries []statusEntry // what status listed
+	merging bool          // a concluded merge waits (MERGE_HEAD)
+	err     error
 }
 
 // probePending checks that the workspace is on its branch, then starts the status probe.
@@ -112,11 +110,29 @@ func (m *Manager) probePending(ctx context.Context, ws Workspace) (*pendingProbe
 	p := &pendingProbe{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		entries, err := m.statusEntries(ctx, ws.Path)
+		p.entries, p.err = m.statusEntries(ctx, ws.Path)
 		_, mergeErr := os.Stat(filepath.Join(gitDir, "MERGE_HEAD"))
-		p.dirty, p.err = len(entries) > 0 || mergeErr == nil, err
+		p.merging = mergeErr == nil
 	}()
 	return p, nil
+}
+
+// commit commits the pending work the probe found (its status is not run again: the agent
+// has exited, and `git add -A` takes the workspace as it is now). A nil probe, or one that
+// failed, commits with a status of its own.
+func (p *pendingProbe) commit(ctx context.Context, m *Manager, ws Workspace, message string) (bool, error) {
+	p.wait()
+	if p == nil || p.err != nil {
+		return m.commitPending(ctx, ws, message)
+	}
+	gitDir, err := gitDirOf(ws.Path)
+	if err != nil {
+		return false, err
+	}
+	if err := checkOnBranch(gitDir, ws.Branch); err != nil {
+		return false, err
+	}
+	return m.commitSeen(ctx, ws, message, p.entries, p.merging)
 }
 
 // wait blocks until the probe finished (nil-safe).
@@ -135,7 +151,7 @@ func (p *pendingProbe) settle() error {
 	if p.err != nil {
 		return p.err
 	}
-	if p.dirty {
+	if len(p.entries) > 0 || p.merging {
 		return errPendingWork
 	}
 	return nil

@@ -35,6 +35,11 @@ type Repo struct {
 	// go-git is not documented as safe for concurrent use: reads hold ggMu.
 	ggMu sync.Mutex
 	gg   *git.Repository
+
+	// native says whether merge commits are written without git (writeMerge).
+	native nativeCommits
+	// replaced says whether replace refs or grafts rule out the merge-base walk.
+	replaced replaceRefs
 }
 
 // ID is a stable short id of the repository: the first 12 hex digits of the SHA-256 of the
