@@ -96,7 +96,7 @@ func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
 	m := b.acquire(up.ID, true)
 	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	_, err = b.e.SetLanding(b.ctx, up.ID, engine.LandingApproval, "landing policy approval")
+	_, err = b.e.AwaitApproval(b.ctx, up.ID, "landing policy approval")
 	require.NoError(t, err)
 	d, err := b.e.GetMission(b.ctx, down.ID)
 	require.NoError(t, err)

@@ -143,13 +143,13 @@ func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) (readyLandin
 	pol := s.cfg.policy(m.Repository)
 	switch {
 	case pol.Landing == LandingNone:
-		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingLeft, "landing policy none: the branch is left for a person")
+		_, err := s.eng.LeaveLanding(ctx, m.ID, "landing policy none: the branch is left for a person")
 		return readyLanding{}, false, err
 	case pol.Landing == LandingApproval && m.Landing != engine.LandingApproved:
 		s.once(ctx, "approval:"+m.ID, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
 			Route: engine.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
 			DecisionRequired: "approve the landing (approve_landing) after looking at get_mission_diff", SafeNextStep: "get_mission_diff " + m.ID})
-		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, "landing policy approval")
+		_, err := s.eng.AwaitApproval(ctx, m.ID, "landing policy approval")
 		return readyLanding{}, false, err
 	}
 	rec := runOf(m)
@@ -316,7 +316,7 @@ func (s *Scheduler) carried(ctx context.Context, m *engine.Mission) error {
 		if subj.State != engine.StateCompleted || subj.Landing.Satisfies() {
 			return nil
 		}
-		if _, err := s.eng.SetLanding(ctx, subj.ID, engine.LandingLanded, "carried by repair mission "+m.ID); err != nil {
+		if _, err := s.eng.CarryLanding(ctx, subj.ID, m.ID); err != nil {
 			return err
 		}
 		m = &subj

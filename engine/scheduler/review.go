@@ -49,10 +49,11 @@ func (s *Scheduler) reviewGate(ctx context.Context, m *engine.Mission) (bool, er
 	case agent.VerdictApproved:
 		return true, nil
 	case agent.VerdictMinor:
-		if _, err := s.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings)); err != nil {
+		r, err := s.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings))
+		if err != nil {
 			return false, err
 		}
-		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingRepair, "review "+latest.ID+" asked for a repair")
+		_, err = s.eng.RepairLanding(ctx, m.ID, r.ID, "review "+latest.ID+" asked for a repair")
 		return false, err
 	case agent.VerdictInsufficient:
 		if round >= maxReviewRounds {
@@ -100,7 +101,7 @@ func (s *Scheduler) startReview(ctx context.Context, m *engine.Mission, n int, m
 	if err != nil {
 		return err
 	}
-	_, err = s.eng.SetLanding(ctx, m.ID, engine.LandingReview, "waiting for review "+r.ID)
+	_, err = s.eng.AwaitReview(ctx, m.ID, r.ID)
 	return err
 }
 
@@ -149,7 +150,7 @@ func (s *Scheduler) reviewEscalation(ctx context.Context, m *engine.Mission, why
 		Route: engine.RouteMainAgent, Kind: "review", Reason: fmt.Sprintf("mission %s (%s) was not approved: %s", m.ID, m.Title, why),
 		DecisionRequired: "land it anyway (approve_landing), retry it (retry_mission after cancel), or cancel it",
 		Evidence:         ev, SafeNextStep: "get_mission_diff " + m.ID})
-	_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, why)
+	_, err := s.eng.AwaitApproval(ctx, m.ID, why)
 	return err
 }
 
