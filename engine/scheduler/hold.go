@@ -25,20 +25,6 @@ func (s *Scheduler) voyageHold(ctx context.Context, pc *planContext, m *engine.M
 	return engine.VoyageHold(&v, m), nil
 }
 
-// once raises an escalation unless this process already raised one under key.
-func (s *Scheduler) once(ctx context.Context, key string, spec engine.EscalationSpec) {
-	s.mu.Lock()
-	done := s.notified[key]
-	s.notified[key] = true
-	s.mu.Unlock()
-	if done {
-		return
-	}
-	if _, err := s.eng.Escalate(ctx, spec, "scheduler"); err != nil {
-		s.log.Warn("escalation not raised", "key", key, "err", err)
-	}
-}
-
 // maybePreempt: an urgent mission that waits only for a slot asks the lowest-priority running
 // mission (less urgent than it) to checkpoint and yield at its next boundary; at most one
 // request per tick.
