@@ -74,3 +74,47 @@ func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testi
 	require.Equal(t, "line one, edited\n", body)
 	require.Empty(t, checkouts(), "landing closed the checkout escalation")
 }
+
+// The landing service applies the repository's landing policy on its own: approval waits for
+// approve_landing with one approval escalation (a second leader's pass raises none), then
+// lands; none leaves the branch for a person.
+func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
+	h := newHarness(t)
+	approvalRepo, noneRepo := h.repo, makeRepo(t)
+	cfg := scheduler.Config{DataDir: h.data, Repositories: []scheduler.RepoPolicy{
+		{Path: approvalRepo, Landing: scheduler.LandingApproval}, {Path: noneRepo, Landing: scheduler.LandingNone}}}
+	complete := func(repo, file string) engine.Mission {
+		m := h.create(engine.MissionSpec{Title: "add " + file, Repository: repo, WriteArea: []string{file}})
+		c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: "worker", Repository: repo}, h.s.PrepareWorkspace)
+		require.NoError(t, err)
+		require.Equal(t, m.ID, c.Mission.ID)
+		require.NoError(t, os.WriteFile(filepath.Join(c.Workspace.Path, file), []byte(file+"\n"), 0o644))
+		git(t, c.Workspace.Path, "add", file)
+		git(t, c.Workspace.Path, "commit", "-q", "-m", "add "+file)
+		_, err = h.eng.Complete(h.ctx, c.Mission.Fence(), engine.WorkerResult{Summary: "added"})
+		require.NoError(t, err)
+		return m
+	}
+	gated, left := complete(approvalRepo, "gated.txt"), complete(noneRepo, "left.txt")
+
+	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
+	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
+	require.Equal(t, engine.LandingApproval, h.mission(gated.ID).Landing)
+	require.Equal(t, engine.LandingLeft, h.mission(left.ID).Landing)
+	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: gated.ID})
+	require.NoError(t, err)
+	require.Len(t, escs, 1)
+	require.Equal(t, "approval", escs[0].Kind)
+
+	_, err = h.eng.ApproveLanding(h.ctx, gated.ID, "looks good", "person")
+	require.NoError(t, err)
+	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
+	require.Equal(t, engine.LandingLanded, h.mission(gated.ID).Landing)
+	_, ok := h.file("gated.txt")
+	require.True(t, ok, "the approved mission landed on main")
+	escs, err = h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: gated.ID})
+	require.NoError(t, err)
+	require.Empty(t, escs, "landing closed the approval escalation")
+	out := git(t, noneRepo, "log", "--oneline", "main")
+	require.NotContains(t, out, "left.txt", "policy none lands nothing")
+}
