@@ -52,9 +52,12 @@ type LandingTransition struct {
 	Ops      []LandingOp
 }
 
-// landingQueued are the states the landing queue works on (MissionsLandingQueue): a landing
-// attempt (LandOpLand) starts only from one of them.
-var landingQueued = []LandingState{LandingPending, LandingReview, LandingWaiting, LandingApproved}
+// Queued reports whether the landing queue works on a completed mission whose landing is l
+// (Reader.MissionsLandingQueue): pending, review, approved or waiting, the states a landing
+// attempt (LandOpLand) starts from.
+func (l LandingState) Queued() bool {
+	return l == LandingPending || l == LandingReview || l == LandingApproved || l == LandingWaiting
+}
 
 // landingTransitions is the one table of legal landing moves; docs/state-machine.md draws it
 // and a test keeps the two in step. Anything else is a LandingTransitionError. An operation

@@ -36,6 +36,12 @@ func TestLandingTable_WellFormed(t *testing.T) {
 		require.True(t, reached[s], "%s is unreachable", s)
 	}
 	require.False(t, engine.LandingState("merged").Valid())
+	for _, s := range engine.AllLandingStates() {
+		lands := slices.ContainsFunc(engine.LandingTransitions(), func(tr engine.LandingTransition) bool {
+			return tr.From == s && slices.Contains(tr.Ops, engine.LandOpLand)
+		})
+		require.Equal(t, lands, s.Queued(), "%s: the landing queue works on exactly the states a landing starts from", s)
+	}
 }
 
 // landingIn makes a completed mission whose landing is s (through legal operations only).

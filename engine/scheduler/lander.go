@@ -155,11 +155,7 @@ func (lr *lander) stillLandable(ctx context.Context, id string) (engine.Mission,
 		return engine.Mission{}, false, err
 	}
 	m := d.Mission
-	switch m.Landing {
-	case engine.LandingPending, engine.LandingApproved, engine.LandingReview, engine.LandingWaiting:
-		return m, m.State == engine.StateCompleted, nil
-	}
-	return m, false, nil
+	return m, m.State == engine.StateCompleted && m.Landing.Queued(), nil
 }
 
 // dueRetry throttles retries of landings that wait for a clean checkout (this process's
