@@ -333,7 +333,7 @@ func BenchmarkPick(b *testing.B) {
 			if _, err := e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := e.SetLanding(ctx, m.ID, engine.LandingLanded, "bench"); err != nil {
+			if _, err := e.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, engine.LandingLanded); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()

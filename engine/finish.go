@@ -34,10 +34,14 @@ func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Missi
 		}
 		m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
 		m.Lease.ExpiresAt = time.Time{}
-		m.Landing = LandingPending
+		landing := LandingPending
 		if m.Workspace == WorkspaceSnapshot || m.Workspace == WorkspaceMain || m.Kind == KindReview {
-			m.Landing = LandingNotRequired
+			landing = LandingNotRequired
 		}
+		if err := checkLanding(m.ID, m.Landing, landing, LandOpComplete); err != nil {
+			return err
+		}
+		m.Landing = landing
 		if err := o.move(&m, StateCompleted, "complete", "mission.completed", map[string]any{
 			"summary": truncate(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
 			return err

@@ -114,10 +114,16 @@ func (o *op) closeMissionEscalations(missionID string, kinds []string, why strin
 // claimed it within the grace period.
 const KindNoAgent = "no_agent"
 
-// EscalateOnce raises spec unless an open escalation of the same kind already concerns exactly
-// the same single mission (the check and the insert share one write transaction, so two
-// leaders, or a leader after a restart, never raise it twice). It returns the escalation
-// raised or found, and whether it was raised now.
+// OnceKey is the de-duplication key EscalateOnce stores with an escalation: its cause kind and
+// its subject (the one mission it concerns), "checkout:m-…".
+func OnceKey(kind, missionID string) string { return kind + ":" + missionID }
+
+// EscalateOnce raises spec unless an open escalation with the same key (OnceKey: its kind and
+// its single mission) exists. The key is stored with the escalation and a unique index keeps
+// it to one open escalation, and the check and the insert share one write transaction, so
+// two leaders, or a leader after a restart, never raise it twice. Once that escalation is
+// resolved, the same cause may raise a new one. It returns the escalation raised or found,
+// and whether it was raised now. spec must name exactly one mission (mission_ids).
 func (e *Engine) EscalateOnce(ctx context.Context, spec EscalationSpec, actor string) (Escalation, bool, error) {
 	var out Escalation
 	var raised bool
@@ -128,24 +134,23 @@ func (e *Engine) EscalateOnce(ctx context.Context, spec EscalationSpec, actor st
 		return out, false, invalid("mission_ids", "EscalateOnce needs exactly one mission", "name the mission")
 	}
 	id := spec.MissionIDs[0]
+	key := OnceKey(spec.Kind, id)
 	err := e.update(ctx, actor, func(o *op) error {
 		raised = false
-		escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, MissionID: id, Limit: 100})
+		escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, OnceKey: key, Limit: 1})
 		if err != nil {
 			return err
 		}
-		for _, x := range escs {
-			if x.Kind == spec.Kind && len(x.MissionIDs) == 1 {
-				out = x
-				return nil
-			}
+		if len(escs) > 0 {
+			out = escs[0]
+			return nil
 		}
 		if err := o.checkExisting(id, "mission_ids[0]"); err != nil {
 			return err
 		}
 		out, err = o.raise(Escalation{MissionIDs: spec.MissionIDs, VoyageID: spec.VoyageID, Route: spec.Route,
 			Kind: spec.Kind, Reason: spec.Reason, DecisionRequired: spec.DecisionRequired,
-			Evidence: spec.Evidence, SafeNextStep: spec.SafeNextStep})
+			Evidence: spec.Evidence, SafeNextStep: spec.SafeNextStep, OnceKey: key})
 		raised = err == nil
 		return err
 	})

@@ -1,12 +1,15 @@
 package engine_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
 // RecordHolds replaces the planner's holds, keeps a reason's Since while its code stays, and
@@ -84,6 +87,33 @@ func TestEscalateOnce_DeduplicatesInTheDatabase(t *testing.T) {
 	require.Equal(t, e1.ID, e2.ID)
 	_, _, err = b.e.EscalateOnce(b.ctx, engine.EscalationSpec{MissionIDs: []string{m.ID, m.ID}, Reason: "x", DecisionRequired: "y"}, "t")
 	require.Error(t, err)
+
+	// A restarted leader (a new store on the same file) finds it too; another kind of cause
+	// about the same mission is its own escalation.
+	st, err := storage.Open(b.ctx, b.path, storage.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	restarted := engine.New(st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"})
+	e3, raised, err := restarted.EscalateOnce(b.ctx, spec, "scheduler")
+	require.NoError(t, err)
+	require.False(t, raised, "a restarted leader raised it again")
+	require.Equal(t, e1.ID, e3.ID)
+	checkout := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: engine.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
+	e4, raised, err := restarted.EscalateOnce(b.ctx, checkout, "scheduler")
+	require.NoError(t, err)
+	require.True(t, raised)
+	require.NotEqual(t, e1.ID, e4.ID)
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: m.ID})
+	require.NoError(t, err)
+	require.Len(t, open, 2)
+
+	// Once resolved, the same cause raises a new one.
+	_, err = b.e.ResolveEscalation(b.ctx, e1.ID, engine.ResolveAcknowledge, "seen", "person")
+	require.NoError(t, err)
+	e5, raised, err := restarted.EscalateOnce(b.ctx, spec, "scheduler")
+	require.NoError(t, err)
+	require.True(t, raised, "a resolved escalation frees its key")
+	require.NotEqual(t, e1.ID, e5.ID)
 }
 
 // A dependent of a mission whose landing is held says what the landing waits for and who can
@@ -96,10 +126,46 @@ func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
 	m := b.acquire(up.ID, true)
 	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	_, err = b.e.SetLanding(b.ctx, up.ID, engine.LandingApproval, "landing policy approval")
+	_, err = b.e.AwaitApproval(b.ctx, up.ID, "landing policy approval")
 	require.NoError(t, err)
 	d, err := b.e.GetMission(b.ctx, down.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.WhyHardDep, d.WhyNotRunning[0].Code)
 	require.Contains(t, d.WhyNotRunning[0].Message, "approve_landing "+up.ID)
+}
+
+// Two leaders' processes (two stores on one file) raising the same cause at once raise one
+// escalation between them.
+func TestEscalateOnce_ConcurrentLeadersRaiseOne(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	st, err := storage.Open(b.ctx, b.path, storage.Options{})
+	require.NoError(t, err)
+	defer func() { require.NoError(t, st.Close()) }()
+	engines := []*engine.Engine{b.e, engine.New(st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"})}
+	spec := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: engine.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
+	var wg sync.WaitGroup
+	raised := make(chan bool, 8)
+	for i := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, r, err := engines[i%2].EscalateOnce(b.ctx, spec, "scheduler")
+			assert.NoError(t, err)
+			raised <- r
+		}()
+	}
+	wg.Wait()
+	close(raised)
+	n := 0
+	for r := range raised {
+		if r {
+			n++
+		}
+	}
+	require.Equal(t, 1, n)
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: m.ID})
+	require.NoError(t, err)
+	require.Len(t, open, 1)
 }

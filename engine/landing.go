@@ -6,9 +6,19 @@ import (
 	"slices"
 )
 
-// RecordLanding stores the outcome of landing (or trying to land) a completed mission's
-// attempt and sets the mission's landing state. Landing records are idempotent per (mission,
-// attempt); a landed mission satisfies its hard dependents, which become runnable.
+// The landing lifecycle (docs/state-machine.md, "Landing state machine"): every move of a
+// completed mission's landing goes through one of the typed operations below, each checked
+// against the table in landingstate.go (LandingTransitionError otherwise), written with a
+// guarded update and recorded as one event carrying the new landing state (so that the
+// event log replays it, VerifyReplay).
+
+// RecordLanding stores the outcome of a landing attempt on a completed mission's current
+// attempt (LandOpLand) and moves its landing to state: landed or not_required (its hard
+// dependents become runnable), waiting (a clean checkout), conflicted (a decision) or repair
+// (a repair mission carries it). Landing records are idempotent per (mission, attempt): an
+// outcome repeated in the state it led to changes nothing, except waiting, which records each
+// retry. The landing must be one the landing queue works on (pending, review, approved,
+// waiting); anything else is a LandingTransitionError.
 func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingState) (Mission, error) {
 	var m Mission
 	if err := checkID("mission_id", PrefixMission, l.MissionID); err != nil {
@@ -16,32 +26,153 @@ func (e *Engine) RecordLanding(ctx context.Context, l Landing, state LandingStat
 	}
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		var err error
-		if m, err = o.get(l.MissionID); err != nil {
+		if m, err = o.completed(l.MissionID); err != nil {
 			return err
-		}
-		if m.State != StateCompleted {
-			return &TransitionError{MissionID: m.ID, Op: "land", State: m.State}
 		}
 		if l.Attempt != m.Attempt {
 			return invalid("attempt", fmt.Sprintf("attempt %d is not the mission's completed attempt %d", l.Attempt, m.Attempt), "")
+		}
+		if m.Landing == state && state != LandingWaiting {
+			return nil // a repeated outcome (another worker landed it first): already recorded
+		}
+		if err := checkLanding(m.ID, m.Landing, state, LandOpLand); err != nil {
+			return err
 		}
 		l.At = o.now
 		if err := o.tx.LandingUpsert(o.ctx, &l); err != nil {
 			return err
 		}
-		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
-		m.Landing, m.UpdatedAt = state, o.now
-		if err := o.save(&m, g); err != nil {
-			return err
-		}
-		if err := o.emit("landing."+l.Status, &m, "", map[string]any{"landing": state, "commit": l.Commit,
+		return o.land(&m, state, "landing."+l.Status, map[string]any{"commit": l.Commit,
 			"target_branch": l.TargetBranch, "conflicts": l.ConflictPaths, "outside_write_area": l.OutsideWriteArea,
-			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS}); err != nil {
-			return err
-		}
-		return o.closeLandingEscalations(m.ID, state)
+			"detail": truncate(l.Detail, 1000), "duration_ms": l.DurationMS})
 	})
 	return m, err
+}
+
+// AwaitReview records that a review round (mission reviewID) started for a completed mission
+// whose review is required (LandOpReview): its landing waits for the verdict. A second round
+// keeps the landing in review and changes nothing.
+func (e *Engine) AwaitReview(ctx context.Context, id, reviewID string) (Mission, error) {
+	return e.moveLanding(ctx, id, LandingReview, LandOpReview, map[string]any{"reason": "waiting for review " + reviewID, "review_id": reviewID})
+}
+
+// AwaitApproval makes a completed mission's landing wait for approve_landing
+// (LandOpAskApproval): the repository's landing policy is approval, or its review did not
+// approve the work; reason says which (at most 1,000 bytes are kept).
+func (e *Engine) AwaitApproval(ctx context.Context, id, reason string) (Mission, error) {
+	return e.moveLanding(ctx, id, LandingApproval, LandOpAskApproval, map[string]any{"reason": truncate(reason, 1000)})
+}
+
+// LeaveLanding leaves a completed mission's branch for a person (LandOpLeave: the
+// repository's landing policy is none). It never lands by itself.
+func (e *Engine) LeaveLanding(ctx context.Context, id, reason string) (Mission, error) {
+	return e.moveLanding(ctx, id, LandingLeft, LandOpLeave, map[string]any{"reason": truncate(reason, 1000)})
+}
+
+// RepairLanding records that repair mission repairID carries a completed mission's work
+// (LandOpRepair: its reviewer asked for changes); the repair's landing lands it (CarryLanding).
+func (e *Engine) RepairLanding(ctx context.Context, id, repairID, reason string) (Mission, error) {
+	return e.moveLanding(ctx, id, LandingRepair, LandOpRepair, map[string]any{"reason": truncate(reason, 1000), "repair_id": repairID})
+}
+
+// ApproveLanding lets a mission that waits for approval (landing approval, or waiting for a
+// clean checkout under an approval policy) land: LandOpApprove. Any other mission gets an
+// invalid mission_id error saying which it is.
+func (e *Engine) ApproveLanding(ctx context.Context, id, note, actor string) (Mission, error) {
+	var m Mission
+	if err := checkID("mission_id", PrefixMission, id); err != nil {
+		return m, err
+	}
+	err := e.update(ctx, actor, func(o *op) error {
+		var err error
+		if m, err = o.get(id); err != nil {
+			return err
+		}
+		if m.State != StateCompleted || !CanLand(m.Landing, LandingApproved, LandOpApprove) {
+			return invalid("mission_id", fmt.Sprintf("mission %s is %s with landing %s, not waiting for approval", id, m.State, m.Landing),
+				"approve completed missions whose landing is approval or waiting (get_mission shows it)")
+		}
+		// approval leaves the escalations as they are: the landing may still meet the checkout
+		return o.setLanding(&m, LandingApproved, "landing.approved", map[string]any{"note": truncate(note, 500)})
+	})
+	return m, err
+}
+
+// CarryLanding marks a completed mission's work landed because repair mission carrierID,
+// whose branch started from it, landed (LandOpCarry). carrierID must be a repair mission
+// about id whose own landing is landed or not_required (nothing left to land: the work is on
+// the target already); a mission already landed (or with nothing to land) is left as it is.
+func (e *Engine) CarryLanding(ctx context.Context, id, carrierID string) (Mission, error) {
+	var m Mission
+	if err := checkID("carrier_id", PrefixMission, carrierID); err != nil {
+		return m, err
+	}
+	err := e.update(ctx, "scheduler", func(o *op) error {
+		c, err := o.get(carrierID)
+		if err != nil {
+			return err
+		}
+		if c.Kind != KindRepair || c.SubjectID != id || !c.Landing.Satisfies() {
+			return invalid("carrier_id", fmt.Sprintf("mission %s is a %s mission about %q with landing %s", c.ID, c.Kind, c.SubjectID, c.Landing),
+				"name the landed repair mission whose subject is "+id)
+		}
+		if m, err = o.completed(id); err != nil || m.Landing.Satisfies() {
+			return err
+		}
+		return o.land(&m, LandingLanded, "landing.state", map[string]any{"reason": "carried by repair mission " + c.ID, "carrier_id": c.ID})
+	})
+	return m, err
+}
+
+// moveLanding is the landing operations without a landing record: it reads mission id, checks
+// lop may move its landing to `to` and writes it with an event landing.state (data adds the
+// reason). Asked in the state it leads to, it changes nothing.
+func (e *Engine) moveLanding(ctx context.Context, id string, to LandingState, lop LandingOp, data map[string]any) (Mission, error) {
+	var m Mission
+	if err := checkID("mission_id", PrefixMission, id); err != nil {
+		return m, err
+	}
+	err := e.update(ctx, "scheduler", func(o *op) error {
+		var err error
+		if m, err = o.completed(id); err != nil || m.Landing == to {
+			return err
+		}
+		if err := checkLanding(m.ID, m.Landing, to, lop); err != nil {
+			return err
+		}
+		return o.land(&m, to, "landing.state", data)
+	})
+	return m, err
+}
+
+// completed reads a mission whose landing is to move: it must be completed.
+func (o *op) completed(id string) (Mission, error) {
+	m, err := o.get(id)
+	if err == nil && m.State != StateCompleted {
+		err = &TransitionError{MissionID: m.ID, Op: "land", State: m.State}
+	}
+	return m, err
+}
+
+// land writes m's landing state `to` (setLanding), then closes the escalations the move made
+// moot.
+func (o *op) land(m *Mission, to LandingState, eventType string, data map[string]any) error {
+	if err := o.setLanding(m, to, eventType, data); err != nil {
+		return err
+	}
+	return o.closeLandingEscalations(m.ID, to)
+}
+
+// setLanding writes m's landing state `to` (already checked against the table) with a guarded
+// update and event eventType; data gets the new "landing".
+func (o *op) setLanding(m *Mission, to LandingState, eventType string, data map[string]any) error {
+	g := Guard{State: m.State, Epoch: m.Lease.Epoch}
+	m.Landing, m.UpdatedAt = to, o.now
+	if err := o.save(m, g); err != nil {
+		return err
+	}
+	data["landing"] = to
+	return o.emit(eventType, m, "", data)
 }
 
 // landingEscalationKinds are the escalations that only say a mission cannot land yet.
@@ -74,57 +205,4 @@ func (o *op) closeLandingEscalations(id string, state LandingState) error {
 		}
 	}
 	return nil
-}
-
-// ApproveLanding lets a mission that waits for approval (landing policy approval) land.
-func (e *Engine) ApproveLanding(ctx context.Context, id, note, actor string) (Mission, error) {
-	var m Mission
-	if err := checkID("mission_id", PrefixMission, id); err != nil {
-		return m, err
-	}
-	err := e.update(ctx, actor, func(o *op) error {
-		var err error
-		if m, err = o.get(id); err != nil {
-			return err
-		}
-		if m.State != StateCompleted || (m.Landing != LandingApproval && m.Landing != LandingWaiting) {
-			return invalid("mission_id", fmt.Sprintf("mission %s is %s with landing %s, not waiting for approval", id, m.State, m.Landing),
-				"approve completed missions whose landing is approval or waiting (get_mission shows it)")
-		}
-		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
-		m.Landing, m.UpdatedAt = LandingApproved, o.now
-		if err := o.save(&m, g); err != nil {
-			return err
-		}
-		return o.emit("landing.approved", &m, "", map[string]any{"landing": m.Landing, "note": truncate(note, 500)})
-	})
-	return m, err
-}
-
-// SetLanding changes a completed mission's landing state without a landing record (for
-// example pending → approval under an approval policy, or a repair that carried the work).
-func (e *Engine) SetLanding(ctx context.Context, id string, state LandingState, reason string) (Mission, error) {
-	var m Mission
-	err := e.update(ctx, "scheduler", func(o *op) error {
-		var err error
-		if m, err = o.get(id); err != nil {
-			return err
-		}
-		if m.State != StateCompleted {
-			return &TransitionError{MissionID: m.ID, Op: "land", State: m.State}
-		}
-		if m.Landing == state {
-			return nil
-		}
-		g := Guard{State: m.State, Epoch: m.Lease.Epoch}
-		m.Landing, m.UpdatedAt = state, o.now
-		if err := o.save(&m, g); err != nil {
-			return err
-		}
-		if err := o.emit("landing.state", &m, "", map[string]any{"landing": state, "reason": truncate(reason, 1000)}); err != nil {
-			return err
-		}
-		return o.closeLandingEscalations(m.ID, state)
-	})
-	return m, err
 }

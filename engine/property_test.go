@@ -773,7 +773,9 @@ func (pm *propMachine) Retry(t *rapid.T) {
 	}
 }
 
-// Land marks a completed mission landed (or not required), which satisfies its dependents.
+// Land records a landing of a completed mission: landed (or not required), which satisfies
+// its dependents. The landing table refuses it unless the mission is completed with a
+// landing still pending; the same outcome again changes nothing.
 func (pm *propMachine) Land(t *rapid.T) {
 	if len(pm.order) == 0 {
 		t.Skip("no missions")
@@ -781,9 +783,17 @@ func (pm *propMachine) Land(t *rapid.T) {
 	m := pm.missions[rapid.SampledFrom(pm.order).Draw(t, "mission")]
 	to := rapid.SampledFrom([]engine.LandingState{engine.LandingLanded, engine.LandingNotRequired}).Draw(t, "landing")
 	before, seq := pm.get(t, m.id), pm.lastSeq(t)
-	_, err := pm.e.SetLanding(pm.ctx, m.id, to, "test")
-	if m.state != engine.StateCompleted {
+	_, err := pm.e.RecordLanding(pm.ctx, engine.Landing{MissionID: m.id, Attempt: before.Attempt, Status: "landed"}, to)
+	switch {
+	case m.state != engine.StateCompleted:
 		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "land while "+string(m.state))
+		return
+	case m.landing == to:
+		require.NoError(t, err)
+		require.Equal(t, seq, pm.lastSeq(t), "a repeated landing outcome writes no event")
+		return
+	case !engine.CanLand(m.landing, to, engine.LandOpLand):
+		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "land "+string(to)+" while landing "+string(m.landing))
 		return
 	}
 	require.NoError(t, err)

@@ -198,7 +198,13 @@ func TestLanding_CheckoutEscalationClosesWhenTheWaitEnds(t *testing.T) {
 		return ids
 	}
 	require.ElementsMatch(t, []string{approval, stillWaiting}, openIDs(), "the checkout wait of %s ended", checkout)
-	_, err = b.e.SetLanding(b.ctx, m.ID, engine.LandingLanded, "carried by a repair mission")
+	r := b.create(engine.MissionSpec{Title: "repair", Kind: engine.KindRepair, SubjectID: m.ID})
+	r = b.acquire(r.ID, true)
+	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "merged"})
+	require.NoError(t, err)
+	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: r.Attempt, Status: "landed"}, engine.LandingLanded)
+	require.NoError(t, err)
+	_, err = b.e.CarryLanding(b.ctx, m.ID, r.ID)
 	require.NoError(t, err)
 	require.ElementsMatch(t, []string{stillWaiting}, openIDs())
 	b.verifyReplay()

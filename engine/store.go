@@ -101,6 +101,7 @@ type EscalationFilter struct {
 	MissionID string
 	Route     Route
 	CauseID   string
+	OnceKey   string // the de-duplication key of an escalation raised once (EscalateOnce)
 	Limit     int
 }
 

@@ -306,6 +306,10 @@ type Escalation struct {
 	ResolvedBy       string    `json:"resolved_by,omitempty"`
 	CreatedAt        time.Time `json:"created_at"`
 	ResolvedAt       time.Time `json:"resolved_at,omitzero"`
+	// OnceKey is the de-duplication key of an escalation raised once (EscalateOnce): its
+	// kind and subject, "checkout:m-…"; at most one open escalation has a key. Internal to
+	// the rule: not part of the MCP surface.
+	OnceKey string `json:"-"`
 }
 
 // Escalation states.

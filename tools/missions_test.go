@@ -199,7 +199,7 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 		c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "worker"})
 		require.True(t, c.Claimed)
 		ok[MissionResult](b, "complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "done"})
-		_, err := b.eng.SetLanding(b.ctx, c.Mission.ID, engine.LandingLanded, "test lands it")
+		_, err := b.eng.RecordLanding(b.ctx, engine.Landing{MissionID: c.Mission.ID, Attempt: c.Mission.Attempt, Status: "landed"}, engine.LandingLanded)
 		require.NoError(t, err)
 	}
 	vid := ok[MissionList](b, "list_missions", nil).Missions[0].VoyageID
@@ -240,7 +240,7 @@ func TestApproveLanding(t *testing.T) {
 	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "w"})
 	require.Equal(t, m.ID, c.Mission.ID)
 	ok[MissionResult](b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch, "summary": "ok"})
-	_, err := b.eng.SetLanding(b.ctx, m.ID, engine.LandingApproval, "policy approval")
+	_, err := b.eng.AwaitApproval(b.ctx, m.ID, "policy approval")
 	require.NoError(t, err)
 	a := ok[MissionResult](b, "approve_landing", map[string]any{"mission_id": m.ID, "note": "looks good"}).Mission
 	require.Equal(t, engine.LandingApproved, a.Landing)

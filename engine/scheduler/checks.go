@@ -22,11 +22,11 @@ var checkEnv = []string{"PATH", "HOME", "USER", "LANG", "TMPDIR", "GOPATH", "GOC
 // checkOutputLimit is how much of a failing check's output is kept.
 const checkOutputLimit = 16 << 10
 
-// checks returns the function the workspace manager runs on the merged tree before it moves
+// repoChecks returns the function the workspace manager runs on the merged tree before it moves
 // the target branch: each configured command in order, argv only (never a shell), in its own
 // process group, killed with the group when it exceeds its timeout. nil when the repository
 // has no checks.
-func (s *Scheduler) checks(pol RepoPolicy) func(ctx context.Context, dir string) error {
+func repoChecks(pol RepoPolicy) func(ctx context.Context, dir string) error {
 	if len(pol.Checks) == 0 {
 		return nil
 	}

@@ -154,7 +154,7 @@ func (s *Scheduler) prepare(ctx context.Context, m *engine.Mission) (worktree.Wo
 		return worktree.Workspace{}, err
 	}
 	req := worktree.PrepareRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt,
-		Strategy: worktree.Strategy(m.Workspace), TargetBranch: s.targetBranch(m)}
+		Strategy: worktree.Strategy(m.Workspace), TargetBranch: s.cfg.targetBranch(m)}
 	prev := runOf(m)
 	if m.Checkpoint != nil && prev.Worktree.Path != "" && !prev.Worktree.ReadOnly {
 		req.Resume = &prev.Worktree // a resumed attempt continues in its predecessor's workspace
@@ -187,11 +187,13 @@ func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *wo
 	return nil
 }
 
-func (s *Scheduler) targetBranch(m *engine.Mission) string {
+// targetBranch is the branch m lands on: its own, else its repository's policy's (empty: the
+// repository's default branch, resolved when the workspace is made).
+func (c Config) targetBranch(m *engine.Mission) string {
 	if m.TargetBranch != "" {
 		return m.TargetBranch
 	}
-	return s.cfg.policy(m.Repository).TargetBranch
+	return c.policy(m.Repository).TargetBranch
 }
 
 // renderBrief writes the brief the agent receives (prompts.AgentBrief).

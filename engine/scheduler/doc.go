@@ -15,9 +15,11 @@
 //     resources, requirements changed, cost budget), recorded when it changed;
 //  5. dispatch: the assignment score picks a profile; the workspace is created, the brief
 //     written, the agent launched through the runner and supervised until it ends;
-//  6. landing: completed missions are reviewed when their policy says so, checked, and landed
-//     one at a time per target branch; conflicts, failed checks and review findings become
-//     repair missions (or block, by policy);
+//  6. landing: the landing service (lander.go, one pass per tick: lander.runOnce) reviews
+//     completed missions when their policy says so, checks them, and lands them one branch
+//     at a time; conflicts, failed checks and review findings become repair missions (or
+//     block, by policy). It owns the landing state machine (docs/state-machine.md) and
+//     raises its escalations once (engine.EscalateOnce);
 //  7. settling: voyages complete, block with a report, or go on.
 //
 // The loop ticks on a timer (default 1 s) and at once when the engine publishes a change

@@ -1,9 +1,12 @@
 package scheduler
 
 import (
+	"context"
+
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // SetCrashPoint makes s call f between the steps of every dispatch (crash-injection tests
@@ -21,3 +24,16 @@ func ChooseModel(m *engine.Mission, p agent.Profile, avoid string) (string, bool
 func Confidence(p agent.Profile, _ string, total, completed int) float64 {
 	return planner.Confidence(plannerProfile(p), [2]int{total, completed})
 }
+
+// Lander is the landing service on its own, for tests: no loop, no leadership; its workers
+// run inside RunOnce, so RunOnce returns when the pass is over.
+type Lander struct{ l *lander }
+
+// NewLander returns the landing service over eng and wt with cfg's policies and clock.
+func NewLander(eng *engine.Engine, wt *worktree.Manager, cfg Config) *Lander {
+	host := landerHost{spawn: func(f func()) { f() }, stop: context.Background(), wake: func() {}, phase: func(string) {}}
+	return &Lander{newLander(eng, wt, cfg.withDefaults(), host)}
+}
+
+// RunOnce is one pass over the landing queue (lander.runOnce).
+func (l *Lander) RunOnce(ctx context.Context) error { return l.l.runOnce(ctx) }

@@ -1,24 +1,8 @@
 package scheduler
 
 import (
-	"context"
-
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
-
-// once raises an escalation unless this process already raised one under key.
-func (s *Scheduler) once(ctx context.Context, key string, spec engine.EscalationSpec) {
-	s.mu.Lock()
-	done := s.notified[key]
-	s.notified[key] = true
-	s.mu.Unlock()
-	if done {
-		return
-	}
-	if _, err := s.eng.Escalate(ctx, spec, "scheduler"); err != nil {
-		s.log.Warn("escalation not raised", "key", key, "err", err)
-	}
-}
 
 // yieldable reports whether a running mission can be asked to yield: a pull-mode agent (its
 // heartbeat answers yield) or a managed ndjson agent this process launched (agent.yield).

@@ -18,8 +18,8 @@ const maxReviewRounds = 2
 // Verdicts: approved → land; minor → a repair mission; severe → block with an escalation
 // (approve_landing can still land it); insufficient → a verification mission, then another
 // review round.
-func (s *Scheduler) reviewGate(ctx context.Context, m *engine.Mission) (bool, error) {
-	rounds, err := s.eng.ListMissions(ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindReview, Limit: 100})
+func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, error) {
+	rounds, err := lr.eng.ListMissions(ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindReview, Limit: 100})
 	if err != nil {
 		return false, err
 	}
@@ -32,12 +32,12 @@ func (s *Scheduler) reviewGate(ctx context.Context, m *engine.Mission) (bool, er
 		}
 	}
 	if latest == nil {
-		return false, s.startReview(ctx, m, 1, "")
+		return false, lr.startReview(ctx, m, 1, "")
 	}
 	switch latest.State {
 	case engine.StateCompleted:
 	case engine.StateFailed, engine.StateCancelled:
-		return false, s.reviewEscalation(ctx, m, "its review mission "+latest.ID+" ended "+string(latest.State), nil)
+		return false, lr.reviewEscalation(ctx, m, "its review mission "+latest.ID+" ended "+string(latest.State), nil)
 	default:
 		return false, nil // the reviewer is still at work (or waits for a decision of its own)
 	}
@@ -49,28 +49,29 @@ func (s *Scheduler) reviewGate(ctx context.Context, m *engine.Mission) (bool, er
 	case agent.VerdictApproved:
 		return true, nil
 	case agent.VerdictMinor:
-		if _, err := s.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings)); err != nil {
+		r, err := lr.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings))
+		if err != nil {
 			return false, err
 		}
-		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingRepair, "review "+latest.ID+" asked for a repair")
+		_, err = lr.eng.RepairLanding(ctx, m.ID, r.ID, "review "+latest.ID+" asked for a repair")
 		return false, err
 	case agent.VerdictInsufficient:
 		if round >= maxReviewRounds {
-			return false, s.reviewEscalation(ctx, m, fmt.Sprintf("%d review rounds found the evidence insufficient", round), findings)
+			return false, lr.reviewEscalation(ctx, m, fmt.Sprintf("%d review rounds found the evidence insufficient", round), findings)
 		}
-		return false, s.startReview(ctx, m, round+1, findingLines(findings))
+		return false, lr.startReview(ctx, m, round+1, findingLines(findings))
 	}
-	return false, s.reviewEscalation(ctx, m, "the reviewer found severe problems", findings)
+	return false, lr.reviewEscalation(ctx, m, "the reviewer found severe problems", findings)
 }
 
 // startReview creates review round n of m's current attempt (and, when the previous round
 // found the evidence insufficient, a verification mission it waits for). Idempotency keys
 // make a repeated call return the missions already made.
-func (s *Scheduler) startReview(ctx context.Context, m *engine.Mission, n int, missing string) error {
+func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, missing string) error {
 	rec := runOf(m)
 	var changed []string
-	if repo, err := s.wt.Open(m.Repository); err == nil && rec.Worktree.Branch != "" {
-		if d, err := s.wt.Diff(ctx, repo, rec.Worktree.BaseCommit, rec.Worktree.Branch); err == nil {
+	if repo, err := lr.wt.Open(m.Repository); err == nil && rec.Worktree.Branch != "" {
+		if d, err := lr.wt.Diff(ctx, repo, rec.Worktree.BaseCommit, rec.Worktree.Branch); err == nil {
 			for _, f := range d.Files {
 				changed = append(changed, f.Path)
 			}
@@ -88,7 +89,7 @@ func (s *Scheduler) startReview(ctx context.Context, m *engine.Mission, n int, m
 	}
 	var deps []string
 	if missing != "" {
-		v, err := s.derived(ctx, m, engine.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), "Verify: "+m.Title, "",
+		v, err := lr.derived(ctx, m, engine.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), "Verify: "+m.Title, "",
 			"Gather the evidence a reviewer found missing for mission "+m.ID+" ("+m.Title+"), without changing its work:\n\n"+missing+
 				"\n\nThe mission's brief, quoted:\n\n"+quote(m.Brief))
 		if err != nil {
@@ -96,28 +97,28 @@ func (s *Scheduler) startReview(ctx context.Context, m *engine.Mission, n int, m
 		}
 		deps = []string{v.ID}
 	}
-	r, err := s.derived(ctx, m, engine.KindReview, fmt.Sprintf("review-%s-a%d-r%d", m.ID, m.Attempt, n), "Review: "+m.Title, "reviewer", brief, deps...)
+	r, err := lr.derived(ctx, m, engine.KindReview, fmt.Sprintf("review-%s-a%d-r%d", m.ID, m.Attempt, n), "Review: "+m.Title, "reviewer", brief, deps...)
 	if err != nil {
 		return err
 	}
-	_, err = s.eng.SetLanding(ctx, m.ID, engine.LandingReview, "waiting for review "+r.ID)
+	_, err = lr.eng.AwaitReview(ctx, m.ID, r.ID)
 	return err
 }
 
 // repair creates (once per attempt and reason) a repair mission for m: it starts from m's
 // branch with the target merged in, and its landing carries m's work.
-func (s *Scheduler) repair(ctx context.Context, m *engine.Mission, why, details string) (engine.Mission, error) {
+func (lr *lander) repair(ctx context.Context, m *engine.Mission, why, details string) (engine.Mission, error) {
 	brief := fmt.Sprintf("Mission %s (%s) finished, but its work cannot land yet: %s.\n\n%s\n\n"+
 		"You work on a branch that holds its work with the target branch merged in. Fix the problem, keep the mission's intent, and commit.\n\nThe original brief, quoted:\n\n%s",
 		m.ID, m.Title, map[string]string{"conflict": "it conflicts with the target branch", "checks": "the repository's checks failed", "review": "its reviewer asked for changes"}[why],
 		details, quote(m.Brief))
-	return s.derived(ctx, m, engine.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), "Repair: "+m.Title, m.Persona, brief)
+	return lr.derived(ctx, m, engine.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), "Repair: "+m.Title, m.Persona, brief)
 }
 
 // derived creates a mission about m (review, verification, repair) in m's voyage and
 // repository, depending on dependsOn. Read-only kinds get a write area of their own so that
 // they never make the repository exclusive.
-func (s *Scheduler) derived(ctx context.Context, m *engine.Mission, kind engine.MissionKind, key, title, persona, brief string, dependsOn ...string) (engine.Mission, error) {
+func (lr *lander) derived(ctx context.Context, m *engine.Mission, kind engine.MissionKind, key, title, persona, brief string, dependsOn ...string) (engine.Mission, error) {
 	budget := 2
 	spec := engine.MissionSpec{Title: truncateTitle(title), Brief: brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Priority: m.Priority, Persona: persona, Capabilities: m.Capabilities, WriteArea: m.WriteArea, Kind: kind,
@@ -126,7 +127,7 @@ func (s *Scheduler) derived(ctx context.Context, m *engine.Mission, kind engine.
 	if kind == engine.KindReview || kind == engine.KindVerify {
 		spec.Workspace, spec.WriteArea, spec.Capabilities = engine.WorkspaceSnapshot, []string{".mcp-scheduler/" + key}, nil
 	}
-	c, err := s.eng.CreateMission(ctx, spec, "scheduler")
+	c, err := lr.eng.CreateMission(ctx, spec, "scheduler")
 	return c.Mission, err
 }
 
@@ -140,16 +141,16 @@ func truncateTitle(t string) string {
 
 // reviewEscalation asks the Main Agent to decide about a mission its review did not approve;
 // approve_landing still lands it.
-func (s *Scheduler) reviewEscalation(ctx context.Context, m *engine.Mission, why string, findings []agent.Finding) error {
+func (lr *lander) reviewEscalation(ctx context.Context, m *engine.Mission, why string, findings []agent.Finding) error {
 	var ev []string
 	for _, f := range findings {
 		ev = append(ev, findingLine(f))
 	}
-	s.once(ctx, fmt.Sprintf("review:%s:a%d", m.ID, m.Attempt), engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
+	lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
 		Route: engine.RouteMainAgent, Kind: "review", Reason: fmt.Sprintf("mission %s (%s) was not approved: %s", m.ID, m.Title, why),
 		DecisionRequired: "land it anyway (approve_landing), retry it (retry_mission after cancel), or cancel it",
 		Evidence:         ev, SafeNextStep: "get_mission_diff " + m.ID})
-	_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, why)
+	_, err := lr.eng.AwaitApproval(ctx, m.ID, why)
 	return err
 }
 

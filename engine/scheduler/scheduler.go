@@ -44,10 +44,8 @@ type Scheduler struct {
 	leaderEpoch int64                  // 0 while not the leader
 	recovered   bool
 	lastWave    string
-	lastHolds   string               // signature of the holds this leader last stored (holdsUnset: none yet)
-	notified    map[string]bool      // once-only escalations raised by this process (by key)
-	retryAt     map[string]time.Time // next retry of landings waiting for a clean checkout
-	lastCleanup time.Time            // when the last scheduled cleanup started
+	lastHolds   string    // signature of the holds this leader last stored (holdsUnset: none yet)
+	lastCleanup time.Time // when the last scheduled cleanup started
 	cleaning    bool
 
 	phase    atomic.Value // string
@@ -58,10 +56,11 @@ type Scheduler struct {
 	wg       sync.WaitGroup // supervisor goroutines
 	bg       sync.WaitGroup // launches, landings and cleanups in flight
 	stopped  bool           // Stop began: new agents are detached at once
-	landing  map[string]bool
 	lastLead time.Time
 
-	// stopCtx is cancelled by Stop: landings run under it (see landGroup).
+	land *lander // the landing service (lander.go)
+
+	// stopCtx is cancelled by Stop: landings run under it (see landerHost).
 	stopCtx  context.Context
 	stopLand context.CancelFunc
 
@@ -89,8 +88,9 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 		}
 	}
 	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
-		procs: map[string]*attemptRun{}, launching: map[string]bool{}, lastHolds: holdsUnset, notified: map[string]bool{}, wake: make(chan struct{}, 1)}
+		procs: map[string]*attemptRun{}, launching: map[string]bool{}, lastHolds: holdsUnset, wake: make(chan struct{}, 1)}
 	s.stopCtx, s.stopLand = context.WithCancel(context.Background())
+	s.land = newLander(eng, wt, cfg, landerHost{spawn: s.background, stop: s.stopCtx, wake: s.Wake, phase: s.setPhase})
 	s.phase.Store(PhaseIdle)
 	return s, nil
 }
