@@ -92,7 +92,7 @@ func (o *op) addUsage(m *Mission, u *Usage) error {
 	v.Usage.OutputTokens += u.OutputTokens
 	v.Usage.CostUSD = roundCost(v.Usage.CostUSD + u.CostUSD)
 	v.UpdatedAt = o.now
-	return o.tx.VoyageUpdate(o.ctx, &v, v.State)
+	return o.saveVoyage(&v, v.State, "usage")
 }
 
 // FailRequest is a failed attempt's report.

@@ -97,7 +97,7 @@ func (o *op) activateVoyage(id string) error {
 		return err
 	}
 	v.State, v.UpdatedAt = VoyageActive, o.now
-	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageOpen); err != nil {
+	if err := o.saveVoyage(&v, VoyageOpen, "activate"); err != nil {
 		return err
 	}
 	if err := o.tx.MissionsSetVoyageActive(o.ctx, id); err != nil {
