@@ -30,7 +30,7 @@ func (o *op) cancel(m *Mission, reason string, skip bool) error {
 		return &TransitionError{MissionID: m.ID, Op: "cancel", State: m.State}
 	}
 	if m.State.Leased() {
-		if err := o.endAttempt(m, "cancelled", nil, nil, reason); err != nil {
+		if err := o.endAttempt(m, OutcomeCancelled, nil, nil, reason); err != nil {
 			return err
 		}
 	}

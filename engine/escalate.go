@@ -121,7 +121,7 @@ func (e *Engine) Block(ctx context.Context, req BlockRequest, actor string) (Esc
 			return err
 		}
 		if m.State.Leased() {
-			if err := o.endAttempt(&m, "blocked", nil, nil, req.Reason); err != nil {
+			if err := o.endAttempt(&m, OutcomeBlocked, nil, nil, req.Reason); err != nil {
 				return err
 			}
 		}

@@ -87,3 +87,53 @@ func TestVoyageTransitions_Shape(t *testing.T) {
 	require.False(t, engine.CanVoyageTransition(engine.VoyageActive, engine.VoyageOpen, "settle"))
 	require.True(t, engine.CanVoyageTransition(engine.VoyageBlocked, engine.VoyageActive, "reopen"))
 }
+
+const (
+	attemptTableBegin = "<!-- attempt-endings:begin (generated from engine/attempt_state.go by UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc) -->"
+	attemptTableEnd   = "<!-- attempt-endings:end -->"
+)
+
+func attemptTable() string {
+	var b strings.Builder
+	b.WriteString("| mission operation | attempt outcome |\n|---|---|\n")
+	for _, e := range engine.AttemptEndings() {
+		fmt.Fprintf(&b, "| `%s` | `%s` |\n", e.Op, e.Outcome)
+	}
+	return b.String()
+}
+
+// docs/state-machine.md lists the same attempt endings as the code's table, every outcome is
+// reachable, and every operation that ends an attempt is a mission operation of the mission
+// table that leaves a leased or running state.
+func TestAttemptEndingsDoc_AgreesWithTable(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join("..", "docs", "state-machine.md")
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	doc := string(raw)
+	i, j := strings.Index(doc, attemptTableBegin), strings.Index(doc, attemptTableEnd)
+	require.True(t, i >= 0 && j > i, "%s lacks the generated attempt table markers", path)
+	if os.Getenv("UPDATE_DOCS") == "1" {
+		doc = doc[:i] + attemptTableBegin + "\n" + attemptTable() + doc[j:]
+		require.NoError(t, os.WriteFile(path, []byte(doc), 0o644))
+		return
+	}
+	require.Equal(t, attemptTable(), doc[i+len(attemptTableBegin)+1:j],
+		"the attempt table and engine/attempt_state.go disagree; run UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc")
+	leaving := map[string]bool{}
+	for _, tr := range engine.Transitions() {
+		if tr.From.Leased() {
+			for _, op := range tr.Ops {
+				leaving[op] = true
+			}
+		}
+	}
+	seen := map[engine.AttemptOutcome]bool{}
+	for _, e := range engine.AttemptEndings() {
+		require.True(t, leaving[e.Op], "%s ends an attempt but is no mission operation out of leased or running", e.Op)
+		seen[e.Outcome] = true
+	}
+	for _, o := range engine.AllAttemptOutcomes() {
+		require.True(t, seen[o], "no operation ends an attempt as %s", o)
+	}
+}
