@@ -212,7 +212,7 @@ max_concurrency = 3
 				require.Positive(t, at.Usage.CostUSD, "%s: cost recorded", k)
 				continue
 			}
-			require.Equal(t, "released", at.Outcome, "%s: %s", k, jsonOf(d.Attempts))
+			require.Equal(t, engine.OutcomeReleased, at.Outcome, "%s: %s", k, jsonOf(d.Attempts))
 		}
 		require.Equal(t, 1, completed, k)
 		if slices.Contains(running, id) {

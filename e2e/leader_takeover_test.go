@@ -289,7 +289,7 @@ func TestLeader_PausedLeaderLeavesAdoptedAgentsAlone(t *testing.T) {
 	d := e.mission(id)
 	require.Equal(t, 1, d.Mission.Attempt, "the agent was not stopped by the thawed old leader: %s", jsonOf(d.Attempts))
 	require.Len(t, d.Attempts, 1)
-	require.Equal(t, "completed", d.Attempts[0].Outcome)
+	require.Equal(t, engine.OutcomeCompleted, d.Attempts[0].Outcome)
 	require.NotContains(t, a.logText(), "stopping the agent before anyone else may take the mission")
 	require.NoError(t, a.stop(10*time.Second))
 	require.NoError(t, b.stop(10*time.Second))

@@ -257,7 +257,7 @@ func TestPull_ManyHTTPClaimersShortTTLUnderLoad(t *testing.T) {
 		require.Zero(t, m.AttemptsUsed, "%s was charged retry budget", id)
 		require.Zero(t, m.Abandons, "%s: the completed attempt ended the row of abandons", id)
 		for _, a := range d.Attempts {
-			require.Contains(t, []string{"completed", engine.OutcomeAbandoned}, a.Outcome, "%s attempt %d: %+v", id, a.Attempt, a)
+			require.Contains(t, []engine.AttemptOutcome{engine.OutcomeCompleted, engine.OutcomeAbandoned}, a.Outcome, "%s attempt %d: %+v", id, a.Attempt, a)
 			if a.Outcome == engine.OutcomeAbandoned {
 				require.True(t, vanishes(id, a.Attempt), "%s attempt %d was abandoned but its caller did not drop it: %s", id, a.Attempt, a.Summary)
 			}

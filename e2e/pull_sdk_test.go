@@ -328,7 +328,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	d := e.mission(id)
 	require.Len(t, d.Landings, 1)
 	require.Equal(t, 2, d.Landings[0].Attempt)
-	require.Equal(t, "failed", d.Attempts[0].Outcome, "the first attempt ended with its expired lease")
+	require.Equal(t, engine.OutcomeFailed, d.Attempts[0].Outcome, "the first attempt ended with its expired lease")
 	require.Contains(t, d.Attempts[0].Failure.Summary, "expired")
 
 	a.send(map[string]any{"op": "close"})

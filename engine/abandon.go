@@ -6,11 +6,6 @@ import (
 	"time"
 )
 
-// OutcomeAbandoned is the attempt outcome of an attempt whose agent was never heard from: its
-// lease ran out with no heartbeat, progress, checkpoint or result, or the claim's caller went
-// away before the claim's result was ready.
-const OutcomeAbandoned = "abandoned"
-
 // DefaultAbandonLimit is Options.AbandonLimit's default.
 const DefaultAbandonLimit = 3
 

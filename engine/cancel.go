@@ -30,7 +30,7 @@ func (o *op) cancel(m *Mission, reason string, skip bool) error {
 		return &TransitionError{MissionID: m.ID, Op: "cancel", State: m.State}
 	}
 	if m.State.Leased() {
-		if err := o.endAttempt(m, "cancelled", nil, nil, reason); err != nil {
+		if err := o.endAttempt(m, OutcomeCancelled, nil, nil, reason); err != nil {
 			return err
 		}
 	}
@@ -108,7 +108,7 @@ func (e *Engine) CancelVoyage(ctx context.Context, voyageID, reason, actor strin
 		}
 		prev := v.State
 		v.State, v.SettledAt, v.UpdatedAt = VoyageCancelled, o.now, o.now
-		if err := o.tx.VoyageUpdate(o.ctx, &v, prev); err != nil {
+		if err := o.saveVoyage(&v, prev, "cancel"); err != nil {
 			return err
 		}
 		return o.emit("voyage.cancelled", nil, v.ID, map[string]any{"from": prev, "to": VoyageCancelled, "reason": reason})

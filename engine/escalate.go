@@ -121,7 +121,7 @@ func (e *Engine) Block(ctx context.Context, req BlockRequest, actor string) (Esc
 			return err
 		}
 		if m.State.Leased() {
-			if err := o.endAttempt(&m, "blocked", nil, nil, req.Reason); err != nil {
+			if err := o.endAttempt(&m, OutcomeBlocked, nil, nil, req.Reason); err != nil {
 				return err
 			}
 		}
@@ -265,7 +265,7 @@ func (o *op) reopenVoyage(voyageID, escID string) error {
 		}
 	}
 	v.State, v.EscalationID, v.SettledAt, v.UpdatedAt = VoyageActive, "", time.Time{}, o.now
-	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageBlocked); err != nil {
+	if err := o.saveVoyage(&v, VoyageBlocked, "reopen"); err != nil {
 		return err
 	}
 	return o.emit("voyage.reopened", nil, v.ID, map[string]any{"to": VoyageActive})

@@ -26,7 +26,7 @@ func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Missi
 		if m.State != StateRunning {
 			return &TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
 		}
-		if err := o.endAttempt(&m, "completed", nil, res.Usage, res.Summary); err != nil {
+		if err := o.endAttempt(&m, OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
 			return err
 		}
 		if err := o.addUsage(&m, res.Usage); err != nil {
@@ -96,7 +96,7 @@ func (o *op) addUsage(m *Mission, u *Usage) error {
 	v.Usage.OutputTokens += u.OutputTokens
 	v.Usage.CostUSD = roundCost(v.Usage.CostUSD + u.CostUSD)
 	v.UpdatedAt = o.now
-	return o.tx.VoyageUpdate(o.ctx, &v, v.State)
+	return o.saveVoyage(&v, v.State, "usage")
 }
 
 // FailRequest is a failed attempt's report.
@@ -152,7 +152,7 @@ func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string)
 		out = failureOutcome{Decision: DecisionFail, To: StateFailed, Weight: max(out.Weight, 1),
 			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure)}
 	}
-	if err := o.endAttempt(m, "failed", &req.Failure, req.Usage, req.Summary); err != nil {
+	if err := o.endAttempt(m, OutcomeFailed, &req.Failure, req.Usage, req.Summary); err != nil {
 		return err
 	}
 	fail := req.Failure

@@ -97,7 +97,7 @@ func (o *op) activateVoyage(id string) error {
 		return err
 	}
 	v.State, v.UpdatedAt = VoyageActive, o.now
-	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageOpen); err != nil {
+	if err := o.saveVoyage(&v, VoyageOpen, "activate"); err != nil {
 		return err
 	}
 	if err := o.tx.MissionsSetVoyageActive(o.ctx, id); err != nil {
@@ -304,7 +304,7 @@ func (e *Engine) Yield(ctx context.Context, f Fence, checkpoint json.RawMessage,
 				m.WaitReason = WaitChildren
 			}
 		}
-		if err := o.endAttempt(&m, "yielded", nil, nil, reason); err != nil {
+		if err := o.endAttempt(&m, OutcomeYielded, nil, nil, reason); err != nil {
 			return err
 		}
 		m.Preempt = false
@@ -323,7 +323,7 @@ func (e *Engine) Release(ctx context.Context, f Fence, reason string) error {
 		if err != nil {
 			return err
 		}
-		if err := o.endAttempt(&m, "released", nil, nil, reason); err != nil {
+		if err := o.endAttempt(&m, OutcomeReleased, nil, nil, reason); err != nil {
 			return err
 		}
 		m.Lease.Owner, m.Lease.ExpiresAt, m.Preempt = "", time.Time{}, false
@@ -385,7 +385,7 @@ func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage) error
 
 // endAttempt writes the attempt record of m's current attempt (and resets m.Abandons unless
 // it ended abandoned).
-func (o *op) endAttempt(m *Mission, outcome string, f *Failure, usage *Usage, summary string) error {
+func (o *op) endAttempt(m *Mission, outcome AttemptOutcome, f *Failure, usage *Usage, summary string) error {
 	a := Attempt{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Agent: m.Lease.Owner,
 		Profile: m.Profile, Persona: m.Persona, Outcome: outcome, Failure: f, Summary: truncate(summary, 2000),
 		StartedAt: m.StartedAt, EndedAt: o.now}

@@ -334,20 +334,20 @@ type Event struct {
 
 // Attempt is the record of one finished run of a mission.
 type Attempt struct {
-	MissionID string    `json:"mission_id"`
-	Attempt   int       `json:"attempt"`
-	Epoch     int64     `json:"epoch"`
-	Agent     string    `json:"agent,omitempty"`
-	Profile   string    `json:"profile,omitempty"`
-	Persona   string    `json:"persona,omitempty"`
-	Outcome   string    `json:"outcome"` // completed, failed, blocked, cancelled, yielded, released, abandoned
-	Failure   *Failure  `json:"failure,omitempty"`
-	Signature string    `json:"signature,omitempty"`
-	Weight    int       `json:"weight,omitempty"`
-	Usage     Usage     `json:"usage,omitzero"`
-	Summary   string    `json:"summary,omitempty"`
-	StartedAt time.Time `json:"started_at,omitzero"`
-	EndedAt   time.Time `json:"ended_at"`
+	MissionID string         `json:"mission_id"`
+	Attempt   int            `json:"attempt"`
+	Epoch     int64          `json:"epoch"`
+	Agent     string         `json:"agent,omitempty"`
+	Profile   string         `json:"profile,omitempty"`
+	Persona   string         `json:"persona,omitempty"`
+	Outcome   AttemptOutcome `json:"outcome"`
+	Failure   *Failure       `json:"failure,omitempty"`
+	Signature string         `json:"signature,omitempty"`
+	Weight    int            `json:"weight,omitempty"`
+	Usage     Usage          `json:"usage,omitzero"`
+	Summary   string         `json:"summary,omitempty"`
+	StartedAt time.Time      `json:"started_at,omitzero"`
+	EndedAt   time.Time      `json:"ended_at"`
 }
 
 // Landing is the record of landing one attempt (idempotent per mission and attempt).

@@ -256,7 +256,7 @@ func (o *op) setVoyage(v *Voyage, to VoyageState, escID string, data map[string]
 	if to == VoyageCompleted || to == VoyageBlocked {
 		v.SettledAt = o.now
 	}
-	if err := o.tx.VoyageUpdate(o.ctx, v, from); err != nil {
+	if err := o.saveVoyage(v, from, "settle"); err != nil {
 		return err
 	}
 	if data == nil {
@@ -395,7 +395,7 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 			return nil
 		}
 		v.UpdatedAt = o.now
-		if err := o.tx.VoyageUpdate(o.ctx, &v, v.State); err != nil {
+		if err := o.saveVoyage(&v, v.State, "update"); err != nil {
 			return err
 		}
 		for _, typ := range events {

@@ -199,7 +199,7 @@ func TestClaim_WorkspaceFailure(t *testing.T) {
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
 	require.Equal(t, engine.StatePending, det.Mission.State)
 	require.Len(t, det.Attempts, 1)
-	require.Equal(t, "failed", det.Attempts[0].Outcome)
+	require.Equal(t, engine.OutcomeFailed, det.Attempts[0].Outcome)
 	require.Equal(t, engine.KindWorkspace, det.Attempts[0].Failure.Kind)
 }
 

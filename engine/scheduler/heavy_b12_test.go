@@ -74,7 +74,7 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, d.Mission.Attempt, "never handed to a second agent")
 		require.Len(t, d.Attempts, 1)
-		require.Equal(t, "completed", d.Attempts[0].Outcome)
+		require.Equal(t, engine.OutcomeCompleted, d.Attempts[0].Outcome)
 		require.GreaterOrEqual(t, d.Attempts[0].EndedAt.Sub(d.Attempts[0].StartedAt), 19*time.Second, "it really ran 20 s")
 	}
 	require.Equal(t, 1, countLines(log, "b12 beat"))
@@ -135,7 +135,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	d, err := h.eng.GetMission(h.ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, d.Mission.Attempt)
-	require.Equal(t, "failed", d.Attempts[0].Outcome)
+	require.Equal(t, engine.OutcomeFailed, d.Attempts[0].Outcome)
 	require.Contains(t, d.Attempts[0].Summary+d.Attempts[0].Failure.Summary, "lease")
 	require.Len(t, d.Landings, 1)
 	require.Equal(t, 2, d.Landings[0].Attempt, "only the second attempt's work lands")

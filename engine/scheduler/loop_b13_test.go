@@ -104,7 +104,7 @@ func TestB13_CrashInsideDispatchIsRecovered(t *testing.T) {
 				require.Equal(t, 1, d.Landings[0].Attempt)
 			} else {
 				require.Equal(t, 2, d.Mission.Attempt, "given back, then run again")
-				require.Equal(t, "released", d.Attempts[0].Outcome)
+				require.Equal(t, engine.OutcomeReleased, d.Attempts[0].Outcome)
 				require.True(t, strings.Contains(d.Attempts[0].Summary, "before launching"), d.Attempts[0].Summary)
 				require.Equal(t, 2, d.Landings[0].Attempt)
 			}

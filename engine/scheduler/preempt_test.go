@@ -21,7 +21,7 @@ func TestLoop_UrgentMissionPreempts(t *testing.T) {
 	h.until("urgent lands", func() bool { return h.mission(urgent.ID).Landing == engine.LandingLanded })
 	d, err := h.eng.GetMission(h.ctx, low.ID)
 	require.NoError(t, err)
-	require.Equal(t, "yielded", d.Attempts[0].Outcome)
+	require.Equal(t, engine.OutcomeYielded, d.Attempts[0].Outcome)
 	h.until("low resumes and lands", func() bool { return h.mission(low.ID).Landing == engine.LandingLanded })
 	body, _ := h.file("low.txt")
 	require.Equal(t, "part 1\npart 2\n", body, "resumed in its own workspace from its checkpoint")
