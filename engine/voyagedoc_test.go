@@ -14,7 +14,7 @@ import (
 )
 
 const (
-	voyageDiagramBegin = "<!-- voyage-transitions:begin (generated from engine/voyage_state.go by UPDATE_DOCS=1 go test ./engine -run VoyageStateMachineDoc) -->"
+	voyageDiagramBegin = "<!-- voyage-transitions:begin (generated from engine/voyagestate.go by UPDATE_DOCS=1 go test ./engine -run VoyageStateMachineDoc) -->"
 	voyageDiagramEnd   = "<!-- voyage-transitions:end -->"
 )
 
@@ -59,7 +59,7 @@ func TestVoyageStateMachineDoc_AgreesWithTable(t *testing.T) {
 	}
 	sort.Strings(got)
 	sort.Strings(want)
-	require.Equal(t, want, got, "the voyage diagram and engine/voyage_state.go disagree; run UPDATE_DOCS=1 go test ./engine -run VoyageStateMachineDoc")
+	require.Equal(t, want, got, "the voyage diagram and engine/voyagestate.go disagree; run UPDATE_DOCS=1 go test ./engine -run VoyageStateMachineDoc")
 }
 
 // The table's shape: terminal states have no way out, every other state has one, and each
@@ -89,7 +89,7 @@ func TestVoyageTransitions_Shape(t *testing.T) {
 }
 
 const (
-	attemptTableBegin = "<!-- attempt-endings:begin (generated from engine/attempt_state.go by UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc) -->"
+	attemptTableBegin = "<!-- attempt-endings:begin (generated from engine/attemptstate.go by UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc) -->"
 	attemptTableEnd   = "<!-- attempt-endings:end -->"
 )
 
@@ -119,7 +119,7 @@ func TestAttemptEndingsDoc_AgreesWithTable(t *testing.T) {
 		return
 	}
 	require.Equal(t, attemptTable(), doc[i+len(attemptTableBegin)+1:j],
-		"the attempt table and engine/attempt_state.go disagree; run UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc")
+		"the attempt table and engine/attemptstate.go disagree; run UPDATE_DOCS=1 go test ./engine -run AttemptEndingsDoc")
 	leaving := map[string]bool{}
 	for _, tr := range engine.Transitions() {
 		if tr.From.Leased() {

@@ -2,7 +2,7 @@ package engine
 
 // saveVoyage writes v where the stored row is still in state from, after checking that op
 // may move a voyage from there to v.State (a write that keeps the state is always allowed).
-// Every voyage write of the engine goes through here, so the table in voyage_state.go is the
+// Every voyage write of the engine goes through here, so the table in voyagestate.go is the
 // only source of legal moves.
 func (o *op) saveVoyage(v *Voyage, from VoyageState, op string) error {
 	if v.State != from && !CanVoyageTransition(from, v.State, op) {
