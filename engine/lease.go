@@ -93,19 +93,43 @@ func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired
 // activates the mission's voyage on its first start.
 // The event has no "from": the mission was pending or interrupted (replay checks that).
 func (o *op) acquired(a Acquired, leader *LeaderFence) error {
-	data := map[string]any{"to": a.State, "owner": a.Lease.Owner, "profile": a.Profile,
-		"expires_at": a.Lease.ExpiresAt, "resumed": a.Resumed}
+	data := acquiredData{ExpiresAt: a.Lease.ExpiresAt, Owner: a.Lease.Owner, Profile: a.Profile,
+		Resumed: a.Resumed, To: a.State}
+	var payload any = &data
 	if leader != nil {
-		data["leader"], data["leader_epoch"] = leader.Owner, leader.Epoch
+		payload = &acquiredByLeader{ExpiresAt: data.ExpiresAt, Leader: leader.Owner, LeaderEpoch: leader.Epoch,
+			Owner: data.Owner, Profile: data.Profile, Resumed: data.Resumed, To: data.To}
 	}
 	m := Mission{ID: a.ID, VoyageID: a.VoyageID, Attempt: a.Attempt, Lease: a.Lease}
-	if err := o.emit("lease.acquired", &m, "", data); err != nil {
+	if err := o.emit("lease.acquired", &m, "", payload); err != nil {
 		return err
 	}
 	if a.VoyageID == "" || a.VoyageActive {
 		return nil
 	}
 	return o.activateVoyage(a.VoyageID)
+}
+
+// acquiredData is the lease.acquired event's data. A struct rather than a map: the acquire is
+// the hot path, and its fields are in the sorted order a map would have been written in, so
+// the stored JSON is the same.
+type acquiredData struct {
+	ExpiresAt time.Time    `json:"expires_at"`
+	Owner     string       `json:"owner"`
+	Profile   string       `json:"profile"`
+	Resumed   bool         `json:"resumed"`
+	To        MissionState `json:"to"`
+}
+
+// acquiredByLeader is acquiredData of an acquire made under the scheduler's leader lease.
+type acquiredByLeader struct {
+	ExpiresAt   time.Time    `json:"expires_at"`
+	Leader      string       `json:"leader"`
+	LeaderEpoch int64        `json:"leader_epoch"`
+	Owner       string       `json:"owner"`
+	Profile     string       `json:"profile"`
+	Resumed     bool         `json:"resumed"`
+	To          MissionState `json:"to"`
 }
 
 func (o *op) activateVoyage(id string) error {
