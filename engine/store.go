@@ -62,8 +62,9 @@ type Store interface {
 	// channel closes when ctx ends or the store closes. A signal may be spurious (this
 	// Store's own commit, a failed check), never missing: a subscriber re-reads what it
 	// watches. interval bounds how late a backend that must poll notices a change (≤ 0: its
-	// default). SQLite: PRAGMA data_version on a watcher connection, checked every interval
-	// (a shared-memory read). PostgreSQL: LISTEN on a channel that every committing
+	// default). SQLite: another handle of the same process signals right after its commit;
+	// other processes are noticed by PRAGMA data_version on a watcher connection, checked
+	// every interval (a shared-memory read). PostgreSQL: LISTEN on a channel that every committing
 	// transaction NOTIFYs (pg_notify in the same transaction, so it is sent only on commit;
 	// interval unused), re-listening after a lost connection with one signal.
 	Changes(ctx context.Context, interval time.Duration) <-chan struct{}

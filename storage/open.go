@@ -55,6 +55,7 @@ type Store struct {
 	walQuit   chan struct{} // stops the WAL keeper
 	walDone   chan struct{} // closed when it stopped
 	trace     func(query string, args []any)
+	changes   changeSubs // Changes subscribers, signalled by other handles' commits
 	leader    *leaderLock
 	closeOnce sync.Once
 	closeErr  error
@@ -171,7 +172,8 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 		_ = s.closePools()
 		return err
 	}
-	s.w = startWriter(conn, plock, opt)
+	s.w = startWriter(conn, plock, opt, s.committed)
+	s.register()
 	return nil
 }
 
@@ -190,6 +192,7 @@ func (s *Store) Path() string { return s.path }
 // Close stops the writer (pending Updates finish first) and closes every connection.
 func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
+		s.unregister()
 		if s.walQuit != nil {
 			close(s.walQuit)
 			<-s.walDone

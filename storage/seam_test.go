@@ -204,6 +204,41 @@ func TestChanges_SignalsAnotherHandlesCommit(t *testing.T) {
 	}
 }
 
+// Another handle of this process on the same database signals at once after its commit, with
+// no poll: the subscriber's own poll interval is an hour here.
+func TestChanges_SameProcessHandleSignalsAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "inproc.db")
+	watcher, err := Open(ctx, path, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, watcher.Close()) })
+	other, err := Open(ctx, path, Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, other.Close()) })
+	unrelated, err := Open(ctx, filepath.Join(t.TempDir(), "unrelated.db"), Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, unrelated.Close()) })
+
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	ch := watcher.Changes(wctx, time.Hour)
+	require.NoError(t, watcher.Update(ctx, func(tx engine.Tx) error { return tx.SetPaused(ctx, true) }))
+	require.NoError(t, unrelated.Update(ctx, func(tx engine.Tx) error { return tx.SetPaused(ctx, true) }))
+	select {
+	case <-ch:
+		t.Fatal("a signal for the store's own commit or another database's")
+	case <-time.After(100 * time.Millisecond):
+	}
+	require.NoError(t, other.Update(ctx, func(tx engine.Tx) error { return tx.SetPaused(ctx, false) }))
+	select {
+	case _, ok := <-ch:
+		require.True(t, ok)
+	case <-time.After(30 * time.Second):
+		t.Fatal("no signal for the other handle's commit")
+	}
+}
+
 // The channel also closes when the store closes.
 func TestChanges_ClosesWithTheStore(t *testing.T) {
 	t.Parallel()

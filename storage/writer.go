@@ -35,19 +35,22 @@ type writer struct {
 	plock    *procLock
 	log      *slog.Logger
 	trace    func(query string, args []any)
+	// committed runs after each commit (Store.committed: the in-process change signal).
+	committed func()
 }
 
-func startWriter(conn *sql.Conn, plock *procLock, opt Options) *writer {
+func startWriter(conn *sql.Conn, plock *procLock, opt Options, committed func()) *writer {
 	w := &writer{
-		plock:    plock,
-		q:        &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
-		reqs:     make(chan *writeReq, 1024),
-		quit:     make(chan struct{}),
-		finished: make(chan struct{}),
-		maxBatch: opt.MaxBatch,
-		busyWait: 4 * opt.BusyTimeout,
-		log:      opt.Logger,
-		trace:    opt.Trace,
+		committed: committed,
+		plock:     plock,
+		q:         &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
+		reqs:      make(chan *writeReq, 1024),
+		quit:      make(chan struct{}),
+		finished:  make(chan struct{}),
+		maxBatch:  opt.MaxBatch,
+		busyWait:  4 * opt.BusyTimeout,
+		log:       opt.Logger,
+		trace:     opt.Trace,
 	}
 	go w.loop()
 	return w
@@ -216,6 +219,10 @@ func (w *writer) runLocked(batch []*writeReq) []error {
 				results[i] = err
 			}
 		}
+		return results
+	}
+	if w.committed != nil {
+		w.committed()
 	}
 	return results
 }
