@@ -75,10 +75,10 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 	deadline := time.Now().Add(req.Wait)
 	var lost []*ClaimLostError
 	for {
-		m, err := e.Acquire(ctx, AcquireRequest{AgentID: req.AgentID, Capabilities: req.Capabilities,
+		a, err := e.acquireLease(ctx, AcquireRequest{AgentID: req.AgentID, Capabilities: req.Capabilities,
 			Personas: req.Personas, Repository: req.Repository, Start: true})
 		if err == nil {
-			c, err := e.claimed(ctx, m, prepare)
+			c, err := e.claimed(ctx, a, prepare)
 			var l *ClaimLostError
 			if errors.As(err, &l) && len(lost)+1 < maxClaimLosses {
 				lost = append(lost, l)
@@ -104,16 +104,33 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 }
 
 // claimed prepares the acquired mission's workspace under a lease the engine keeps alive,
-// then hands the mission over (run record and a fresh lease expiry in one write).
-func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePreparer) (Claimed, error) {
-	f := m.Fence()
+// then hands the mission over (run record and a fresh lease expiry in one write, which
+// returns the whole mission).
+func (e *Engine) claimed(ctx context.Context, a Acquired, prepare WorkspacePreparer) (Claimed, error) {
+	f := a.Fence()
+	m := Mission{ID: a.ID, VoyageID: a.VoyageID, State: a.State, Attempt: a.Attempt, Lease: a.Lease, Profile: a.Profile}
 	ttl := e.opt.LeaseTTL
 	out := Claimed{HeartbeatInterval: ttl / 3, HeartbeatSeconds: int((ttl / 3).Seconds())}
 	var ws Workspace
 	var run json.RawMessage
 	if prepare != nil {
+		var readErr error
+		readThenPrepare := func(ctx context.Context, _ *Mission) (Workspace, json.RawMessage, error) {
+			full, err := e.readAcquired(ctx, a) // under the renewals, like the preparation
+			if err != nil {
+				readErr = err
+				return Workspace{}, nil, err
+			}
+			m = full
+			return prepare(ctx, &m)
+		}
 		var err error
-		if ws, run, err = e.prepareKept(ctx, &m, prepare); err != nil {
+		ws, run, err = e.prepareKept(ctx, &m, readThenPrepare)
+		if readErr != nil && ctx.Err() == nil { // give it back: nothing was prepared
+			why := "claim: could not read the mission just acquired: " + readErr.Error()
+			return out, errors.Join(readErr, e.Release(context.WithoutCancel(ctx), f, why))
+		}
+		if err != nil {
 			return out, e.claimFailed(ctx, m, err)
 		}
 	}
@@ -140,6 +157,7 @@ func (e *Engine) claimed(ctx context.Context, m Mission, prepare WorkspacePrepar
 // nothing behind (the workspace of a mission nobody holds is cleaned up like any other).
 func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
 	done := make(chan struct{})
+	f, id := m.Fence(), m.ID // prepare may replace *m while the renewals run
 	var lost error
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -151,13 +169,13 @@ func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspaceP
 				return
 			case <-t.C:
 			}
-			_, err := e.RenewLease(context.WithoutCancel(ctx), m.Fence())
+			_, err := e.RenewLease(context.WithoutCancel(ctx), f)
 			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) {
 				lost = err
 				return
 			}
 			if err != nil {
-				e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", m.ID, "err", err)
+				e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", id, "err", err)
 			}
 		}
 	})

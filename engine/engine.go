@@ -99,6 +99,9 @@ type op struct {
 	now    time.Time
 	actor  string
 	events []Event
+	// read holds each mission as this transaction read it (get), so that save writes only the
+	// fields the transition changed.
+	read map[string]Mission
 }
 
 // update runs fn in one store transaction and publishes its events once it committed.
@@ -164,7 +167,18 @@ func (o *op) get(id string) (Mission, error) {
 	if errors.Is(err, ErrNotFound) {
 		return m, &NotFoundError{Kind: "mission", ID: id}
 	}
+	if err == nil {
+		o.track(m)
+	}
 	return m, err
+}
+
+// track remembers m as this transaction read it (see save).
+func (o *op) track(m Mission) {
+	if o.read == nil {
+		o.read = map[string]Mission{}
+	}
+	o.read[m.ID] = m
 }
 
 // move is one transition of m (read in this transaction) by op to state to: checked against
@@ -186,14 +200,26 @@ func (o *op) move(m *Mission, to MissionState, opName, eventType string, extra m
 	return o.emit(eventType, m, "", data)
 }
 
-// save writes m with a guard; a guard mismatch inside the transaction that read m is a bug.
+// save writes the fields of m that changed since this transaction read it (all of them when
+// it was not read through get), in one statement guarded by g. A guard miss is a lost race:
+// on a store with concurrent writers another transaction moved the mission after this one
+// read it; it comes back as a *StaleError (ErrGuard, and ErrLeaseLost when g was a lease).
 func (o *op) save(m *Mission, g Guard) error {
-	if err := o.tx.MissionUpdate(o.ctx, m, g); err != nil {
-		if errors.Is(err, ErrGuard) {
-			return fmt.Errorf("mission %s changed under its own transaction: %w", m.ID, err)
-		}
+	set := AllMissionFields
+	if was, ok := o.read[m.ID]; ok {
+		set = ChangedFields(&was, m)
+	}
+	if set == 0 {
+		return nil
+	}
+	err := o.tx.MissionSet(o.ctx, MissionChange{Row: m, From: g, Set: set})
+	if errors.Is(err, ErrGuard) {
+		return &StaleError{MissionID: m.ID, Expected: g, Err: err}
+	}
+	if err != nil {
 		return err
 	}
+	o.track(*m)
 	return nil
 }
 

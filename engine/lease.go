@@ -32,15 +32,31 @@ type AcquireRequest struct {
 // attempt+1, the lease expiry, and the checkpoint of an interrupted mission handed on. It
 // returns ErrPaused while the scheduler is paused and ErrNoWork when nothing is runnable. One
 // guarded statement plus its event row, in one transaction; two concurrent acquirers (any
-// process) never get the same attempt.
+// process) never get the same attempt. The whole mission is read after the commit, from a
+// read snapshot (it is at least as new as the lease).
 func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, error) {
-	var m Mission
+	a, err := e.acquireLease(ctx, req)
+	if err != nil {
+		return Mission{}, err
+	}
+	return e.readAcquired(ctx, a)
+}
+
+// readAcquired reads the mission of a lease just taken.
+func (e *Engine) readAcquired(ctx context.Context, a Acquired) (Mission, error) {
+	return viewValue(ctx, e, func(r Reader) (Mission, error) { return r.MissionGet(ctx, a.ID) })
+}
+
+// acquireLease is Acquire without reading the mission: the lease as the acquiring statement
+// returned it (the claim's hot path).
+func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired, error) {
+	var a Acquired
 	if req.AgentID == "" {
-		return m, invalid("agent_id", "is empty", "name the agent that takes the mission")
+		return a, invalid("agent_id", "is empty", "name the agent that takes the mission")
 	}
 	if req.MissionID != "" {
 		if err := checkID("mission_id", PrefixMission, req.MissionID); err != nil {
-			return m, err
+			return a, err
 		}
 	}
 	ttl := req.LeaseTTL
@@ -56,7 +72,7 @@ func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, erro
 			return err
 		}
 		var err error
-		m, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
+		a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
 			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
 			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds})
 		if errors.Is(err, ErrNoWork) {
@@ -68,27 +84,52 @@ func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, erro
 		if err != nil {
 			return err
 		}
-		return o.acquired(&m, req.Leader)
+		return o.acquired(a, req.Leader)
 	})
-	return m, err
+	return a, err
 }
 
 // acquired records the acquire event (with the leader lease it was made under, if any) and
 // activates the mission's voyage on its first start.
 // The event has no "from": the mission was pending or interrupted (replay checks that).
-func (o *op) acquired(m *Mission, leader *LeaderFence) error {
-	data := map[string]any{"to": m.State, "owner": m.Lease.Owner, "profile": m.Profile,
-		"expires_at": m.Lease.ExpiresAt, "resumed": m.Checkpoint != nil}
+func (o *op) acquired(a Acquired, leader *LeaderFence) error {
+	data := acquiredData{ExpiresAt: a.Lease.ExpiresAt, Owner: a.Lease.Owner, Profile: a.Profile,
+		Resumed: a.Resumed, To: a.State}
+	var payload any = &data
 	if leader != nil {
-		data["leader"], data["leader_epoch"] = leader.Owner, leader.Epoch
+		payload = &acquiredByLeader{ExpiresAt: data.ExpiresAt, Leader: leader.Owner, LeaderEpoch: leader.Epoch,
+			Owner: data.Owner, Profile: data.Profile, Resumed: data.Resumed, To: data.To}
 	}
-	if err := o.emit("lease.acquired", m, "", data); err != nil {
+	m := Mission{ID: a.ID, VoyageID: a.VoyageID, Attempt: a.Attempt, Lease: a.Lease}
+	if err := o.emit("lease.acquired", &m, "", payload); err != nil {
 		return err
 	}
-	if m.VoyageID == "" || m.VoyageActive {
+	if a.VoyageID == "" || a.VoyageActive {
 		return nil
 	}
-	return o.activateVoyage(m.VoyageID)
+	return o.activateVoyage(a.VoyageID)
+}
+
+// acquiredData is the lease.acquired event's data. A struct rather than a map: the acquire is
+// the hot path, and its fields are in the sorted order a map would have been written in, so
+// the stored JSON is the same.
+type acquiredData struct {
+	ExpiresAt time.Time    `json:"expires_at"`
+	Owner     string       `json:"owner"`
+	Profile   string       `json:"profile"`
+	Resumed   bool         `json:"resumed"`
+	To        MissionState `json:"to"`
+}
+
+// acquiredByLeader is acquiredData of an acquire made under the scheduler's leader lease.
+type acquiredByLeader struct {
+	ExpiresAt   time.Time    `json:"expires_at"`
+	Leader      string       `json:"leader"`
+	LeaderEpoch int64        `json:"leader_epoch"`
+	Owner       string       `json:"owner"`
+	Profile     string       `json:"profile"`
+	Resumed     bool         `json:"resumed"`
+	To          MissionState `json:"to"`
 }
 
 func (o *op) activateVoyage(id string) error {

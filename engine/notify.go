@@ -119,31 +119,12 @@ func (s *Subscription) Wait(ctx context.Context, d time.Duration) bool {
 	}
 }
 
-// WatchExternal polls the store's DataVersion every interval and publishes ChangeExternal when
-// another process committed. It returns when ctx ends.
+// WatchExternal publishes ChangeExternal each time the store signals that another process
+// may have committed (Store.Changes; interval bounds how late a polling backend notices). It
+// returns when ctx ends or the store closes.
 func (e *Engine) WatchExternal(ctx context.Context, interval time.Duration) error {
-	last, err := e.store.DataVersion(ctx)
-	if err != nil {
-		return err
+	for range e.store.Changes(ctx, interval) {
+		e.hub.Publish(Change{Type: ChangeExternal})
 	}
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-t.C:
-		}
-		v, err := e.store.DataVersion(ctx)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil
-			}
-			return err
-		}
-		if v != last {
-			last = v
-			e.hub.Publish(Change{Type: ChangeExternal})
-		}
-	}
+	return nil
 }

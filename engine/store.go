@@ -6,19 +6,68 @@ import (
 )
 
 // Store is the durable state the engine needs (design brief §9). storage/ implements it on
-// SQLite; another backend (PostgreSQL with FOR UPDATE SKIP LOCKED) can implement it later.
+// SQLite; another backend (PostgreSQL) implements the same interface and passes the same
+// conformance suite.
 //
 // Update runs fn in one write transaction: everything fn writes commits together or not at
-// all, and no other writer (goroutine or process) interleaves. The engine's rule is one
-// guarded statement per transition plus its event row, in one Update. View runs fn on a
-// consistent read snapshot. Implementations translate their errors into the engine's
-// sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary.
+// all. View runs fn on a consistent read snapshot. Implementations translate their errors into
+// the engine's sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary.
+//
+// Transitions. Each mission transition is one guarded statement (Tx.MissionSet: UPDATE …
+// WHERE id AND state AND epoch, naming only the columns the transition changed) plus its event
+// row, in one Update. A guard that matches no row is ErrGuard, never a partial write; the
+// engine reports it as a lost race (*StaleError, and ErrLeaseLost for a lease).
+//
+// Concurrent writers. Update must behave as if its transactions ran one after another
+// (serializable), whatever the backend:
+//   - SQLite has one writer at a time: BEGIN IMMEDIATE takes the database's write lock (and
+//     storage's cross-process file lock queues the processes of this program), so an Update's
+//     reads and writes see no interleaved writer. Nothing more is needed for the rules below.
+//   - A backend with concurrent writers (PostgreSQL) runs Update at SERIALIZABLE isolation, or
+//     at READ COMMITTED taking the explicit locks listed below; either way a serialization
+//     failure or deadlock (SQLSTATE 40001, 40P01) rolls the whole transaction back.
+//   - Retries: an Update that failed only because the database was busy or the transaction
+//     could not be serialized is run again from the start, with capped exponential backoff
+//     (cenkalti/backoff), until the store's busy wait has passed; the caller sees only the
+//     final outcome. fn may therefore run more than once and must derive everything it does
+//     from its Tx (the engine's functions do: they read, decide and write inside fn).
+//
+// Rules that span rows, and how they stay safe:
+//   - One lease per mission: the acquire is one statement that picks and leases (SQLite:
+//     UPDATE … WHERE id = (SELECT … LIMIT 1) RETURNING; PostgreSQL: SELECT … FOR UPDATE SKIP
+//     LOCKED in the same statement), and every later transition is guarded by the epoch.
+//   - Write-area conflicts and exclusive-in-repository: whether a mission may start depends
+//     on the other live missions of its repository. Under SQLite's single writer the acquire
+//     sees them all. A concurrent-writer backend must serialise acquires per repository:
+//     take a transaction-scoped lock on the repository first (pg_advisory_xact_lock on a hash
+//     of it) or run at SERIALIZABLE, so that two acquires in one repository cannot both see
+//     the other's mission as not yet running.
+//   - Voyage order and dependencies: a mission becomes runnable when its upstream missions
+//     complete and land; the upstream's transition and the downstream's acquire both touch the
+//     dependency rows. A concurrent-writer backend locks the dependency rows it reads in the
+//     acquire (FOR SHARE) or runs at SERIALIZABLE.
+//   - Counters kept with the rows (mission counts, attempt outcomes) are updated in the same
+//     transaction as the row, by trigger or statement; concurrent writers make that an
+//     UPDATE … SET n = n + 1 (row-locked), never a read-modify-write in Go.
+//
+// Change notification: Changes (below) tells the engine that other processes committed, so
+// the engine never polls the database itself.
 type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	View(ctx context.Context, fn func(Reader) error) error
-	// DataVersion changes whenever any process commits a write; a cheap way to notice other
-	// processes' changes (SQLite: PRAGMA data_version on a dedicated connection).
-	DataVersion(ctx context.Context) (int64, error)
+	// Changes signals, on a one-slot channel that coalesces bursts and never blocks the
+	// store, each time another process (or another Store handle on the same database) may
+	// have committed; the engine publishes its own commits itself, with their events. It is
+	// what lets the engine notice other processes without polling the database itself. The
+	// channel closes when ctx ends or the store closes. A signal may be spurious (this
+	// Store's own commit, a failed check), never missing: a subscriber re-reads what it
+	// watches. interval bounds how late a backend that must poll notices a change (≤ 0: its
+	// default). SQLite: another handle of the same process signals right after its commit;
+	// other processes are noticed by PRAGMA data_version on a watcher connection, checked
+	// every interval (a shared-memory read). PostgreSQL: LISTEN on a channel that every committing
+	// transaction NOTIFYs (pg_notify in the same transaction, so it is sent only on commit;
+	// interval unused), re-listening after a lost connection with one signal.
+	Changes(ctx context.Context, interval time.Duration) <-chan struct{}
 	Close() error
 }
 
@@ -55,6 +104,26 @@ type Guard struct {
 	State MissionState
 	Epoch int64
 }
+
+// Acquired is a lease just taken (Tx.MissionAcquire): the few columns the acquire's own
+// transaction needs, returned by the acquiring statement itself. Read the mission (MissionGet)
+// for the rest.
+type Acquired struct {
+	ID, VoyageID string
+	State        MissionState
+	Attempt      int
+	Lease        Lease
+	Profile      string
+	// Resumed: the mission has a checkpoint to resume from.
+	Resumed bool
+	// VoyageActive: its voyage was already active (no activation to record).
+	VoyageActive bool
+	// Started is when the attempt started (q.Start), else zero.
+	Started time.Time
+}
+
+// Fence returns the fence of the lease.
+func (a Acquired) Fence() Fence { return Fence{MissionID: a.ID, Epoch: a.Lease.Epoch} }
 
 // AcquireQuery selects the next runnable mission (design brief §3) and leases it in one
 // statement. Empty filters match everything.
@@ -261,13 +330,15 @@ type OutcomeCount struct {
 type Tx interface {
 	Reader
 	MissionInsert(ctx context.Context, m *Mission) error
-	// MissionUpdate writes every mutable column of m where the row still has g's state and
-	// epoch; ErrGuard when it does not.
-	MissionUpdate(ctx context.Context, m *Mission, g Guard) error
+	// MissionSet is one guarded transition: it writes the fields c.Set of c.Row, and only
+	// those, in one statement (SQL: UPDATE … SET <those columns> WHERE id = ? AND state = ?
+	// AND epoch = ?), where the row still has c.From's state and epoch; ErrGuard when it does
+	// not (nothing is written). The engine names the fields each transition changed.
+	MissionSet(ctx context.Context, c MissionChange) error
 	// MissionAcquire leases the first runnable mission matching q (ErrNoWork when none):
 	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry,
-	// Contacted false.
-	MissionAcquire(ctx context.Context, q AcquireQuery) (Mission, error)
+	// Contacted false. It returns only what the lease needs (Acquired), not the whole row.
+	MissionAcquire(ctx context.Context, q AcquireQuery) (Acquired, error)
 	// MissionRenew extends a live lease presented with its epoch; ErrGuard otherwise. contact
 	// records that the attempt's agent was heard from (Mission.Contacted; a renewal by the
 	// server on the agent's behalf passes false). It returns the lease as renewed (a

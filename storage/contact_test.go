@@ -47,7 +47,7 @@ func TestMigrate_ClaimColumnsOnASchema1Database(t *testing.T) {
 }
 
 // MissionRenew records contact only when asked and never clears it; an acquire clears it;
-// MissionUpdate round-trips both columns.
+// MissionSet round-trips both columns.
 func TestMissionRenew_RecordsContact(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -80,7 +80,7 @@ func TestMissionRenew_RecordsContact(t *testing.T) {
 	got := get()
 	got.Abandons = 2
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
-		return tx.MissionUpdate(ctx, &got, engine.Guard{State: got.State, Epoch: got.Lease.Epoch})
+		return tx.MissionSet(ctx, engine.MissionChange{Row: &got, From: engine.Guard{State: got.State, Epoch: got.Lease.Epoch}, Set: engine.AllMissionFields})
 	}))
 	require.Equal(t, 2, get().Abandons)
 

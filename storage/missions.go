@@ -58,8 +58,7 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 	return m, nil
 }
 
-// immutableCols never change after a mission is inserted; they are indexed, and leaving them
-// out of MissionUpdate's SET list lets SQLite skip those indexes on every transition.
+// immutableCols never change after a mission is inserted (MissionSet has no field for them).
 const immutableCols = `voyage_id, parent_id, idempotency_key, repository, subject_id`
 
 func immutableArgs(m *engine.Mission) []any {
@@ -89,9 +88,6 @@ const mutableCols = `client_key, title, brief, target_branch, priority, kind, pe
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
  finished_at, contacted, abandons`
 
-// mutableSet is "col=?, …" over mutableCols.
-var mutableSet = strings.ReplaceAll(mutableCols, ",", "=?,") + "=?"
-
 func orEmpty(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -102,10 +98,9 @@ func orEmpty(s []string) []string {
 var (
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
  VALUES (` + strings.Repeat("?, ", 53) + `?)`
-	sqlMissionUpdate = `UPDATE missions SET ` + mutableSet + ` WHERE id = ? AND state = ? AND epoch = ?`
-	sqlMissionGet    = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
-	sqlMissionByKey  = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
-	sqlMissionRenew  = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?
+	sqlMissionGet   = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
+	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
+	sqlMissionRenew = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?
  WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
 	sqlMissionDelete  = `DELETE FROM missions WHERE id = ?`
 	sqlVoyageActivate = `UPDATE missions SET voyage_active = 1 WHERE voyage_id = ? AND voyage_active = 0`
@@ -115,15 +110,6 @@ func (t *txn) MissionInsert(ctx context.Context, m *engine.Mission) error {
 	args := append(append(immutableArgs(m), mutableArgs(m)...), m.ID, ms(m.CreatedAt))
 	_, err := t.q.exec(ctx, sqlMissionInsert, args...)
 	return translate(err, "insert mission "+m.ID)
-}
-
-func (t *txn) MissionUpdate(ctx context.Context, m *engine.Mission, g engine.Guard) error {
-	args := append(mutableArgs(m), m.ID, string(g.State), g.Epoch)
-	res, err := t.q.exec(ctx, sqlMissionUpdate, args...)
-	if err != nil {
-		return translate(err, "update mission "+m.ID)
-	}
-	return guarded(res, "update mission "+m.ID)
 }
 
 func guarded(res sql.Result, what string) error {

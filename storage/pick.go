@@ -52,13 +52,32 @@ var (
 	// pick order and stops at the first runnable one.
 	sqlAcquireNext = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m INDEXED BY missions_pick WHERE ` + runnableCond + ` ORDER BY ` + pickOrder + ` LIMIT 1)
-RETURNING ` + missionCols
+RETURNING ` + acquiredCols
 	sqlAcquireByID = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
-RETURNING ` + missionCols
+RETURNING ` + acquiredCols
 )
 
-func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine.Mission, error) {
+// acquiredCols is what an acquire returns (engine.Acquired), in scanAcquired's order: the
+// lease, not the row.
+const acquiredCols = `id, voyage_id, state, attempt, epoch, lease_owner, lease_expires_at, profile,
+ checkpoint IS NOT NULL, voyage_active, started_at`
+
+func scanAcquired(r rowScanner) (engine.Acquired, error) {
+	var a engine.Acquired
+	var voyage, owner sql.NullString
+	var state string
+	var expires, started sql.NullInt64
+	var resumed, active int64
+	err := r.Scan(&a.ID, &voyage, &state, &a.Attempt, &a.Lease.Epoch, &owner, &expires, &a.Profile,
+		&resumed, &active, &started)
+	a.VoyageID, a.State, a.Lease.Owner = voyage.String, engine.MissionState(state), owner.String
+	a.Lease.ExpiresAt, a.Started = fromMS(expires), fromMS(started)
+	a.Resumed, a.VoyageActive = resumed == 1, active == 1
+	return a, err
+}
+
+func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine.Acquired, error) {
 	query := sqlAcquireNext
 	if q.MissionID != "" {
 		query = sqlAcquireByID
@@ -69,13 +88,21 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 		sql.Named("owner", q.Owner), sql.Named("exp", q.Now.Add(q.LeaseTTL).UnixMilli()),
 		sql.Named("profile", q.Profile), sql.Named("id", q.MissionID), sql.Named("repo", q.Repository),
 		sql.Named("kinds", jsonOrNull(kindStrings(q.Kinds))), sql.Named("personas", jsonOrNull(q.Personas)),
-		sql.Named("caps", jsonText(orEmpty(q.Capabilities))),
+		sql.Named("caps", capsJSON(q.Capabilities)),
 	}
-	m, err := scanMission(t.q.queryRow(ctx, query, args...))
+	a, err := scanAcquired(t.q.queryRow(ctx, query, args...))
 	if err == sql.ErrNoRows {
-		return m, engine.ErrNoWork
+		return a, engine.ErrNoWork
 	}
-	return m, translate(err, "acquire")
+	return a, translate(err, "acquire")
+}
+
+// capsJSON is the agent's capabilities as a JSON array ("[]" for none, without encoding).
+func capsJSON(caps []string) string {
+	if len(caps) == 0 {
+		return "[]"
+	}
+	return jsonText(caps)
 }
 
 func kindStrings(k []engine.MissionKind) []string {

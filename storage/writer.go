@@ -35,19 +35,22 @@ type writer struct {
 	plock    *procLock
 	log      *slog.Logger
 	trace    func(query string, args []any)
+	// committed runs after each commit (Store.committed: the in-process change signal).
+	committed func()
 }
 
-func startWriter(conn *sql.Conn, plock *procLock, opt Options) *writer {
+func startWriter(conn *sql.Conn, plock *procLock, opt Options, committed func()) *writer {
 	w := &writer{
-		plock:    plock,
-		q:        &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
-		reqs:     make(chan *writeReq, 1024),
-		quit:     make(chan struct{}),
-		finished: make(chan struct{}),
-		maxBatch: opt.MaxBatch,
-		busyWait: 4 * opt.BusyTimeout,
-		log:      opt.Logger,
-		trace:    opt.Trace,
+		committed: committed,
+		plock:     plock,
+		q:         &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
+		reqs:      make(chan *writeReq, 1024),
+		quit:      make(chan struct{}),
+		finished:  make(chan struct{}),
+		maxBatch:  opt.MaxBatch,
+		busyWait:  4 * opt.BusyTimeout,
+		log:       opt.Logger,
+		trace:     opt.Trace,
 	}
 	go w.loop()
 	return w
@@ -125,54 +128,103 @@ func (w *writer) drain() {
 	}
 }
 
-// run executes one batch in one transaction, holding the cross-process writer lock.
+// run executes one batch in one transaction, holding the cross-process writer lock. A batch
+// that failed only because the database was busy (another connection held a lock SQLite would
+// not wait for: a statement or the commit came back SQLITE_BUSY after busy_timeout) rolled back
+// whole and runs again, with backoff, until busyWait has passed; the functions run again from
+// the start, which is why an Update function must derive everything from its Tx.
 func (w *writer) run(batch []*writeReq) {
-	if w.plock != nil {
-		if err := w.plock.lock(); err != nil {
-			for _, r := range batch {
-				r.done <- err
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval = 5 * time.Millisecond
+	b.MaxInterval = 500 * time.Millisecond
+	deadline := time.Now().Add(w.busyWait)
+	for {
+		results := w.runOnce(batch)
+		if !retryable(results) || time.Now().After(deadline) {
+			for i, r := range batch {
+				r.done <- results[i]
 			}
 			return
 		}
-		defer func() { _ = w.plock.unlock() }()
+		d := b.NextBackOff()
+		w.log.Warn("storage: write transaction hit a busy database; running it again", "requests", len(batch), "after", d, "err", firstErr(results))
+		time.Sleep(d)
 	}
-	w.runLocked(batch)
 }
 
-func (w *writer) runLocked(batch []*writeReq) {
+// runOnce runs the batch once under the cross-process writer lock and returns each
+// request's result.
+func (w *writer) runOnce(batch []*writeReq) []error {
+	if w.plock != nil {
+		if err := w.plock.lock(); err != nil {
+			return fill(make([]error, len(batch)), err)
+		}
+		defer func() { _ = w.plock.unlock() }()
+	}
+	return w.runLocked(batch)
+}
+
+// retryable: some request failed because the database was busy, and so (the transaction
+// having been rolled back whole) did the batch.
+func retryable(results []error) bool {
+	for _, err := range results {
+		if err != nil && isBusy(err) {
+			return true
+		}
+	}
+	return false
+}
+
+func firstErr(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func fill(errs []error, err error) []error {
+	for i := range errs {
+		errs[i] = err
+	}
+	return errs
+}
+
+func (w *writer) runLocked(batch []*writeReq) []error {
 	results := make([]error, len(batch))
 	bg := context.Background()
 	if err := w.begin(); err != nil {
-		for _, r := range batch {
-			r.done <- err
-		}
-		return
+		return fill(results, err)
 	}
 	single := len(batch) == 1
 	for i, r := range batch {
 		results[i] = w.runOne(r, single)
 		if errors.Is(results[i], errTxAborted) {
-			w.abort(batch, results, results[i])
-			return
+			return w.abort(results, results[i])
 		}
 		if single && results[i] != nil {
 			_, _ = w.q.exec(bg, "ROLLBACK")
-			r.done <- results[i]
-			return
+			return results
+		}
+		if !single && isBusy(results[i]) { // the savepoint is gone with the work before it
+			return w.abort(results, results[i])
 		}
 	}
 	if _, err := w.q.exec(bg, "COMMIT"); err != nil {
 		_, _ = w.q.exec(bg, "ROLLBACK")
 		err = fmt.Errorf("storage: commit: %w", err)
 		for i := range results {
-			if results[i] == nil {
+			if results[i] == nil || isBusy(err) {
 				results[i] = err
 			}
 		}
+		return results
 	}
-	for i, r := range batch {
-		r.done <- results[i]
+	if w.committed != nil {
+		w.committed()
 	}
+	return results
 }
 
 var errTxAborted = errors.New("storage: transaction aborted")
@@ -204,15 +256,16 @@ func (w *writer) runOne(r *writeReq, single bool) error {
 	return err
 }
 
-// abort rolls the whole batch back after SQLite ended the transaction on its own.
-func (w *writer) abort(batch []*writeReq, results []error, cause error) {
+// abort rolls the whole batch back after SQLite ended the transaction on its own (or a busy
+// statement made it unsafe to go on): every request gets cause, or its own error.
+func (w *writer) abort(results []error, cause error) []error {
 	_, _ = w.q.exec(context.Background(), "ROLLBACK")
-	for i, r := range batch {
-		if results[i] == nil || errors.Is(results[i], errTxAborted) {
+	for i := range results {
+		if results[i] == nil || errors.Is(results[i], errTxAborted) || isBusy(cause) {
 			results[i] = cause
 		}
-		r.done <- results[i]
 	}
+	return results
 }
 
 // call runs fn, turning a panic into an error so one bad function cannot kill the writer.
@@ -229,6 +282,13 @@ func call(fn func(engine.Tx) error, tx *txn) (err error) {
 // BUSY that still comes back is retried with capped backoff so it never reaches a caller,
 // until busyWait has passed.
 func (w *writer) begin() error {
+	_, err := w.q.exec(context.Background(), "BEGIN IMMEDIATE")
+	if err == nil || !isBusy(err) { // the common case, without building a backoff
+		if err != nil {
+			return fmt.Errorf("storage: begin write transaction: %w", err)
+		}
+		return nil
+	}
 	op := func() (struct{}, error) {
 		_, err := w.q.exec(context.Background(), "BEGIN IMMEDIATE")
 		if err != nil && !isBusy(err) {
@@ -239,8 +299,7 @@ func (w *writer) begin() error {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval = 5 * time.Millisecond
 	b.MaxInterval = 500 * time.Millisecond
-	_, err := backoff.Retry(context.Background(), op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(w.busyWait))
-	if err != nil {
+	if _, err := backoff.Retry(context.Background(), op, backoff.WithBackOff(b), backoff.WithMaxElapsedTime(w.busyWait)); err != nil {
 		return fmt.Errorf("storage: begin write transaction: %w", err)
 	}
 	return nil

@@ -1,0 +1,143 @@
+package engine_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+// racingStore is the SQLite store with another writer's commit slipped in before the engine's
+// guarded statement, as a backend with concurrent writers at READ COMMITTED allows: just
+// before the first MissionSet of an Update, the row is moved on (its epoch bumped, through a
+// real guarded statement on the same transaction), so the engine's own guard then misses on
+// the real database.
+type racingStore struct {
+	*storage.Store
+	armed bool
+}
+
+func (s *racingStore) Update(ctx context.Context, fn func(engine.Tx) error) error {
+	return s.Store.Update(ctx, func(tx engine.Tx) error {
+		return fn(&racingTx{Tx: tx, s: s})
+	})
+}
+
+type racingTx struct {
+	engine.Tx
+	s *racingStore
+}
+
+func (t *racingTx) MissionSet(ctx context.Context, c engine.MissionChange) error {
+	if t.s.armed {
+		t.s.armed = false
+		other, err := t.MissionGet(ctx, c.Row.ID)
+		if err != nil {
+			return err
+		}
+		moved := other
+		moved.Lease.Epoch++
+		if err := t.Tx.MissionSet(ctx, engine.MissionChange{Row: &moved,
+			From: engine.Guard{State: other.State, Epoch: other.Lease.Epoch}, Set: engine.FieldEpoch}); err != nil {
+			return err
+		}
+	}
+	return t.Tx.MissionSet(ctx, c)
+}
+
+// A guard that misses inside the engine's own transaction is a lost race, not a bug: the
+// operation fails as stale (ErrGuard; ErrLeaseLost for the lease holder), the transaction
+// rolls back whole (no attempt row, no event), and the mission is as the other writer left it.
+func TestGuardMiss_IsALostRace(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	st, err := storage.Open(ctx, t.TempDir()+"/race.db", storage.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	rs := &racingStore{Store: st}
+	e := engine.New(rs, engine.Options{Clock: engine.NewFakeClock(t0), DefaultRepository: "/repo"})
+	_, err = e.CreateMission(ctx, engine.MissionSpec{Title: "race", WriteArea: []string{"a/**"}}, "test")
+	require.NoError(t, err)
+	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
+	require.NoError(t, err)
+	before, err := e.GetMission(ctx, m.ID)
+	require.NoError(t, err)
+
+	rs.armed = true
+	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	var stale *engine.StaleError
+	require.ErrorAs(t, err, &stale)
+	require.ErrorIs(t, err, engine.ErrGuard)
+	require.ErrorIs(t, err, engine.ErrLeaseLost, "the lease holder is told its lease is gone")
+	require.NotContains(t, err.Error(), "changed under its own transaction")
+	require.Contains(t, err.Error(), "moved by another writer")
+
+	after, err := e.GetMission(ctx, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StateRunning, after.Mission.State, "nothing of the completion was written")
+	require.Equal(t, before.Mission.Lease.Epoch, after.Mission.Lease.Epoch, "the whole transaction rolled back, the racing write with it")
+	require.Len(t, after.Attempts, len(before.Attempts))
+
+	// Without the race the same completion goes through.
+	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	require.NoError(t, err)
+	done, err := e.GetMission(ctx, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.StateCompleted, done.Mission.State)
+}
+
+// save writes only what a transition changed: a progress report rewrites the progress, the
+// lease expiry, contact and updated_at, and nothing else (the brief a person edited meanwhile
+// through another path would survive).
+func TestSave_WritesOnlyTheChangedFields(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	var sets []engine.MissionFields
+	st, err := storage.Open(ctx, t.TempDir()+"/fields.db", storage.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	rec := &recordingStore{Store: st, sets: &sets}
+	clock := engine.NewFakeClock(t0)
+	e := engine.New(rec, engine.Options{Clock: clock, DefaultRepository: "/repo"})
+	_, err = e.CreateMission(ctx, engine.MissionSpec{Title: "fields", WriteArea: []string{"a/**"}}, "test")
+	require.NoError(t, err)
+	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
+	require.NoError(t, err)
+
+	sets = nil
+	clock.Advance(time.Second)
+	tenth := 10.0
+	require.NoError(t, e.Progress(ctx, m.Fence(), &tenth, "a tenth"))
+	require.Equal(t, []engine.MissionFields{engine.FieldProgress | engine.FieldLeaseExpiresAt | engine.FieldContacted | engine.FieldUpdatedAt}, sets)
+
+	sets = nil
+	clock.Advance(time.Second)
+	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	require.NoError(t, err)
+	require.Len(t, sets, 1)
+	require.Equal(t, engine.FieldState|engine.FieldResult|engine.FieldLeaseExpiresAt|engine.FieldLanding|
+		engine.FieldFinishedAt|engine.FieldUpdatedAt, sets[0])
+}
+
+type recordingStore struct {
+	*storage.Store
+	sets *[]engine.MissionFields
+}
+
+func (s *recordingStore) Update(ctx context.Context, fn func(engine.Tx) error) error {
+	return s.Store.Update(ctx, func(tx engine.Tx) error { return fn(&recordingTx{Tx: tx, sets: s.sets}) })
+}
+
+type recordingTx struct {
+	engine.Tx
+	sets *[]engine.MissionFields
+}
+
+func (t *recordingTx) MissionSet(ctx context.Context, c engine.MissionChange) error {
+	*t.sets = append(*t.sets, c.Set)
+	return t.Tx.MissionSet(ctx, c)
+}
