@@ -39,8 +39,12 @@ type HTTPOptions struct {
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed besides loopback
 	// ones. A request with any other Origin header gets 403.
 	AllowedOrigins []string
-	// KeepAlive is the interval of SSE keepalives and Streamable HTTP heartbeats (default 15s).
+	// KeepAlive is the interval of keepalives on every open stream (default 15s): pings on
+	// the standalone GET stream and on legacy SSE, keepalive comments on POST streams.
 	KeepAlive time.Duration
+	// EventBufferEvents and EventBufferBytes bound the SSE events kept for resumption with
+	// Last-Event-ID (defaults DefaultEventBufferEvents, DefaultEventBufferBytes).
+	EventBufferEvents, EventBufferBytes int
 	// ShutdownTimeout bounds the graceful shutdown (default 5s).
 	ShutdownTimeout time.Duration
 	// Ready, when set, is called with the bound address once the listener is open.
@@ -98,15 +102,17 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		return fmt.Errorf("listen %s: %w", opt.Addr, err)
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
+	events := newEventStore(opt.EventBufferEvents, opt.EventBufferBytes)
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithHeartbeatInterval(opt.KeepAlive),
+		server.WithEventStore(events), // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithSessionIdleTTL(30*time.Minute),
 		server.WithStreamableHTTPLogger(s.log))
 	sse := server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint(PathSSE), server.WithMessageEndpoint(PathMessage),
 		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive))
 	mux := http.NewServeMux()
-	mux.Handle(PathMCP, streamable)
+	mux.Handle(PathMCP, withPostStreams(streamable, opt.KeepAlive, events, s.log)) // streams.go
 	mux.Handle(PathSSE, sse.SSEHandler())
 	mux.Handle(PathMessage, sse.MessageHandler())
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
