@@ -113,6 +113,18 @@ func (s *eventStore) ReplayEventsAfter(_ context.Context, session, lastEventID s
 	return stream, nil
 }
 
+// known reports whether lastEventID is in the buffer for session (a resume can start there).
+func (s *eventStore) known(session, lastEventID string) bool {
+	seq, err := strconv.ParseUint(lastEventID, 10, 64)
+	if err != nil {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.events), func(i int) bool { return s.events[i].seq >= seq })
+	return i < len(s.events) && s.events[i].seq == seq && s.events[i].session == session
+}
+
 // PurgeSession forgets every event of session (mcp-go calls it when the session ends).
 func (s *eventStore) PurgeSession(_ context.Context, session string) error {
 	s.mu.Lock()

@@ -280,7 +280,8 @@ func withPostStreams(next http.Handler, keepAlive time.Duration, store server.Ev
 
 // notify sends a notification that belongs to the request of ctx (progress, logs): on the
 // request's own POST stream when it has one (Streamable HTTP), otherwise through the
-// client's session (stdio, legacy SSE, in-process clients). A client that went away only
+// session's event queue on legacy SSE, otherwise through the client's session (stdio,
+// in-process clients). A client that went away only
 // loses the notification.
 func notify(ctx context.Context, srv *server.MCPServer, method string, params map[string]any) error {
 	if ps, ok := ctx.Value(postStreamKey{}).(*postStream); ok {
@@ -290,6 +291,9 @@ func notify(ctx context.Context, srv *server.MCPServer, method string, params ma
 			return nil
 		}
 		return fmt.Errorf("%s: the request's stream is closed", method)
+	}
+	if rt, ok := ctx.Value(sseRouteKey{}).(*sseRoute); ok {
+		return rt.send(method, params) // ssestreams.go: queued before the response
 	}
 	return srv.SendNotificationToClient(ctx, method, params)
 }

@@ -297,3 +297,78 @@ func TestStreams_DisconnectFreesGoroutines(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, vs, 3, "the voyages outlive the dropped calls")
 }
+
+// openSSE opens a legacy /sse stream and returns its events and the /message URL.
+func openSSE(t *testing.T, ctx context.Context, base, lastEventID string) (<-chan sseEvent, string, *http.Response) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, base+PathSSE, nil)
+	require.NoError(t, err)
+	if lastEventID != "" {
+		req.Header.Set("Last-Event-ID", lastEventID)
+	}
+	res, err := http.DefaultClient.Do(req)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = res.Body.Close() })
+	if res.StatusCode != http.StatusOK {
+		return nil, "", res
+	}
+	events := readSSE(res.Body)
+	ep := <-events
+	require.Contains(t, ep.data, "/message?sessionId=")
+	return events, base + ep.data, res
+}
+
+// TestStreams_LegacySSE: on /sse a waiting dispatch's progress comes before its result,
+// every event (but pings) has an id, a reconnect with Last-Event-ID first replays what the
+// old stream sent after that id (an unknown id gets 400), and closing the stream ends the
+// waiting call (the goroutine count settles) while its voyage stays.
+func TestStreams_LegacySSE(t *testing.T) {
+	b := setup(t, setupOpts{waitProgress: 100 * time.Millisecond})
+	base, _ := httpServer(t, b, HTTPOptions{KeepAlive: time.Hour})
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	events, msgURL, _ := openSSE(t, ctx, base, "")
+	for i, body := range []string{initBody, `{"jsonrpc":"2.0","method":"notifications/initialized"}`} {
+		require.Equal(t, http.StatusAccepted, post(t, msgURL, body, nil).StatusCode, i)
+	}
+	require.Contains(t, (<-events).data, `"protocolVersion"`)
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, dispatchBody(5, 1, "sse-tok"), nil).StatusCode)
+	var seen []sseEvent
+	for ev := range events {
+		require.NotEmpty(t, ev.id, ev.data)
+		seen = append(seen, ev)
+		if strings.Contains(ev.data, `"id":5`) {
+			break
+		}
+		require.Contains(t, ev.data, `"sse-tok"`, "only the call's progress before its result")
+	}
+	require.GreaterOrEqual(t, len(seen), 3, "progress, at least one repeat, the result")
+
+	r := post(t, msgURL, `{"jsonrpc":"2.0","id":6,"method":"ping"}`, nil) // one more after the result
+	require.Equal(t, http.StatusAccepted, r.StatusCode)
+	require.Contains(t, (<-events).data, `"id":6`)
+
+	_, _, refused := openSSE(t, ctx, base, "no-such-session-1")
+	require.Equal(t, http.StatusBadRequest, refused.StatusCode)
+	again, _, _ := openSSE(t, ctx, base, seen[len(seen)-2].id)
+	require.Contains(t, (<-again).data, `"id":5`, "the replay starts after the given id")
+	require.Contains(t, (<-again).data, `"id":6`)
+
+	// A waiting call ends with its stream.
+	http.DefaultClient.CloseIdleConnections()
+	before := runtime.NumGoroutine()
+	sctx, drop := context.WithCancel(ctx)
+	events, msgURL, _ = openSSE(t, sctx, base, "")
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, initBody, nil).StatusCode)
+	<-events
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, dispatchBody(9, 600, "gone"), nil).StatusCode)
+	require.Contains(t, (<-events).data, `"gone"`)
+	drop()
+	http.DefaultClient.CloseIdleConnections()
+	waitFor(t, "the dropped SSE call's goroutines to end", func() bool {
+		return runtime.NumGoroutine() <= before
+	})
+	vs, err := b.eng.Voyages(b.ctx, nil, 10)
+	require.NoError(t, err)
+	require.Len(t, vs, 2, "the voyages stay")
+}

@@ -108,12 +108,14 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		server.WithEventStore(events), // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithSessionIdleTTL(30*time.Minute),
 		server.WithStreamableHTTPLogger(s.log))
-	sse := server.NewSSEServer(s.mcp,
+	var sse *server.SSEServer
+	sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint(PathSSE), server.WithMessageEndpoint(PathMessage),
-		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive))
+		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive),
+		server.WithSSEContextFunc(sseContext(&sse, s.life))) // ssestreams.go
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, withPostStreams(streamable, opt.KeepAlive, events, s.log)) // streams.go
-	mux.Handle(PathSSE, sse.SSEHandler())
+	mux.Handle(PathSSE, withSSEIDs(sse.SSEHandler(), events, s.log))
 	mux.Handle(PathMessage, sse.MessageHandler())
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
