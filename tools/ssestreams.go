@@ -25,7 +25,8 @@ import (
 //   - disconnects: mcp-go runs each /message call on a context detached from every HTTP
 //     request, so a waiting call outlived its client by up to its whole wait. The tools'
 //     context ends when the session's stream does (boundToStream).
-//   - ids and resumption: every event but keepalive pings gets an id "<session>-<n>" and is
+//   - keepalives: mcp-go's ping requests become SSE comments (see Write).
+//   - ids and resumption: every event but keepalives gets an id "<session>-<n>" and is
 //     kept in the bounded event store; a GET /sse with Last-Event-ID opens a new session (the
 //     transport has no other way) and first replays what the old stream sent after that id.
 //     Only a client that received the old stream knows its session id, so no event reaches
@@ -168,7 +169,13 @@ func (sw *sseIDWriter) Write(b []byte) (int, error) {
 	case sw.session != "" && bytes.HasPrefix(b, sseMessagePrefix):
 		data := bytes.TrimSpace(b[len(sseMessagePrefix):])
 		if isPing(data) {
-			return sw.ResponseWriter.Write(b) // keepalives are not history
+			// A keepalive becomes an SSE comment: mcp-go's SSE client (v1.2.1) takes a ping
+			// request whose id equals one of its pending calls' for that call's (empty)
+			// response, and the ids of both count 1, 2, 3…
+			if _, err := fmt.Fprint(sw.ResponseWriter, keepAliveComment); err != nil {
+				return 0, err
+			}
+			return len(b), nil
 		}
 		id, _ := sw.store.StoreEvent(context.Background(), sseStore(sw.session), "sse", data)
 		if _, err := fmt.Fprintf(sw.ResponseWriter, "id: %s-%s\n", sw.session, id); err != nil {

@@ -3,6 +3,7 @@ package tools
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -11,7 +12,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
@@ -65,7 +65,7 @@ type postStream struct {
 }
 
 func newPostStream(w http.ResponseWriter, session string, store server.EventStore, log *slog.Logger) *postStream {
-	ps := &postStream{w: w, log: log, session: session, store: store, stream: "post-" + uuid.NewString(), inner: http.Header{}}
+	ps := &postStream{w: w, log: log, session: session, store: store, stream: "post-" + rand.Text(), inner: http.Header{}}
 	ps.flusher, _ = w.(http.Flusher)
 	return ps
 }

@@ -145,11 +145,13 @@ func TestStreams_ProgressOnItsPOSTStream(t *testing.T) {
 	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"))
 	var progress []float64
 	ids := map[string]bool{}
+	var order []string
 	gotResult := false
 	for ev := range readSSE(res.Body) {
 		if ev.comment {
 			continue
 		}
+		order = append(order, ev.id)
 		require.False(t, gotResult, "nothing follows the result: %s", ev.data)
 		require.NotEmpty(t, ev.id, "every event carries an id: %s", ev.data)
 		require.False(t, ids[ev.id], "ids are unique")
@@ -172,6 +174,16 @@ func TestStreams_ProgressOnItsPOSTStream(t *testing.T) {
 	}
 	require.True(t, gotResult, "the result came on the POST stream")
 	require.GreaterOrEqual(t, len(progress), 2, "the first state and at least one repeat during a 2 s wait")
+
+	// The POST stream is resumable: a GET with the id of its first event replays the rest
+	// of it, the result last, and ends.
+	rest := openGET(t, ctx, base, h, order[0])
+	require.Equal(t, http.StatusOK, rest.StatusCode)
+	var replayed []string
+	for ev := range readSSE(rest.Body) {
+		replayed = append(replayed, ev.id)
+	}
+	require.Equal(t, order[1:], replayed)
 
 	cancel()
 	<-getDone
@@ -371,4 +383,22 @@ func TestStreams_LegacySSE(t *testing.T) {
 	vs, err := b.eng.Voyages(b.ctx, nil, 10)
 	require.NoError(t, err)
 	require.Len(t, vs, 2, "the voyages stay")
+}
+
+// TestStreams_GETKeepalive: an idle standalone GET stream hears a ping at each keepalive
+// interval; pings are not history (no event id, so Last-Event-ID does not move).
+func TestStreams_GETKeepalive(t *testing.T) {
+	b := setup(t, setupOpts{})
+	base, _ := httpServer(t, b, HTTPOptions{KeepAlive: 50 * time.Millisecond})
+	h := rawSession(t, base)
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+	get := openGET(t, ctx, base, h, "")
+	require.Equal(t, http.StatusOK, get.StatusCode)
+	events := readSSE(get.Body)
+	for range 2 {
+		ev := <-events
+		require.Contains(t, ev.data, `"method":"ping"`)
+		require.Empty(t, ev.id)
+	}
 }
