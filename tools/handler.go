@@ -51,6 +51,8 @@ type typedHandler[A, R any] func(ctx context.Context, req mcp.CallToolRequest, a
 // caller error), runs fn, and answers on the channel the error calls for.
 func handle[A, R any](fn typedHandler[A, R]) server.ToolHandlerFunc {
 	return func(ctx context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		ctx, stop := boundToStream(ctx) // a legacy SSE call ends with its stream (ssestreams.go)
+		defer stop()
 		var args A
 		if err := bindArguments(req, &args); err != nil {
 			return mcp.NewToolResultError(err.Error()), nil

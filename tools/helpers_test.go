@@ -43,6 +43,7 @@ type setupOpts struct {
 	protocol     string // client protocol version ("" = the library's latest)
 	noRun        bool   // do not start the notifier
 	leaseTTL     time.Duration
+	waitProgress time.Duration // Deps.WaitProgress (0: the default)
 }
 
 func setup(t *testing.T, o setupOpts) *bundle {
@@ -61,7 +62,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 			return p, nil
 		}})
 	b := &bundle{t: t, ctx: ctx, dir: dir, repo: repo, clock: clock, eng: eng, notes: &notes{}}
-	deps := Deps{Engine: eng, Logs: FileLogs{DataDir: dir}}
+	deps := Deps{Engine: eng, Logs: FileLogs{DataDir: dir}, WaitProgress: o.waitProgress}
 	if !o.noWorkspaces {
 		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees")}
 		deps.Workspaces = b.ws

@@ -209,7 +209,9 @@ func TestHTTP_StreamableAndSSEClients(t *testing.T) {
 	require.Error(t, bad.Start(b.ctx), "no token, no stream")
 }
 
-// TestHTTP_SSEKeepalives: an idle SSE stream receives keepalive events.
+// TestHTTP_SSEKeepalives: an idle SSE stream receives keepalives, as SSE comments (a ping
+// request would collide with the calls of mcp-go's SSE client, which match responses by id
+// alone: TestHTTP_StreamableAndSSEClients runs with pings every 50 ms).
 func TestHTTP_SSEKeepalives(t *testing.T) {
 	b := setup(t, setupOpts{})
 	base, _ := httpServer(t, b, HTTPOptions{KeepAlive: 50 * time.Millisecond})
@@ -229,9 +231,10 @@ func TestHTTP_SSEKeepalives(t *testing.T) {
 		if strings.HasPrefix(line, "data: /message?sessionId=") || strings.HasPrefix(line, "data:/message?sessionId=") {
 			endpoint = line
 		}
-		if strings.Contains(line, `"method":"ping"`) {
+		if line == strings.TrimSpace(keepAliveComment) {
 			pings++
 		}
+		require.NotContains(t, line, `"method":"ping"`)
 	}
 	require.NotEmpty(t, endpoint, "the endpoint event names /message")
 	require.Equal(t, 2, pings)

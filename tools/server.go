@@ -36,6 +36,7 @@ type Server struct {
 	deps  *Deps
 	tools []Tool
 	subs  *subscriptions
+	life  *sessionLife
 	log   *slog.Logger
 	// sessions is the session table of the running ServeHTTP (nil before; tests read it).
 	sessions *sessionTable
@@ -55,7 +56,7 @@ func New(d Deps, opt Options) (*Server, error) {
 		version = "dev"
 	}
 	d.status = &statusCache{}
-	s := &Server{deps: &d, log: d.Logger, subs: newSubscriptions()}
+	s := &Server{deps: &d, log: d.Logger, subs: newSubscriptions(), life: newSessionLife()}
 	s.tools = append(AllTools(s.deps), opt.ExtraTools...)
 	seen := map[string]bool{}
 	for _, t := range s.tools {
@@ -69,6 +70,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	}
 	hooks := &server.Hooks{}
 	s.subs.install(hooks)
+	s.life.install(hooks)
 	newArgMessages(s.tools).install(hooks)
 	installUTF8Check(hooks, d.Logger)
 	installVersionDefault(hooks)

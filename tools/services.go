@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"log/slog"
+	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
@@ -24,6 +25,10 @@ type Deps struct {
 	// DefaultRetryBudget, when set, is the retry budget of missions that name none
 	// (configuration key scheduler.retry_budget; the engine's own default is 3).
 	DefaultRetryBudget *int
+	// WaitProgress is the longest a waiting tool (dispatch with wait_seconds) stays silent
+	// when the client sent a progress token: it repeats its last progress notification at
+	// least this often. 0 means DefaultWaitProgress (15 s); tests use a fraction of a second.
+	WaitProgress time.Duration
 
 	status *statusCache // set by New
 }
@@ -94,4 +99,12 @@ type AttemptLog struct {
 	Truncated   bool  `json:"truncated,omitempty"`
 	// Exit is the agent's exit record when it ended (JSON written by the shim).
 	Exit json.RawMessage `json:"exit,omitempty"`
+}
+
+// waitProgress is WaitProgress or its default.
+func (d *Deps) waitProgress() time.Duration {
+	if d.WaitProgress > 0 {
+		return d.WaitProgress
+	}
+	return DefaultWaitProgress
 }

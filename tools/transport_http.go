@@ -39,13 +39,17 @@ type HTTPOptions struct {
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed besides loopback
 	// ones. A request with any other Origin header gets 403.
 	AllowedOrigins []string
-	// KeepAlive is the interval of SSE keepalives and Streamable HTTP heartbeats (default 15s).
+	// KeepAlive is the interval of keepalives on every open stream (default 15s): pings on
+	// the standalone GET stream and on legacy SSE, keepalive comments on POST streams.
 	KeepAlive time.Duration
 	// MaxSessions bounds the live Streamable HTTP sessions (default DefaultMaxSessions); past
 	// it the longest-idle session is evicted.
 	MaxSessions int
 	// SessionIdle ends a session with no request for this long (default DefaultSessionIdle).
 	SessionIdle time.Duration
+	// EventBufferEvents and EventBufferBytes bound the SSE events kept for resumption with
+	// Last-Event-ID (defaults DefaultEventBufferEvents, DefaultEventBufferBytes).
+	EventBufferEvents, EventBufferBytes int
 	// ShutdownTimeout bounds the graceful shutdown (default 5s).
 	ShutdownTimeout time.Duration
 	// Ready, when set, is called with the bound address once the listener is open.
@@ -112,18 +116,22 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	}
 	host, _, _ := net.SplitHostPort(ln.Addr().String())
 	table := newSessionTable(opt.MaxSessions, opt.SessionIdle, s.log)
+	events := newEventStore(opt.EventBufferEvents, opt.EventBufferBytes)
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithHeartbeatInterval(opt.KeepAlive),
 		server.WithSessionIdManagerResolver(sessionResolver{table: table}), // sessions.go; the gate's sweeper ends idle ones
+		server.WithEventStore(events), // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithStreamableHTTPLogger(s.log))
-	gate := &mcpGate{inner: streamable, table: table, log: s.log}
+	gate := &mcpGate{inner: withPostStreams(streamable, opt.KeepAlive, events, s.log), table: table, log: s.log} // httpgate.go, streams.go
 	s.sessions = table
-	sse := server.NewSSEServer(s.mcp,
+	var sse *server.SSEServer
+	sse = server.NewSSEServer(s.mcp,
 		server.WithSSEEndpoint(PathSSE), server.WithMessageEndpoint(PathMessage),
-		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive))
+		server.WithKeepAlive(true), server.WithKeepAliveInterval(opt.KeepAlive),
+		server.WithSSEContextFunc(sseContext(&sse, s.life))) // ssestreams.go
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, gate)
-	mux.Handle(PathSSE, sse.SSEHandler())
+	mux.Handle(PathSSE, withSSEIDs(sse.SSEHandler(), events, s.log))
 	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}

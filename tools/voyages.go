@@ -104,7 +104,13 @@ func Dispatch(d *Deps) Tool {
 				return DispatchResult{}, err
 			}
 			out := DispatchResult{Voyage: res.Voyage, IDs: res.IDs, Created: res.Created}
-			err = waitVoyage(ctx, d.Engine, sub, res.Voyage.ID, time.Duration(a.WaitSeconds)*time.Second, newProgress(ctx, req), &out)
+			p := newProgress(ctx, req)
+			stop := func() {}
+			if a.WaitSeconds > 0 {
+				stop = p.keepAlive(ctx, d.waitProgress())
+			}
+			err = waitVoyage(ctx, d.Engine, sub, res.Voyage.ID, time.Duration(a.WaitSeconds)*time.Second, p, &out)
+			stop()
 			out.Waited = time.Since(start).Round(time.Millisecond).Seconds()
 			return out, err
 		}),

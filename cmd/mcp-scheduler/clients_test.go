@@ -206,21 +206,33 @@ func TestTypeScriptSDK_StreamableHTTP(t *testing.T) {
 	checkSDK(t, runSDK(t, s, "http", "MCP_URL="+base+"/mcp", "MCP_TOKEN=sdk-token-789"))
 }
 
-// inspector runs the MCP Inspector CLI (0.15.0) and decodes its JSON answer.
+// inspector runs the MCP Inspector CLI (@modelcontextprotocol/inspector-cli 1.0.3, pinned
+// in .ci/install-node-packages) and decodes its JSON answer. The CLI reads its own
+// package.json through a path it checks against the working directory but imports relative
+// to its module (build/index.js), so it runs in its build directory, where both agree.
 func inspector(t *testing.T, s *sandbox, args ...string) map[string]any {
 	t.Helper()
-	bin := testenv.NodeBin(t, "mcp-inspector")
+	out, errs, err := runInspector(t, s, args...)
+	require.NoError(t, err, "inspector %v: %s\n%s", args, out, errs)
+	var v map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &v), out)
+	return v
+}
+
+// runInspector runs the Inspector CLI in --cli mode and returns its stdout and stderr.
+func runInspector(t *testing.T, s *sandbox, args ...string) (string, string, error) {
+	t.Helper()
+	bin := testenv.NodeBin(t, "mcp-inspector-cli")
+	dir := filepath.Join(testenv.NodeModules(t, "@modelcontextprotocol/inspector-cli"), "@modelcontextprotocol", "inspector-cli", "build")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, bin, append([]string{"--cli"}, args...)...)
-	cmd.Dir = s.repo
+	cmd.Dir = dir
 	cmd.Env = s.env
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "inspector %v: %s\n%s", args, out.String(), errb.String())
-	var v map[string]any
-	require.NoError(t, json.Unmarshal(out.Bytes(), &v), out.String())
-	return v
+	err := cmd.Run()
+	return out.String(), errb.String(), err
 }
 
 func inspectorTools(t *testing.T, v map[string]any) []string {
@@ -232,11 +244,13 @@ func inspectorTools(t *testing.T, v map[string]any) []string {
 	return names
 }
 
-// TestInspectorCLI: the MCP Inspector CLI lists and calls tools over stdio, Streamable
-// HTTP and SSE. Its --tool-arg values are strings, so the calls use string arguments.
+// TestInspectorCLI: the current MCP Inspector CLI lists and calls tools over stdio, and over
+// Streamable HTTP and SSE against a server that requires a bearer token (sent with
+// --header; without it the CLI is refused). Its --tool-arg values are strings, so the calls
+// use string arguments.
 func TestInspectorCLI(t *testing.T) {
 	s := newSandbox(t)
-	stdio := []string{"-e", EnvDataDir + "=" + s.dataDir, binary, "serve"}
+	stdio := []string{"-e", EnvDataDir + "=" + s.dataDir, binary, "serve", "--repo", s.repo}
 	require.Len(t, inspectorTools(t, inspector(t, s, append(stdio, "--method", "tools/list")...)), toolCount)
 	created := inspector(t, s, append(stdio, "--method", "tools/call", "--tool-name", "create_mission", "--tool-arg", "title=from the inspector", "--tool-arg", "brief=check it")...)
 	require.NotEqual(t, true, created["isError"])
@@ -244,16 +258,24 @@ func TestInspectorCLI(t *testing.T) {
 	bad := inspector(t, s, append(stdio, "--method", "tools/call", "--tool-name", "get_mission", "--tool-arg", "mission_id=nope")...)
 	require.Equal(t, true, bad["isError"], "a caller error comes back as isError")
 
-	_, base := s.startHTTP(nil)
+	const token = "inspector-token-5d2e"
+	_, base := s.startHTTP([]string{EnvToken + "=" + token})
+	auth := []string{"--header", "Authorization: Bearer " + token}
 	for _, tr := range []struct{ url, transport string }{{base + "/mcp", "http"}, {base + "/sse", "sse"}} {
-		require.Len(t, inspectorTools(t, inspector(t, s, tr.url, "--transport", tr.transport, "--method", "tools/list")), toolCount, tr.transport)
-		st := inspector(t, s, tr.url, "--transport", tr.transport, "--method", "tools/call", "--tool-name", "status")
+		over := append([]string{tr.url, "--transport", tr.transport}, auth...)
+		require.Len(t, inspectorTools(t, inspector(t, s, append(over, "--method", "tools/list")...)), toolCount, tr.transport)
+		st := inspector(t, s, append(over, "--method", "tools/call", "--tool-name", "status")...)
 		require.EqualValues(t, 1, st["structuredContent"].(map[string]any)["total"], tr.transport)
-		got := inspector(t, s, tr.url, "--transport", tr.transport, "--method", "tools/call", "--tool-name", "list_missions", "--tool-arg", "repository="+s.repo)
+		got := inspector(t, s, append(over, "--method", "tools/call", "--tool-name", "list_missions", "--tool-arg", "repository="+s.repo)...)
 		require.Len(t, got["structuredContent"].(map[string]any)["missions"], 1, tr.transport)
+		out, errs, err := runInspector(t, s, tr.url, "--transport", tr.transport, "--method", "tools/list")
+		require.Error(t, err, "%s without the token: %s", tr.transport, out)
+		require.Regexp(t, `unauthorized|401`, errs, "%s without the token is refused", tr.transport)
 	}
-	res := inspector(t, s, base+"/mcp", "--transport", "http", "--method", "resources/read", "--uri", "scheduler://status")
+	over := append([]string{base + "/mcp", "--transport", "http"}, auth...)
+	res := inspector(t, s, append(over, "--method", "resources/read", "--uri", "scheduler://status")...)
 	require.Len(t, res["contents"], 1)
-	pr := inspector(t, s, base+"/sse", "--transport", "sse", "--method", "prompts/get", "--prompt-name", "plan_voyage", "--prompt-args", "goal=ship it")
+	over = append([]string{base + "/sse", "--transport", "sse"}, auth...)
+	pr := inspector(t, s, append(over, "--method", "prompts/get", "--prompt-name", "plan_voyage", "--prompt-args", "goal=ship it")...)
 	require.Len(t, pr["messages"], 1)
 }
