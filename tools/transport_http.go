@@ -120,7 +120,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	streamable := server.NewStreamableHTTPServer(s.mcp,
 		server.WithHeartbeatInterval(opt.KeepAlive),
 		server.WithSessionIdManagerResolver(sessionResolver{table: table}), // sessions.go; the gate's sweeper ends idle ones
-		server.WithEventStore(events), // ids on SSE events, Last-Event-ID replay (eventstore.go)
+		server.WithEventStore(events),                                      // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithStreamableHTTPLogger(s.log))
 	gate := &mcpGate{inner: withPostStreams(streamable, opt.KeepAlive, events, s.log), table: table, log: s.log} // httpgate.go, streams.go
 	s.sessions = table
