@@ -12,13 +12,17 @@ import (
 // all, and no other writer (goroutine or process) interleaves. The engine's rule is one
 // guarded statement per transition plus its event row, in one Update. View runs fn on a
 // consistent read snapshot. Implementations translate their errors into the engine's
-// sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary.
+// sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary. Times are
+// kept to the millisecond; raw JSON fields keep their value, not necessarily their bytes.
+// storage/storetest is the conformance suite every implementation must pass.
 type Store interface {
 	Update(ctx context.Context, fn func(Tx) error) error
 	View(ctx context.Context, fn func(Reader) error) error
 	// DataVersion changes whenever any process commits a write; a cheap way to notice other
 	// processes' changes (SQLite: PRAGMA data_version on a dedicated connection).
 	DataVersion(ctx context.Context) (int64, error)
+	// Close releases the store: Update and View fail afterwards (never wait); a second Close
+	// returns the first one's result.
 	Close() error
 }
 
@@ -71,7 +75,8 @@ type AcquireQuery struct {
 	Kinds        []MissionKind // only these kinds (nil = any)
 }
 
-// MissionFilter selects missions for listings. Cursor is the last id of the previous page.
+// MissionFilter selects missions for listings, in id order. Cursor is the last id of the
+// previous page; Limit is 1..1,000, else 100.
 type MissionFilter struct {
 	States     []MissionState
 	VoyageID   string
@@ -261,7 +266,8 @@ type Tx interface {
 	Reader
 	MissionInsert(ctx context.Context, m *Mission) error
 	// MissionUpdate writes every mutable column of m where the row still has g's state and
-	// epoch; ErrGuard when it does not.
+	// epoch; ErrGuard when it does not (or is gone). The identity set at insert (voyage,
+	// parent, idempotency key, repository, subject) and CreatedAt are not rewritten.
 	MissionUpdate(ctx context.Context, m *Mission, g Guard) error
 	// MissionAcquire leases the first runnable mission matching q (ErrNoWork when none):
 	// state leased (or running when q.Start), epoch+1, attempt+1, lease owner and expiry,
@@ -272,6 +278,8 @@ type Tx interface {
 	// server on the agent's behalf passes false). It returns the lease as renewed (a
 	// heartbeat's answer, nothing more: the hot path).
 	MissionRenew(ctx context.Context, f Fence, expiresAt time.Time, contact bool) (Renewed, error)
+	// MissionDelete removes a mission with its edges, write areas and hold; ErrNotFound when
+	// it is gone.
 	MissionDelete(ctx context.Context, id string) error
 	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
 	// (they sort ahead of others).
