@@ -12,7 +12,7 @@ import (
 // exerciseAcquire covers MissionAcquire (design brief §3: the runnable rules, the agent's
 // filters and the pick order) and MissionsRunnableOrder.
 func exerciseAcquire(t *testing.T, open Opener) {
-	t.Run("MissionAcquire", func(t *testing.T) {
+	group(t, "MissionAcquire", func(t *testing.T) {
 		run(t, "NoWorkWhenEmpty", open, func(t *testing.T, e *env) {
 			requireNoWork(e, engine.AcquireQuery{})
 		})
@@ -203,7 +203,7 @@ func exerciseAcquire(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsRunnableOrder", func(t *testing.T) {
+	group(t, "MissionsRunnableOrder", func(t *testing.T) {
 		run(t, "PickOrderWhateverTheDependencies", open, func(t *testing.T, e *env) {
 			seedPickOrder(e)
 			e.add("up", inState(engine.StateRunning))

@@ -13,7 +13,7 @@ import (
 // exerciseEscalations covers EscalationInsert, EscalationUpdate, EscalationGet,
 // EscalationList and EscalationCount.
 func exerciseEscalations(t *testing.T, open Opener) {
-	t.Run("EscalationInsert", func(t *testing.T) {
+	group(t, "EscalationInsert", func(t *testing.T) {
 		run(t, "RoundTripsEveryField", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			x := fullEscalation(e, "x1")
@@ -29,7 +29,7 @@ func exerciseEscalations(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("EscalationGet", func(t *testing.T) {
+	group(t, "EscalationGet", func(t *testing.T) {
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.EscalationGet(e.ctx, "nope")
@@ -39,7 +39,7 @@ func exerciseEscalations(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("EscalationUpdate", func(t *testing.T) {
+	group(t, "EscalationUpdate", func(t *testing.T) {
 		run(t, "ResolvesAndRewrites", open, func(t *testing.T, e *env) {
 			x := e.escalation("x1")
 			x.State, x.Resolution, x.ResolvedBy, x.ResolvedAt = engine.EscalationResolved, "retry", "person", e.next()
@@ -56,7 +56,7 @@ func exerciseEscalations(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("EscalationList", func(t *testing.T) {
+	group(t, "EscalationList", func(t *testing.T) {
 		run(t, "Filters", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			e.escalation("a", func(x *engine.Escalation) { x.MissionIDs, x.VoyageID = []string{"m1", "m2"}, "v" })
@@ -94,7 +94,7 @@ func exerciseEscalations(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("EscalationCount", func(t *testing.T) {
+	group(t, "EscalationCount", func(t *testing.T) {
 		run(t, "PerState", open, func(t *testing.T, e *env) {
 			e.escalation("a")
 			e.escalation("b")

@@ -11,7 +11,7 @@ import (
 
 // exerciseEvents covers EventAppend and EventList.
 func exerciseEvents(t *testing.T, open Opener) {
-	t.Run("EventAppend", func(t *testing.T) {
+	group(t, "EventAppend", func(t *testing.T) {
 		run(t, "SequenceGrowsAndFieldsRoundTrip", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			e.add("m", inVoyage("v"))
@@ -55,7 +55,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("EventList", func(t *testing.T) {
+	group(t, "EventList", func(t *testing.T) {
 		run(t, "AfterSeqFiltersAndLimit", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			e.add("m1", inVoyage("v"))

@@ -12,7 +12,7 @@ import (
 // exerciseGraph covers DependencyInsert, DependencyDeleteConflicts, DependenciesOf,
 // DependentsOf, WriteAreaSet and WriteAreaOverlaps.
 func exerciseGraph(t *testing.T, open Opener) {
-	t.Run("DependencyInsert", func(t *testing.T) {
+	group(t, "DependencyInsert", func(t *testing.T) {
 		run(t, "StoresEdgesBothWaysReadable", open, func(t *testing.T, e *env) {
 			e.add("a")
 			e.add("b")
@@ -61,7 +61,7 @@ func exerciseGraph(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("DependencyDeleteConflicts", func(t *testing.T) {
+	group(t, "DependencyDeleteConflicts", func(t *testing.T) {
 		run(t, "OnlySchedulerConflictsTouchingTheMission", open, func(t *testing.T, e *env) {
 			for _, id := range []string{"a", "b", "c", "d"} {
 				e.add(id)
@@ -89,7 +89,7 @@ func exerciseGraph(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("WriteAreaOverlaps", func(t *testing.T) {
+	group(t, "WriteAreaOverlaps", func(t *testing.T) {
 		run(t, "PrefixesRelatedEitherWayInTheRepository", open, func(t *testing.T, e *env) {
 			for id, c := range map[string]struct {
 				repo     string

@@ -11,7 +11,7 @@ import (
 
 // exerciseHolds covers HoldUpsert, HoldDelete, HoldGet, HoldList and HoldCounts.
 func exerciseHolds(t *testing.T, open Opener) {
-	t.Run("HoldUpsert", func(t *testing.T) {
+	group(t, "HoldUpsert", func(t *testing.T) {
 		run(t, "InsertsThenReplaces", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			h := &engine.Hold{MissionID: "m1", Reason: engine.Reason{Code: engine.WhyBackoff, Message: "backing off",
@@ -25,7 +25,7 @@ func exerciseHolds(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("HoldGet", func(t *testing.T) {
+	group(t, "HoldGet", func(t *testing.T) {
 		run(t, "NotHeld", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.view(func(r engine.Reader) error {
@@ -36,7 +36,7 @@ func exerciseHolds(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("HoldDelete", func(t *testing.T) {
+	group(t, "HoldDelete", func(t *testing.T) {
 		run(t, "RemovesAndIgnoresAbsent", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.add("m2")
@@ -56,7 +56,7 @@ func exerciseHolds(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("HoldCounts", func(t *testing.T) {
+	group(t, "HoldCounts", func(t *testing.T) {
 		run(t, "OnlyMissionsStillWaiting", open, func(t *testing.T, e *env) {
 			e.add("p1")
 			e.add("p2")

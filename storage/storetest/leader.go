@@ -12,7 +12,7 @@ import (
 // exerciseLeader covers LeaderTry, LeaderGet and LeaderResign (the leader lease and its
 // epoch), and HostLock when the backend offers it.
 func exerciseLeader(t *testing.T, open Opener) {
-	t.Run("LeaderGet", func(t *testing.T) {
+	group(t, "LeaderGet", func(t *testing.T) {
 		run(t, "NobodyLeadsANewStore", open, func(t *testing.T, e *env) {
 			l := leader(e)
 			require.Empty(t, l.Owner)
@@ -20,7 +20,7 @@ func exerciseLeader(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("LeaderTry", func(t *testing.T) {
+	group(t, "LeaderTry", func(t *testing.T) {
 		run(t, "TakesAFreeLease", open, func(t *testing.T, e *env) {
 			before := leader(e).Epoch
 			l := leaderTry(e, engine.LeaderTake{Owner: "a", Now: t0, TTL: 10 * time.Second, Phase: "planning", HostLocked: true})
@@ -71,7 +71,7 @@ func exerciseLeader(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("LeaderResign", func(t *testing.T) {
+	group(t, "LeaderResign", func(t *testing.T) {
 		run(t, "FreesTheLeaseForOthersAtOnce", open, func(t *testing.T, e *env) {
 			l1 := leaderTry(e, engine.LeaderTake{Owner: "a", Now: t0, TTL: time.Minute, HostLocked: true})
 			e.update(func(tx engine.Tx) error { return tx.LeaderResign(e.ctx, "a", l1.Epoch) })
@@ -93,7 +93,7 @@ func exerciseLeader(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("HostLock", func(t *testing.T) {
+	group(t, "HostLock", func(t *testing.T) {
 		run(t, "TakeHoldReleaseAgain", open, func(t *testing.T, e *env) {
 			hl, ok := e.s.(engine.HostLock)
 			if !ok {

@@ -12,7 +12,7 @@ import (
 // exerciseLeases covers MissionLease, MissionRenew, LeaseFences, MissionsLeased and
 // MissionsExpired.
 func exerciseLeases(t *testing.T, open Opener) {
-	t.Run("MissionLease", func(t *testing.T) {
+	group(t, "MissionLease", func(t *testing.T) {
 		run(t, "ReadsTheLease", open, func(t *testing.T, e *env) {
 			exp := t0.Add(time.Minute)
 			e.add("m1", leasedTo("a", 3, exp), func(m *engine.Mission) { m.Preempt = true })
@@ -30,7 +30,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionRenew", func(t *testing.T) {
+	group(t, "MissionRenew", func(t *testing.T) {
 		run(t, "ExtendsALiveLease", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
 			exp := t0.Add(2 * time.Minute)
@@ -70,7 +70,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("LeaseFences", func(t *testing.T) {
+	group(t, "LeaseFences", func(t *testing.T) {
 		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
 			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
 			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
@@ -85,7 +85,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsLeased", func(t *testing.T) {
+	group(t, "MissionsLeased", func(t *testing.T) {
 		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
 			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
 			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
@@ -100,7 +100,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsExpired", func(t *testing.T) {
+	group(t, "MissionsExpired", func(t *testing.T) {
 		run(t, "LeasesExpiredBeforeNow", open, func(t *testing.T, e *env) {
 			e.add("early", leasedTo("a", 1, t0.Add(time.Minute)))
 			e.add("late", leasedTo("a", 1, t0.Add(3*time.Minute)), inState(engine.StateRunning))

@@ -13,7 +13,7 @@ import (
 // exerciseListings covers MissionList (filters, cursor, limit), MissionsLandingQueue and
 // MissionsPastDeadline.
 func exerciseListings(t *testing.T, open Opener) {
-	t.Run("MissionList", func(t *testing.T) {
+	group(t, "MissionList", func(t *testing.T) {
 		run(t, "PagesByCursorInIDOrder", open, func(t *testing.T, e *env) {
 			var want []string
 			for i := range 7 {
@@ -77,7 +77,7 @@ func exerciseListings(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsLandingQueue", func(t *testing.T) {
+	group(t, "MissionsLandingQueue", func(t *testing.T) {
 		run(t, "CompletedMissionsWhoseLandingGoesOnOldestFirst", open, func(t *testing.T, e *env) {
 			for i, l := range []engine.LandingState{engine.LandingPending, engine.LandingLanded, engine.LandingApproved,
 				engine.LandingReview, engine.LandingWaiting, engine.LandingConflicted, engine.LandingApproval,
@@ -97,7 +97,7 @@ func exerciseListings(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsPastDeadline", func(t *testing.T) {
+	group(t, "MissionsPastDeadline", func(t *testing.T) {
 		run(t, "UnfinishedAndNotYetEscalated", open, func(t *testing.T, e *env) {
 			past, future := t0.Add(time.Minute), t0.Add(time.Hour)
 			e.add("late", func(m *engine.Mission) { m.Deadline = past })

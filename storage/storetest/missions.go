@@ -13,7 +13,7 @@ import (
 // exerciseMissions covers MissionInsert, MissionGet, MissionByIdempotencyKey, MissionUpdate,
 // MissionDelete and MissionCounts.
 func exerciseMissions(t *testing.T, open Opener) {
-	t.Run("MissionInsert", func(t *testing.T) {
+	group(t, "MissionInsert", func(t *testing.T) {
 		run(t, "RoundTripsEveryField", open, func(t *testing.T, e *env) {
 			m := fullMission(e, "m1")
 			e.insert(m)
@@ -54,7 +54,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionGet", func(t *testing.T) {
+	group(t, "MissionGet", func(t *testing.T) {
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.MissionGet(e.ctx, "nope")
@@ -64,7 +64,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionByIdempotencyKey", func(t *testing.T) {
+	group(t, "MissionByIdempotencyKey", func(t *testing.T) {
 		run(t, "FindsByKey", open, func(t *testing.T, e *env) {
 			e.add("m1", func(m *engine.Mission) { m.IdempotencyKey = "key-1" })
 			e.add("m2", func(m *engine.Mission) { m.IdempotencyKey = "key-2" })
@@ -79,7 +79,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionUpdate", func(t *testing.T) {
+	group(t, "MissionUpdate", func(t *testing.T) {
 		run(t, "WritesEveryMutableField", open, func(t *testing.T, e *env) {
 			stored := *e.add("m1")
 			want := fullMission(e, "m1")
@@ -138,7 +138,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionDelete", func(t *testing.T) {
+	group(t, "MissionDelete", func(t *testing.T) {
 		run(t, "Deletes", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.update(func(tx engine.Tx) error { return tx.MissionDelete(e.ctx, "m1") })
@@ -173,7 +173,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionCounts", func(t *testing.T) {
+	group(t, "MissionCounts", func(t *testing.T) {
 		run(t, "FollowInsertUpdateAndDelete", open, func(t *testing.T, e *env) {
 			requireCounts(e, map[engine.MissionState]int{})
 			e.add("m1")

@@ -13,7 +13,7 @@ import (
 // exercisePrune covers PruneCandidates, UnfinishedRelated, VoyagePruneCandidates,
 // MissionPrune, VoyagePrune and PruneGlobal.
 func exercisePrune(t *testing.T, open Opener) {
-	t.Run("PruneCandidates", func(t *testing.T) {
+	group(t, "PruneCandidates", func(t *testing.T) {
 		run(t, "TerminalMissionsCreatedBeforePagedWithoutRepeats", open, func(t *testing.T, e *env) {
 			same := t0.Add(time.Second)
 			var want []string
@@ -56,7 +56,7 @@ func exercisePrune(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("UnfinishedRelated", func(t *testing.T) {
+	group(t, "UnfinishedRelated", func(t *testing.T) {
 		run(t, "DependentsAndChildrenAndSubjects", open, func(t *testing.T, e *env) {
 			e.add("x", inState(engine.StateCompleted))
 			e.add("dep-live")
@@ -82,7 +82,7 @@ func exercisePrune(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyagePruneCandidates", func(t *testing.T) {
+	group(t, "VoyagePruneCandidates", func(t *testing.T) {
 		run(t, "SettledBeforePaged", open, func(t *testing.T, e *env) {
 			old := t0.Add(time.Minute)
 			var want []string
@@ -121,7 +121,7 @@ func exercisePrune(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionPrune", func(t *testing.T) {
+	group(t, "MissionPrune", func(t *testing.T) {
 		run(t, "DeletesWhatWasRecordedOnlyForIt", open, func(t *testing.T, e *env) {
 			e.add("gone", inState(engine.StateCompleted))
 			e.add("kept", inState(engine.StateCompleted))
@@ -192,7 +192,7 @@ func exercisePrune(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyagePrune", func(t *testing.T) {
+	group(t, "VoyagePrune", func(t *testing.T) {
 		run(t, "RefusedWhileMissionsRemainThenDeletes", open, func(t *testing.T, e *env) {
 			e.voyage("v", func(v *engine.Voyage) { v.State, v.SettledAt = engine.VoyageCompleted, t0 })
 			e.voyage("w")
@@ -245,7 +245,7 @@ func exercisePrune(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("PruneGlobal", func(t *testing.T) {
+	group(t, "PruneGlobal", func(t *testing.T) {
 		run(t, "OldWavesAndSchedulerEventsUpToLimit", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			e.add("m")

@@ -14,7 +14,7 @@ import (
 // (LandingUpsert, LandingList), agents (AgentUpsert, AgentList, AgentsSeenSince,
 // AgentCount), waves (WaveInsert, WaveLatest) and the pause flag (SetPaused, Paused).
 func exerciseRecords(t *testing.T, open Opener) {
-	t.Run("AttemptInsert", func(t *testing.T) {
+	group(t, "AttemptInsert", func(t *testing.T) {
 		run(t, "RoundTripsAndListsByMission", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.add("m2")
@@ -51,7 +51,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("AttemptOutcomes", func(t *testing.T) {
+	group(t, "AttemptOutcomes", func(t *testing.T) {
 		run(t, "CountsPerProfileAndPersona", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			rows := []engine.Attempt{
@@ -84,7 +84,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("LandingUpsert", func(t *testing.T) {
+	group(t, "LandingUpsert", func(t *testing.T) {
 		run(t, "InsertsThenReplacesPerAttempt", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			l1 := &engine.Landing{MissionID: "m1", Attempt: 1, Status: "conflicted", TargetBranch: "main", ConflictPaths: []string{"a.go"},
@@ -112,7 +112,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("AgentUpsert", func(t *testing.T) {
+	group(t, "AgentUpsert", func(t *testing.T) {
 		run(t, "InsertsThenReplaces", open, func(t *testing.T, e *env) {
 			a := &engine.Agent{ID: "a1", Kind: "external", Capabilities: []string{"go"}, Personas: []string{"reviewer"}, LastSeen: e.next()}
 			e.update(func(tx engine.Tx) error { return tx.AgentUpsert(e.ctx, a) })
@@ -130,7 +130,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("AgentList", func(t *testing.T) {
+	group(t, "AgentList", func(t *testing.T) {
 		run(t, "CountsTheLiveMissionsEachHolds", open, func(t *testing.T, e *env) {
 			e.update(func(tx engine.Tx) error {
 				for _, id := range []string{"ext", "claude", "idle"} {
@@ -152,7 +152,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("AgentsSeenSince", func(t *testing.T) {
+	group(t, "AgentsSeenSince", func(t *testing.T) {
 		run(t, "RecentFirstFromSince", open, func(t *testing.T, e *env) {
 			e.update(func(tx engine.Tx) error {
 				for i, id := range []string{"old", "mid", "new", "edge"} {
@@ -194,7 +194,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("WaveInsert", func(t *testing.T) {
+	group(t, "WaveInsert", func(t *testing.T) {
 		run(t, "LatestIsTheLastInserted", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.WaveLatest(e.ctx)
@@ -224,7 +224,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("SetPaused", func(t *testing.T) {
+	group(t, "SetPaused", func(t *testing.T) {
 		run(t, "Toggles", open, func(t *testing.T, e *env) {
 			require.False(t, paused(e), "a new store is not paused")
 			e.update(func(tx engine.Tx) error { return tx.SetPaused(e.ctx, true) })

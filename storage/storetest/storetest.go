@@ -52,11 +52,18 @@ var areas = []area{
 // Exercise runs the whole suite against the backend open makes. Every case calls open once
 // and runs in parallel with the others (t.Parallel), so open must give each call its own
 // store (a fresh file, schema or database).
+// After the areas it fails for every seam method that no case group checks (see
+// coveredBy), so that a method added to the seam cannot go untested.
 func Exercise(t *testing.T, open Opener) {
 	t.Helper()
+	r := recordOf(t)
 	for _, a := range areas {
-		t.Run(a.name, func(t *testing.T) { a.run(t, open) })
+		t.Run(a.name, func(t *testing.T) {
+			r.add(r.areas, a.name)
+			a.run(t, open)
+		})
 	}
+	checkCoverage(t)
 }
 
 // t0 is the suite's clock: every time it writes is t0 plus whole milliseconds, the precision

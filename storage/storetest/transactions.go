@@ -16,7 +16,7 @@ import (
 // exerciseTransactions covers Update, View, DataVersion and Close: atomicity, rollback,
 // snapshots, serialised concurrent writers.
 func exerciseTransactions(t *testing.T, open Opener) {
-	t.Run("Update", func(t *testing.T) {
+	group(t, "Update", func(t *testing.T) {
 		run(t, "ReadsItsOwnWrites", open, func(t *testing.T, e *env) {
 			var seen string
 			e.update(func(tx engine.Tx) error {
@@ -227,7 +227,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("View", func(t *testing.T) {
+	group(t, "View", func(t *testing.T) {
 		run(t, "ASnapshotWhileAWriterCommits", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.view(func(r engine.Reader) error {
@@ -292,7 +292,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("DataVersion", func(t *testing.T) {
+	group(t, "DataVersion", func(t *testing.T) {
 		run(t, "ChangesWithACommit", open, func(t *testing.T, e *env) {
 			v1, err := e.s.DataVersion(e.ctx)
 			require.NoError(t, err)
@@ -303,7 +303,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("Close", func(t *testing.T) {
+	group(t, "Close", func(t *testing.T) {
 		run(t, "ThenUpdateAndViewFail", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			require.NoError(t, e.s.Close())

@@ -13,7 +13,7 @@ import (
 // exerciseVoyages covers VoyageInsert, VoyageGet, VoyageByIdempotencyKey, VoyageUpdate,
 // VoyageList, VoyageMissions, VoyageCounts and MissionsSetVoyageActive.
 func exerciseVoyages(t *testing.T, open Opener) {
-	t.Run("VoyageInsert", func(t *testing.T) {
+	group(t, "VoyageInsert", func(t *testing.T) {
 		run(t, "RoundTripsEveryField", open, func(t *testing.T, e *env) {
 			v := fullVoyage(e, "v1")
 			e.update(func(tx engine.Tx) error { return tx.VoyageInsert(e.ctx, v) })
@@ -30,7 +30,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageGet", func(t *testing.T) {
+	group(t, "VoyageGet", func(t *testing.T) {
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.VoyageGet(e.ctx, "nope")
@@ -40,7 +40,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageByIdempotencyKey", func(t *testing.T) {
+	group(t, "VoyageByIdempotencyKey", func(t *testing.T) {
 		run(t, "FindsByKey", open, func(t *testing.T, e *env) {
 			e.voyage("v1", func(v *engine.Voyage) { v.IdempotencyKey = "k1" })
 			e.voyage("v2")
@@ -55,7 +55,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageUpdate", func(t *testing.T) {
+	group(t, "VoyageUpdate", func(t *testing.T) {
 		run(t, "WritesWhenTheStateIsAsExpected", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			want := fullVoyage(e, "v1")
@@ -75,7 +75,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageList", func(t *testing.T) {
+	group(t, "VoyageList", func(t *testing.T) {
 		run(t, "StatesAndLimit", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			e.voyage("v2", func(v *engine.Voyage) { v.State = engine.VoyageActive })
@@ -105,7 +105,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageMissions", func(t *testing.T) {
+	group(t, "VoyageMissions", func(t *testing.T) {
 		run(t, "TheVoyagesMissionsOnly", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			e.voyage("v2")
@@ -125,7 +125,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("VoyageCounts", func(t *testing.T) {
+	group(t, "VoyageCounts", func(t *testing.T) {
 		run(t, "FollowInsertAndUpdate", open, func(t *testing.T, e *env) {
 			requireVoyageCounts(e, map[engine.VoyageState]int{})
 			e.voyage("v1")
@@ -138,7 +138,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	t.Run("MissionsSetVoyageActive", func(t *testing.T) {
+	group(t, "MissionsSetVoyageActive", func(t *testing.T) {
 		run(t, "TheVoyagesMissionsSortAhead", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			e.voyage("v2")
