@@ -11,7 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +25,7 @@ func TestMain(m *testing.M) {
 type bundle struct {
 	t     *testing.T
 	ctx   context.Context
-	st    *storage.Store
+	st    engine.Store
 	e     *engine.Engine
 	clock *engine.FakeClock
 	path  string
@@ -36,8 +36,8 @@ var t0 = time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC)
 
 func setup(t *testing.T, opts ...func(*engine.Options)) *bundle {
 	t.Helper()
-	path := t.TempDir() + "/scheduler.db"
-	st, err := storage.Open(context.Background(), path, storage.Options{})
+	path := teststore.Location(t)
+	st, err := teststore.Open(context.Background(), path)
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, st.Close()) })
 	clock := engine.NewFakeClock(t0)

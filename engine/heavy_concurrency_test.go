@@ -15,7 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 const (
@@ -33,8 +33,8 @@ func init() { helperModes["acquire-complete"] = helperAcquireComplete }
 // no error, SQLITE_BUSY included, reaches any caller.
 func TestHeavy_EveryAttemptLeasedOnceAcross8Processes(t *testing.T) {
 	ctx := context.Background()
-	path := t.TempDir() + "/scheduler.db"
-	st, err := storage.Open(ctx, path, storage.Options{})
+	path := teststore.Location(t)
+	st, err := teststore.Open(ctx, path)
 	require.NoError(t, err)
 	e := engine.New(st, engine.Options{DefaultRepository: "/repo"})
 	for v := 0; v < concMissions/engine.MaxMissionsPerDispatch; v++ {
@@ -88,7 +88,7 @@ func TestHeavy_EveryAttemptLeasedOnceAcross8Processes(t *testing.T) {
 	require.Equal(t, concMissions, queryInt(t, db, `SELECT count(*) FROM attempts`), "one attempt row per mission")
 	require.Equal(t, concMissions, queryInt(t, db, `SELECT n FROM mission_counts WHERE state = 'completed'`))
 
-	st, err = storage.Open(ctx, path, storage.Options{})
+	st, err = teststore.Open(ctx, path)
 	require.NoError(t, err)
 	defer st.Close()
 	diffs, err := engine.New(st, engine.Options{}).VerifyReplay(ctx)

@@ -19,7 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 const crashKills = 60
@@ -39,7 +39,7 @@ func init() {
 // log still replays to the tables.
 func TestHeavy_SIGKILLedWriterLeavesConsistentDatabase(t *testing.T) {
 	ctx := context.Background()
-	path := t.TempDir() + "/scheduler.db"
+	path := teststore.Location(t)
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 7))
 	stranded, reaped := 0, 0
 	for i := 0; i < crashKills; i++ {
@@ -86,7 +86,7 @@ func checkAfterCrash(t *testing.T, ctx context.Context, path string) (stranded, 
 	stranded = queryInt(t, db, `SELECT count(*) FROM missions WHERE state IN ('leased','running')`)
 	require.NoError(t, db.Close())
 
-	st, err := storage.Open(ctx, path, storage.Options{})
+	st, err := teststore.Open(ctx, path)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
 	e := engine.New(st, engine.Options{Clock: engine.NewFakeClock(time.Now().Add(2 * time.Hour)), DefaultRepository: "/repo"})
@@ -229,8 +229,8 @@ func TestB13_KillBetweenAcquireAndSetRunLeavesReapableMission(t *testing.T) {
 	ctx := context.Background()
 	for _, step := range []string{"after-acquire", "after-setrun"} {
 		t.Run(step, func(t *testing.T) {
-			path := t.TempDir() + "/scheduler.db"
-			st, err := storage.Open(ctx, path, storage.Options{})
+			path := teststore.Location(t)
+			st, err := teststore.Open(ctx, path)
 			require.NoError(t, err)
 			e := engine.New(st, engine.Options{DefaultRepository: "/repo"})
 			c, err := e.CreateMission(ctx, engine.MissionSpec{Title: "b13", WriteArea: []string{"a/**"}}, "test")
@@ -258,7 +258,7 @@ func TestB13_KillBetweenAcquireAndSetRunLeavesReapableMission(t *testing.T) {
 			require.Equal(t, step == "after-setrun", run != nil)
 			require.NoError(t, db.Close())
 
-			st, err = storage.Open(ctx, path, storage.Options{})
+			st, err = teststore.Open(ctx, path)
 			require.NoError(t, err)
 			defer st.Close()
 			clock := engine.NewFakeClock(time.UnixMilli(*expires).Add(time.Second))

@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // The heavy suites (many OS processes, SIGKILL) run without -race, behind the build tag
@@ -111,8 +111,8 @@ func queryInt(t *testing.T, db *sql.DB, q string, args ...any) int {
 }
 
 // openHelperEngine opens the store named by envDB for a helper process, with the system clock.
-func openHelperEngine(ttl time.Duration) (*storage.Store, *engine.Engine, error) {
-	st, err := storage.Open(context.Background(), os.Getenv(envDB), storage.Options{})
+func openHelperEngine(ttl time.Duration) (engine.Store, *engine.Engine, error) {
+	st, err := teststore.Open(context.Background(), os.Getenv(envDB))
 	if err != nil {
 		return nil, nil, err
 	}

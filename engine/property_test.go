@@ -19,7 +19,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // TestProperty_EngineMatchesModel drives the engine with random sequences of create,
@@ -55,7 +55,7 @@ func TestProperty_EngineMatchesModel(t *testing.T) {
 	var n atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
 		path := filepath.Join(dir, fmt.Sprintf("p%d.db", n.Add(1)))
-		st, err := storage.Open(context.Background(), path, storage.Options{})
+		st, err := teststore.Open(context.Background(), path)
 		require.NoError(rt, err)
 		defer func() {
 			require.NoError(rt, st.Close())
@@ -146,7 +146,7 @@ func (m *modelMission) exclusive() bool { return len(m.area) == 0 }
 
 type propMachine struct {
 	ctx      context.Context
-	st       *storage.Store
+	st       engine.Store
 	e        *engine.Engine
 	clock    *engine.FakeClock
 	missions map[string]*modelMission

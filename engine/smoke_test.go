@@ -8,14 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 func TestSmokeLifecycle(t *testing.T) {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, t.TempDir()+"/db.sqlite", storage.Options{})
-	require.NoError(t, err)
-	defer st.Close()
+	st := teststore.New(t)
 	clock := engine.NewFakeClock(time.Date(2026, 11, 29, 12, 0, 0, 0, time.UTC))
 	e := engine.New(st, engine.Options{Clock: clock, DefaultRepository: "/repo"})
 	c, err := e.CreateMission(ctx, engine.MissionSpec{Title: "first", WriteArea: []string{"a/**"}}, "test")

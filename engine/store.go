@@ -12,6 +12,8 @@ import (
 // Update runs fn in one write transaction: everything fn writes commits together or not at
 // all. View runs fn on a consistent read snapshot. Implementations translate their errors into
 // the engine's sentinels (ErrNotFound, ErrDuplicateID, ErrGuard, ErrNoWork) at the boundary.
+// Times are kept to the millisecond; raw JSON fields keep their value, not necessarily their
+// bytes. storage/storetest is the conformance suite every implementation must pass.
 //
 // Transitions. Each mission transition is one guarded statement (Tx.MissionSet: UPDATE …
 // WHERE id AND state AND epoch, naming only the columns the transition changed) plus its event
@@ -68,6 +70,8 @@ type Store interface {
 	// transaction NOTIFYs (pg_notify in the same transaction, so it is sent only on commit;
 	// interval unused), re-listening after a lost connection with one signal.
 	Changes(ctx context.Context, interval time.Duration) <-chan struct{}
+	// Close releases the store: Update and View fail afterwards (never wait); a second Close
+	// returns the first one's result.
 	Close() error
 }
 
@@ -140,7 +144,8 @@ type AcquireQuery struct {
 	Kinds        []MissionKind // only these kinds (nil = any)
 }
 
-// MissionFilter selects missions for listings. Cursor is the last id of the previous page.
+// MissionFilter selects missions for listings, in id order. Cursor is the last id of the
+// previous page; Limit is 1..1,000, else 100.
 type MissionFilter struct {
 	States     []MissionState
 	VoyageID   string
@@ -344,6 +349,8 @@ type Tx interface {
 	// server on the agent's behalf passes false). It returns the lease as renewed (a
 	// heartbeat's answer, nothing more: the hot path).
 	MissionRenew(ctx context.Context, f Fence, expiresAt time.Time, contact bool) (Renewed, error)
+	// MissionDelete removes a mission with its edges, write areas and hold; ErrNotFound when
+	// it is gone.
 	MissionDelete(ctx context.Context, id string) error
 	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
 	// (they sort ahead of others).

@@ -63,6 +63,11 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	select {
+	case <-s.w.quit:
+		return ErrClosed
+	default:
+	}
 	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
 	select {
 	case s.w.reqs <- r:
@@ -71,7 +76,19 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
-	return <-r.done // always answered: run, or failed with ErrClosed on stop
+	// The send can win against a Close that has begun (reqs is buffered): a request the
+	// writer's drain did not reach before it finished is never run, and gets ErrClosed.
+	select {
+	case err := <-r.done:
+		return err
+	case <-s.w.finished:
+		select {
+		case err := <-r.done:
+			return err
+		default:
+			return ErrClosed
+		}
+	}
 }
 
 func (w *writer) stop() {

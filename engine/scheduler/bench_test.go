@@ -17,6 +17,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // BenchmarkWakeUpClaim measures, within one process, the time from CreateMission returning
@@ -71,7 +72,7 @@ func BenchmarkWakeUpCrossProcess(b *testing.B) {
 			got <- time.Now()
 		}()
 		time.Sleep(2 * time.Millisecond)
-		cmd := exec.Command(self, "create-mission", filepath.Join(h.data, "scheduler.db"), h.repo, fmt.Sprintf("x%d", i))
+		cmd := exec.Command(self, "create-mission", teststore.LocationIn(h.data), h.repo, fmt.Sprintf("x%d", i))
 		out, err := cmd.Output()
 		require.NoError(b, err)
 		var created time.Time

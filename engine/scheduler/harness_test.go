@@ -19,7 +19,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -53,7 +53,7 @@ type harness struct {
 	ctx  context.Context
 	repo string
 	data string
-	st   *storage.Store
+	st   engine.Store
 	eng  *engine.Engine
 	wt   *worktree.Manager
 	run  *runner.Runner
@@ -71,7 +71,7 @@ func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), repo: makeRepo(t), data: t.TempDir()}
 	var err error
-	h.st, err = storage.Open(h.ctx, filepath.Join(h.data, "scheduler.db"), storage.Options{})
+	h.st, err = teststore.Open(h.ctx, teststore.LocationIn(h.data))
 	require.NoError(t, err)
 	eopt := engine.Options{DefaultRepository: h.repo, LeaseTTL: 20 * time.Second,
 		Backoff: engine.Backoff{Initial: 50 * time.Millisecond, Max: 200 * time.Millisecond, Jitter: 0.1}}
@@ -157,7 +157,7 @@ func makeRepo(t testing.TB) string {
 // createMissionProcess creates one mission in another process and prints when it returned.
 func createMissionProcess(db, repo, area string) int {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, db, storage.Options{})
+	st, err := teststore.Open(ctx, db)
 	if err != nil {
 		return 1
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // b12Options: lease TTL 5 s (the case's), the real loop with its keeper.
@@ -102,7 +103,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // it committed and renewed a few times
 	pid := runPID(t, h.mission(m.ID))
 
-	db, err := sql.Open("sqlite", filepath.Join(h.data, "scheduler.db"))
+	db, err := sql.Open("sqlite", teststore.LocationIn(h.data)) // SQLite's own write lock: this case is about that backend
 	require.NoError(t, err)
 	defer db.Close()
 	conn, err := db.Conn(h.ctx)

@@ -17,7 +17,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -34,7 +34,7 @@ const crashLeaderLease = time.Second
 // reaches stage.
 func crashSchedulerProcess(data, repo, stage string) int {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, filepath.Join(data, "scheduler.db"), storage.Options{})
+	st, err := teststore.Open(ctx, teststore.LocationIn(data))
 	if err != nil {
 		return 10
 	}

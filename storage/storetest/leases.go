@@ -1,0 +1,155 @@
+package storetest
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// exerciseLeases covers MissionLease, MissionRenew, LeaseFences, MissionsLeased and
+// MissionsExpired.
+func exerciseLeases(t *testing.T, open Opener) {
+	group(t, "MissionLease", func(t *testing.T) {
+		run(t, "ReadsTheLease", open, func(t *testing.T, e *env) {
+			exp := t0.Add(time.Minute)
+			e.add("m1", leasedTo("a", 3, exp), func(m *engine.Mission) { m.Preempt = true })
+			e.view(func(r engine.Reader) error {
+				l, err := r.MissionLease(e.ctx, "m1")
+				require.NoError(t, err)
+				require.Equal(t, engine.StateLeased, l.State)
+				require.Equal(t, int64(3), l.Epoch)
+				require.True(t, l.ExpiresAt.Equal(exp))
+				require.True(t, l.Preempt)
+				_, err = r.MissionLease(e.ctx, "nope")
+				require.ErrorIs(t, err, engine.ErrNotFound)
+				return nil
+			})
+		})
+	})
+
+	group(t, "MissionRenew", func(t *testing.T) {
+		run(t, "ExtendsALiveLease", open, func(t *testing.T, e *env) {
+			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
+			exp := t0.Add(2 * time.Minute)
+			r := renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, exp, false)
+			require.Equal(t, engine.Renewed{State: engine.StateLeased, Epoch: 2, ExpiresAt: r.ExpiresAt}, r)
+			require.True(t, r.ExpiresAt.Equal(exp))
+			got := e.get("m1")
+			require.True(t, got.Lease.ExpiresAt.Equal(exp))
+			require.False(t, got.Contacted)
+			require.Equal(t, "a", got.Lease.Owner)
+		})
+		run(t, "RunningAndPreempt", open, func(t *testing.T, e *env) {
+			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)), func(m *engine.Mission) { m.State, m.Preempt = engine.StateRunning, true })
+			r := renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), false)
+			require.Equal(t, engine.StateRunning, r.State)
+			require.True(t, r.Preempt, "the renewal tells the agent to yield")
+		})
+		run(t, "ContactIsStickyForTheAttempt", open, func(t *testing.T, e *env) {
+			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
+			renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), true)
+			require.True(t, e.get("m1").Contacted)
+			renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(3*time.Minute), false)
+			require.True(t, e.get("m1").Contacted, "a renewal on the agent's behalf does not clear contact")
+		})
+		run(t, "RefusesAStaleEpoch", open, func(t *testing.T, e *env) {
+			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
+			requireRenewGuard(e, engine.Fence{MissionID: "m1", Epoch: 1})
+			requireRenewGuard(e, engine.Fence{MissionID: "m1", Epoch: 3})
+			require.True(t, e.get("m1").Lease.ExpiresAt.Equal(t0.Add(time.Minute)))
+		})
+		run(t, "RefusesAMissionNotLeased", open, func(t *testing.T, e *env) {
+			for _, s := range []engine.MissionState{engine.StatePending, engine.StateInterrupted, engine.StateCompleted, engine.StateBlocked} {
+				e.add("m-"+string(s), leasedTo("a", 2, t0.Add(time.Minute)), inState(s))
+				requireRenewGuard(e, engine.Fence{MissionID: "m-" + string(s), Epoch: 2})
+			}
+			requireRenewGuard(e, engine.Fence{MissionID: "missing", Epoch: 1})
+		})
+	})
+
+	group(t, "LeaseFences", func(t *testing.T) {
+		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
+			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
+			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
+			e.add("p")
+			e.add("c", leasedTo("a", 1, t0), inState(engine.StateCompleted))
+			e.view(func(r engine.Reader) error {
+				f, err := r.LeaseFences(e.ctx)
+				require.NoError(t, err)
+				require.ElementsMatch(t, []engine.Fence{{MissionID: "l", Epoch: 2}, {MissionID: "r", Epoch: 5}}, f)
+				return nil
+			})
+		})
+	})
+
+	group(t, "MissionsLeased", func(t *testing.T) {
+		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
+			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
+			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
+			e.add("p")
+			e.add("i", inState(engine.StateInterrupted))
+			e.view(func(r engine.Reader) error {
+				ms, err := r.MissionsLeased(e.ctx)
+				require.NoError(t, err)
+				require.ElementsMatch(t, []string{"l", "r"}, ids(ms))
+				return nil
+			})
+		})
+	})
+
+	group(t, "MissionsExpired", func(t *testing.T) {
+		run(t, "LeasesExpiredBeforeNow", open, func(t *testing.T, e *env) {
+			e.add("early", leasedTo("a", 1, t0.Add(time.Minute)))
+			e.add("late", leasedTo("a", 1, t0.Add(3*time.Minute)), inState(engine.StateRunning))
+			e.add("edge", leasedTo("a", 1, t0.Add(2*time.Minute)))
+			e.add("done", leasedTo("a", 1, t0), inState(engine.StateCompleted))
+			e.add("pending")
+			now := t0.Add(2 * time.Minute)
+			e.view(func(r engine.Reader) error {
+				ms, err := r.MissionsExpired(e.ctx, now, 100)
+				require.NoError(t, err)
+				require.Equal(t, []string{"early"}, ids(ms), "expired strictly before now")
+				ms, err = r.MissionsExpired(e.ctx, t0.Add(time.Hour), 100)
+				require.NoError(t, err)
+				require.ElementsMatch(t, []string{"early", "edge", "late"}, ids(ms))
+				ms, err = r.MissionsExpired(e.ctx, t0.Add(time.Hour), 2)
+				require.NoError(t, err)
+				require.Len(t, ms, 2)
+				return nil
+			})
+		})
+		run(t, "RenewalMovesTheExpiry", open, func(t *testing.T, e *env) {
+			e.add("m1", leasedTo("a", 1, t0.Add(time.Minute)))
+			renew(e, engine.Fence{MissionID: "m1", Epoch: 1}, t0.Add(time.Hour), true)
+			e.view(func(r engine.Reader) error {
+				ms, err := r.MissionsExpired(e.ctx, t0.Add(30*time.Minute), 100)
+				require.NoError(t, err)
+				require.Empty(t, ms)
+				return nil
+			})
+		})
+	})
+}
+
+func renew(e *env, f engine.Fence, exp time.Time, contact bool) engine.Renewed {
+	e.t.Helper()
+	var r engine.Renewed
+	e.update(func(tx engine.Tx) error {
+		var err error
+		r, err = tx.MissionRenew(e.ctx, f, exp, contact)
+		return err
+	})
+	return r
+}
+
+func requireRenewGuard(e *env, f engine.Fence) {
+	e.t.Helper()
+	err := e.s.Update(e.ctx, func(tx engine.Tx) error {
+		_, err := tx.MissionRenew(e.ctx, f, t0.Add(time.Hour), true)
+		return err
+	})
+	require.ErrorIs(e.t, err, engine.ErrGuard)
+}

@@ -1,0 +1,227 @@
+package storetest
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// exerciseVoyages covers VoyageInsert, VoyageGet, VoyageByIdempotencyKey, VoyageUpdate,
+// VoyageList, VoyageMissions, VoyageCounts and MissionsSetVoyageActive.
+func exerciseVoyages(t *testing.T, open Opener) {
+	group(t, "VoyageInsert", func(t *testing.T) {
+		run(t, "RoundTripsEveryField", open, func(t *testing.T, e *env) {
+			v := fullVoyage(e, "v1")
+			e.update(func(tx engine.Tx) error { return tx.VoyageInsert(e.ctx, v) })
+			requireSameVoyage(t, *v, voyageGet(e, "v1"))
+		})
+		run(t, "DuplicateIDAndKey", open, func(t *testing.T, e *env) {
+			e.voyage("v1", func(v *engine.Voyage) { v.IdempotencyKey = "k" })
+			for _, v := range []engine.Voyage{{ID: "v1", Title: "again", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0},
+				{ID: "v2", IdempotencyKey: "k", Title: "same key", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0}} {
+				err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageInsert(e.ctx, &v) })
+				require.ErrorIs(t, err, engine.ErrDuplicateID, v.ID)
+			}
+			require.Equal(t, "voyage v1", voyageGet(e, "v1").Title)
+		})
+	})
+
+	group(t, "VoyageGet", func(t *testing.T) {
+		run(t, "NotFound", open, func(t *testing.T, e *env) {
+			e.view(func(r engine.Reader) error {
+				_, err := r.VoyageGet(e.ctx, "nope")
+				require.ErrorIs(t, err, engine.ErrNotFound)
+				return nil
+			})
+		})
+	})
+
+	group(t, "VoyageByIdempotencyKey", func(t *testing.T) {
+		run(t, "FindsByKey", open, func(t *testing.T, e *env) {
+			e.voyage("v1", func(v *engine.Voyage) { v.IdempotencyKey = "k1" })
+			e.voyage("v2")
+			e.view(func(r engine.Reader) error {
+				v, err := r.VoyageByIdempotencyKey(e.ctx, "k1")
+				require.NoError(t, err)
+				require.Equal(t, "v1", v.ID)
+				_, err = r.VoyageByIdempotencyKey(e.ctx, "k2")
+				require.ErrorIs(t, err, engine.ErrNotFound)
+				return nil
+			})
+		})
+	})
+
+	group(t, "VoyageUpdate", func(t *testing.T) {
+		run(t, "WritesWhenTheStateIsAsExpected", open, func(t *testing.T, e *env) {
+			e.voyage("v1")
+			want := fullVoyage(e, "v1")
+			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, want, engine.VoyageOpen) })
+			requireSameVoyage(t, *want, voyageGet(e, "v1"))
+		})
+		run(t, "GuardRefusesAnotherState", open, func(t *testing.T, e *env) {
+			before := *e.voyage("v1")
+			v := before
+			v.State, v.Title = engine.VoyageCompleted, "stale"
+			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageActive) })
+			require.ErrorIs(t, err, engine.ErrGuard)
+			requireSameVoyage(t, before, voyageGet(e, "v1"))
+			v.ID = "missing"
+			err = e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageOpen) })
+			require.ErrorIs(t, err, engine.ErrGuard)
+		})
+	})
+
+	group(t, "VoyageList", func(t *testing.T) {
+		run(t, "StatesAndLimit", open, func(t *testing.T, e *env) {
+			e.voyage("v1")
+			e.voyage("v2", func(v *engine.Voyage) { v.State = engine.VoyageActive })
+			e.voyage("v3", func(v *engine.Voyage) { v.State = engine.VoyageCompleted })
+			e.voyage("v4", func(v *engine.Voyage) { v.State = engine.VoyageBlocked })
+			require.ElementsMatch(t, []string{"v1", "v2", "v3", "v4"}, voyageIDs(voyageList(e, nil, 0)))
+			require.ElementsMatch(t, []string{"v1", "v2"}, voyageIDs(voyageList(e, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive}, 0)))
+			require.Empty(t, voyageList(e, []engine.VoyageState{engine.VoyageCancelled}, 0))
+			require.Len(t, voyageList(e, nil, 3), 3)
+			require.Len(t, voyageList(e, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, 2), 2)
+		})
+		run(t, "DefaultLimit", open, func(t *testing.T, e *env) {
+			vs := make([]*engine.Voyage, 0, 101)
+			for i := range 101 {
+				vs = append(vs, &engine.Voyage{ID: fmt.Sprintf("v%03d", i), Title: "v", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0})
+			}
+			e.update(func(tx engine.Tx) error {
+				for _, v := range vs {
+					if err := tx.VoyageInsert(e.ctx, v); err != nil {
+						return err
+					}
+				}
+				return nil
+			})
+			require.Len(t, voyageList(e, nil, 0), 100)
+			require.Len(t, voyageList(e, nil, 5000), 100)
+		})
+	})
+
+	group(t, "VoyageMissions", func(t *testing.T) {
+		run(t, "TheVoyagesMissionsOnly", open, func(t *testing.T, e *env) {
+			e.voyage("v1")
+			e.voyage("v2")
+			e.add("a", inVoyage("v1"))
+			e.add("b", inVoyage("v2"))
+			e.add("c", inVoyage("v1"), inState(engine.StateCompleted))
+			e.add("d")
+			e.view(func(r engine.Reader) error {
+				ms, err := r.VoyageMissions(e.ctx, "v1")
+				require.NoError(t, err)
+				require.ElementsMatch(t, []string{"a", "c"}, ids(ms))
+				ms, err = r.VoyageMissions(e.ctx, "none")
+				require.NoError(t, err)
+				require.Empty(t, ms)
+				return nil
+			})
+		})
+	})
+
+	group(t, "VoyageCounts", func(t *testing.T) {
+		run(t, "FollowInsertAndUpdate", open, func(t *testing.T, e *env) {
+			requireVoyageCounts(e, map[engine.VoyageState]int{})
+			e.voyage("v1")
+			e.voyage("v2")
+			v := *e.voyage("v3")
+			requireVoyageCounts(e, map[engine.VoyageState]int{engine.VoyageOpen: 3})
+			v.State = engine.VoyageCompleted
+			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageOpen) })
+			requireVoyageCounts(e, map[engine.VoyageState]int{engine.VoyageOpen: 2, engine.VoyageCompleted: 1})
+		})
+	})
+
+	group(t, "MissionsSetVoyageActive", func(t *testing.T) {
+		run(t, "TheVoyagesMissionsSortAhead", open, func(t *testing.T, e *env) {
+			e.voyage("v1")
+			e.voyage("v2")
+			e.add("plain")
+			e.add("in-v1", inVoyage("v1"))
+			e.add("in-v2", inVoyage("v2"))
+			e.add("urgent", withPriority(1))
+			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2"}, runnableOrder(e))
+			e.update(func(tx engine.Tx) error { return tx.MissionsSetVoyageActive(e.ctx, "v2") })
+			require.Equal(t, []string{"urgent", "in-v2", "plain", "in-v1"}, runnableOrder(e))
+			e.add("later-in-v2", inVoyage("v2"), func(m *engine.Mission) { m.VoyageActive = true })
+			e.update(func(tx engine.Tx) error { return tx.MissionsSetVoyageActive(e.ctx, "v2") }) // again: no change
+			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e))
+			require.Equal(t, "urgent", acquire(e, engine.AcquireQuery{}).ID)
+			require.Equal(t, "in-v2", acquire(e, engine.AcquireQuery{}).ID)
+		})
+	})
+}
+
+func fullVoyage(e *env, id string) *engine.Voyage {
+	at := e.next()
+	return &engine.Voyage{ID: id, IdempotencyKey: "idem-" + id, Title: "full " + id, Goal: "ship ü", Repository: "/repo",
+		TargetBranch: "main", State: engine.VoyageActive, CostLimitUSD: 9.5,
+		Usage: engine.Usage{InputTokens: 7, OutputTokens: 8, CostUSD: 0.5}, RequirementsChanged: true,
+		EscalationID: "esc-" + id, CreatedAt: at, UpdatedAt: at.Add(time.Second), SettledAt: at.Add(2 * time.Second)}
+}
+
+func requireSameVoyage(t *testing.T, want, got engine.Voyage) {
+	t.Helper()
+	for _, v := range []*engine.Voyage{&want, &got} {
+		v.CreatedAt, v.UpdatedAt, v.SettledAt = normTime(v.CreatedAt), normTime(v.UpdatedAt), normTime(v.SettledAt)
+	}
+	require.Equal(t, want, got)
+}
+
+func voyageGet(e *env, id string) engine.Voyage {
+	e.t.Helper()
+	var v engine.Voyage
+	e.view(func(r engine.Reader) error {
+		var err error
+		v, err = r.VoyageGet(e.ctx, id)
+		return err
+	})
+	return v
+}
+
+func voyageList(e *env, states []engine.VoyageState, limit int) []engine.Voyage {
+	e.t.Helper()
+	var out []engine.Voyage
+	e.view(func(r engine.Reader) error {
+		var err error
+		out, err = r.VoyageList(e.ctx, states, limit)
+		return err
+	})
+	return out
+}
+
+func voyageIDs(vs []engine.Voyage) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, v.ID)
+	}
+	return out
+}
+
+func requireVoyageCounts(e *env, want map[engine.VoyageState]int) {
+	e.t.Helper()
+	e.view(func(r engine.Reader) error {
+		c, err := r.VoyageCounts(e.ctx)
+		require.NoError(e.t, err)
+		require.Equal(e.t, want, nonZero(c))
+		return nil
+	})
+}
+
+// runnableOrder returns the ids MissionsRunnableOrder gives.
+func runnableOrder(e *env) []string {
+	e.t.Helper()
+	var out []engine.Mission
+	e.view(func(r engine.Reader) error {
+		var err error
+		out, err = r.MissionsRunnableOrder(e.ctx, 1000)
+		return err
+	})
+	return ids(out)
+}

@@ -1,0 +1,70 @@
+// Package teststore is the one place the engine's and the scheduler's tests get a store: the
+// backend named by MCP_SCHEDULER_TEST_STORE (default and today only "sqlite"), opened through
+// the engine's Store seam. A second backend (PostgreSQL) runs every engine test by adding its
+// case here; the tests themselves name no backend. Only tests import this package.
+//
+// A store is named by a location string: what a test hands to a helper process, or opens
+// again after closing a store, to reach the same database. On SQLite it is the database
+// file's path.
+package teststore
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+)
+
+// Env names the backend the tests run against.
+const Env = "MCP_SCHEDULER_TEST_STORE"
+
+// SQLite is the SQLite backend's name (storage.Open).
+const SQLite = "sqlite"
+
+// Backend returns the backend tests run against: $MCP_SCHEDULER_TEST_STORE, or SQLite.
+func Backend() string {
+	if b := os.Getenv(Env); b != "" {
+		return b
+	}
+	return SQLite
+}
+
+// LocationIn returns the location of the store kept with data dir dir (SQLite: the file
+// scheduler.db in it, where the server keeps it).
+func LocationIn(dir string) string { return filepath.Join(dir, "scheduler.db") }
+
+// Location returns a fresh location for t, in a new t.TempDir().
+func Location(t testing.TB) string { return LocationIn(t.TempDir()) }
+
+// Open opens the store at loc, creating and migrating it when new. The error names the
+// variable to fix when the backend is unknown.
+func Open(ctx context.Context, loc string) (engine.Store, error) {
+	switch b := Backend(); b {
+	case SQLite:
+		s, err := storage.Open(ctx, loc, storage.Options{})
+		if err != nil {
+			return nil, err
+		}
+		return s, nil
+	default:
+		return nil, fmt.Errorf("teststore: %s=%q is not a known test store; set it to %q or unset it", Env, b, SQLite)
+	}
+}
+
+// OpenAt opens the store at loc for t and closes it when t ends (a Close error fails t).
+func OpenAt(t testing.TB, loc string) engine.Store {
+	t.Helper()
+	s, err := Open(context.Background(), loc)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Close()) })
+	return s
+}
+
+// New returns a fresh, empty store for t, closed when t ends.
+func New(t testing.TB) engine.Store { return OpenAt(t, Location(t)) }
