@@ -97,10 +97,9 @@ func (o *op) activateVoyage(id string) error {
 		return err
 	}
 	v.State, v.UpdatedAt = VoyageActive, o.now
+	// the store moves the voyage's missions ahead of others in the pick order itself
+	// (Mission.VoyageActive)
 	if err := o.tx.VoyageUpdate(o.ctx, &v, VoyageOpen); err != nil {
-		return err
-	}
-	if err := o.tx.MissionsSetVoyageActive(o.ctx, id); err != nil {
 		return err
 	}
 	return o.emit("voyage.activated", nil, id, map[string]any{"to": VoyageActive})

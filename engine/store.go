@@ -273,9 +273,6 @@ type Tx interface {
 	// heartbeat's answer, nothing more: the hot path).
 	MissionRenew(ctx context.Context, f Fence, expiresAt time.Time, contact bool) (Renewed, error)
 	MissionDelete(ctx context.Context, id string) error
-	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
-	// (they sort ahead of others).
-	MissionsSetVoyageActive(ctx context.Context, voyageID string) error
 
 	// DependencyInsert stores an edge; the same (mission, depends_on, type) twice is
 	// ErrDuplicateID, except that an edge from any other source replaces a scheduler-made one.
