@@ -152,7 +152,10 @@ func (s *Scheduler) landOne(ctx context.Context, m *engine.Mission) (readyLandin
 		_, err := s.eng.SetLanding(ctx, m.ID, engine.LandingApproval, "landing policy approval")
 		return readyLanding{}, false, err
 	}
-	rec := runOf(m)
+	rec, err := s.runWith(ctx, m)
+	if err != nil {
+		return readyLanding{}, false, err
+	}
 	if rec.Worktree.Branch == "" || rec.Worktree.ReadOnly {
 		_, err := s.eng.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
 			Detail: "the attempt had no writable workspace"}, engine.LandingNotRequired)

@@ -67,7 +67,10 @@ func (s *Scheduler) reviewGate(ctx context.Context, m *engine.Mission) (bool, er
 // found the evidence insufficient, a verification mission it waits for). Idempotency keys
 // make a repeated call return the missions already made.
 func (s *Scheduler) startReview(ctx context.Context, m *engine.Mission, n int, missing string) error {
-	rec := runOf(m)
+	rec, err := s.runWith(ctx, m)
+	if err != nil {
+		return err
+	}
 	var changed []string
 	if repo, err := s.wt.Open(m.Repository); err == nil && rec.Worktree.Branch != "" {
 		if d, err := s.wt.Diff(ctx, repo, rec.Worktree.BaseCommit, rec.Worktree.Branch); err == nil {
