@@ -57,12 +57,10 @@ func TestRealClaude_WritesFileMissionLandsWithUsageAndCost(t *testing.T) {
 	// The agent ran in the mission's worktree, with the key and nothing of ours.
 	reqs := srv.ModelRequests(modelserver.Anthropic)
 	require.Len(t, reqs, 2)
-	var rec struct {
-		Worktree struct{ Path, Branch string }
-	}
-	decode(t, m.Mission.Run, &rec)
-	require.Equal(t, rec.Worktree.Path, reqs[0].Workspace())
-	require.True(t, strings.HasPrefix(rec.Worktree.Path, h.data), "the worktree is under the data dir: %s", rec.Worktree.Path)
+	require.Len(t, m.Workspaces, 1)
+	ws := m.Workspaces[0]
+	require.Equal(t, ws.Path, reqs[0].Workspace())
+	require.True(t, strings.HasPrefix(ws.Path, h.data), "the worktree is under the data dir: %s", ws.Path)
 	require.Equal(t, apiKey, reqs[0].HeaderValue("x-api-key"))
 	// Claude Code's session files went to the profile's private HOME under the data dir.
 	require.DirExists(t, filepath.Join(h.data, "profiles", "claude", "home", ".claude"))
@@ -140,7 +138,6 @@ func checkRetriedOnce(t *testing.T, h *loopHarness, d engine.Dispatched, id, con
 	require.True(t, ok)
 	require.Equal(t, content, body)
 	// The second attempt ran in a fresh worktree of its own.
-	var rec struct{ Worktree struct{ Path string } }
-	decode(t, m.Mission.Run, &rec)
-	require.Equal(t, "a2", filepath.Base(rec.Worktree.Path))
+	require.Len(t, m.Workspaces, 2)
+	require.Equal(t, "a2", filepath.Base(m.Workspaces[1].Path))
 }

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -58,17 +59,33 @@ func (o *op) cancel(m *Mission, reason string, skip bool) error {
 	return o.childEnded(m)
 }
 
-// resolveFor closes escalation escID when m was its only blocked mission.
+// resolveFor closes escalation escID when m was its only blocked mission. An escalation
+// already gone (pruned by retention) has nothing to close; a mission of it that is gone
+// blocks nobody; any other read error aborts the transaction.
 func (o *op) resolveFor(escID, missionID, action string) error {
 	esc, err := o.tx.EscalationGet(o.ctx, escID)
-	if err != nil || esc.State != EscalationOpen {
+	if errors.Is(err, ErrNotFound) {
+		o.e.log.Debug("escalation to resolve is gone", "escalation_id", escID, "mission_id", missionID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("resolve escalation %s for %s: %w", escID, missionID, err)
+	}
+	if esc.State != EscalationOpen {
 		return nil
 	}
 	for _, id := range esc.MissionIDs {
 		if id == missionID {
 			continue
 		}
-		if other, err := o.get(id); err == nil && other.State == StateBlocked && other.EscalationID == escID {
+		other, err := o.get(id)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("resolve escalation %s for %s: %w", escID, missionID, err)
+		}
+		if other.State == StateBlocked && other.EscalationID == escID {
 			return nil // still blocks someone else
 		}
 	}
@@ -95,7 +112,10 @@ func (e *Engine) CancelVoyage(ctx context.Context, voyageID, reason, actor strin
 		}
 		for i := range ms {
 			m, err := o.get(ms[i].ID) // re-read: cancelling one may have blocked another
-			if err != nil || m.State.Terminal() {
+			if err != nil {
+				return fmt.Errorf("cancel voyage %s: %w", voyageID, err)
+			}
+			if m.State.Terminal() {
 				continue
 			}
 			if err := o.cancel(&m, "voyage cancelled: "+reason, false); err != nil {
@@ -245,7 +265,15 @@ func (o *op) childEnded(m *Mission) error {
 		return nil
 	}
 	p, err := o.get(m.ParentID)
-	if err != nil || p.WaitReason != WaitChildren || p.State != StateInterrupted {
+	if errors.Is(err, ErrNotFound) {
+		// the parent was pruned: nobody waits for this child
+		o.e.log.Debug("parent of an ended child is gone", "mission_id", m.ID, "parent_id", m.ParentID)
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("tell parent %s that child %s ended: %w", m.ParentID, m.ID, err)
+	}
+	if p.WaitReason != WaitChildren || p.State != StateInterrupted {
 		return nil
 	}
 	if m.State != StateCompleted {

@@ -49,7 +49,6 @@ const (
 	FieldDecision
 	FieldLanding
 	FieldSkipped
-	FieldVoyageActive
 	FieldUsage
 	FieldEscalationID
 	FieldDeadlineEscalated
@@ -127,7 +126,6 @@ var missionFieldEqs = []fieldEq{
 	{FieldDecision, func(a, b *Mission) bool { return a.Decision == b.Decision }},
 	{FieldLanding, func(a, b *Mission) bool { return a.Landing == b.Landing }},
 	{FieldSkipped, func(a, b *Mission) bool { return a.Skipped == b.Skipped }},
-	{FieldVoyageActive, func(a, b *Mission) bool { return a.VoyageActive == b.VoyageActive }},
 	{FieldUsage, func(a, b *Mission) bool { return a.Usage == b.Usage }},
 	{FieldEscalationID, func(a, b *Mission) bool { return a.EscalationID == b.EscalationID }},
 	{FieldDeadlineEscalated, func(a, b *Mission) bool { return a.DeadlineEscalated == b.DeadlineEscalated }},

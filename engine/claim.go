@@ -17,6 +17,11 @@ type Workspace struct {
 	Strategy   string `json:"strategy"`
 	ReadOnly   bool   `json:"read_only,omitempty"`
 	Resumed    bool   `json:"resumed,omitempty"`
+	// RepoID names the repository among the workspace manager's, and TargetBranch is the
+	// branch the workspace was made from; the landing of the attempt needs both. Stored in
+	// the workspace record, not shown to agents.
+	RepoID       string `json:"-"`
+	TargetBranch string `json:"-"`
 }
 
 // WorkspacePreparer creates (or, for a resumed attempt, re-opens) the workspace of m's
@@ -136,11 +141,11 @@ func (e *Engine) claimed(ctx context.Context, a Acquired, prepare WorkspacePrepa
 	}
 	if len(run) == 0 {
 		var err error
-		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": m.Lease.Owner, "workspace": ws}); err != nil {
+		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": m.Lease.Owner}); err != nil {
 			return out, err
 		}
 	}
-	got, err := e.handOver(ctx, f, run)
+	got, err := e.handOver(ctx, f, run, &ws)
 	if err != nil {
 		return out, e.claimFailed(ctx, m, err)
 	}
@@ -188,9 +193,10 @@ func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspaceP
 	return ws, run, err
 }
 
-// handOver stores the claim's run record and starts the caller's lease clock: the lease
-// expires LeaseTTL from now, the moment the result is ready. Fenced by the epoch.
-func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage) (Mission, error) {
+// handOver stores the claim's run record and workspace record and starts the caller's lease
+// clock: the lease expires LeaseTTL from now, the moment the result is ready. Fenced by the
+// epoch.
+func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage, ws *Workspace) (Mission, error) {
 	if !json.Valid(run) {
 		return Mission{}, invalid("run", "is not valid JSON", "")
 	}
@@ -205,7 +211,10 @@ func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage) (Mi
 		if err := o.save(&m, g); err != nil {
 			return err
 		}
-		return o.emit("attempt.launched", &m, "", json.RawMessage(run))
+		if err := o.putWorkspace(&m, ws); err != nil {
+			return err
+		}
+		return o.emit("attempt.launched", &m, "", launchedData(run, ws))
 	})
 	e.forgetRenewal(f) // the caller's first heartbeat writes (and records contact)
 	return m, err

@@ -94,13 +94,6 @@ func (o *op) insertMission(s MissionSpec, voyageID string) (Mission, error) {
 		CostLimitUSD: s.CostLimitUSD, State: StatePending, Landing: LandingNone,
 		CreatedAt: o.now, UpdatedAt: o.now,
 	}
-	if voyageID != "" {
-		v, err := o.tx.VoyageGet(o.ctx, voyageID)
-		if err != nil {
-			return m, err
-		}
-		m.VoyageActive = v.State == VoyageActive
-	}
 	if err := o.tx.MissionInsert(o.ctx, &m); err != nil {
 		return m, err
 	}

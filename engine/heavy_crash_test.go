@@ -202,7 +202,7 @@ func (w *crashWorker) step() error {
 		return err
 	case n < 5:
 		run, _ := json.Marshal(map[string]any{"pid": os.Getpid()})
-		return w.e.SetRun(w.ctx, f, run)
+		return w.e.SetRun(w.ctx, f, run, nil)
 	case n < 8:
 		_, err = w.e.Complete(w.ctx, f, engine.WorkerResult{Summary: "done"})
 	default:
@@ -297,7 +297,7 @@ func helperClaimLaunch() int {
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "launcher", MissionID: id, Start: true})
 	if err == nil && step == "after-setrun" {
 		run, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "started": time.Now()})
-		err = e.SetRun(ctx, m.Fence(), run)
+		err = e.SetRun(ctx, m.Fence(), run, nil)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

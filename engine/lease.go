@@ -138,10 +138,9 @@ func (o *op) activateVoyage(id string) error {
 		return err
 	}
 	v.State, v.UpdatedAt = VoyageActive, o.now
+	// the store moves the voyage's missions ahead of others in the pick order itself
+	// (Mission.VoyageActive)
 	if err := o.saveVoyage(&v, VoyageOpen, "activate"); err != nil {
-		return err
-	}
-	if err := o.tx.MissionsSetVoyageActive(o.ctx, id); err != nil {
 		return err
 	}
 	return o.emit("voyage.activated", nil, id, map[string]any{"to": VoyageActive})
@@ -404,9 +403,11 @@ func (e *Engine) Preempt(ctx context.Context, missionID, reason, actor string) e
 	})
 }
 
-// SetRun stores the scheduler's record of the current attempt (workspace, process identity)
-// on a leased or running mission, with an attempt.launched event. Fenced by the epoch.
-func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage) error {
+// SetRun stores the scheduler's record of the current attempt (process identity, attempt
+// directory) on a leased or running mission and, when ws is not nil, the attempt's workspace
+// record (WorkspaceRecord), with an attempt.launched event, in one transaction. Fenced by the
+// epoch.
+func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage, ws *Workspace) error {
 	if !json.Valid(run) {
 		return invalid("run", "is not valid JSON", "")
 	}
@@ -420,7 +421,10 @@ func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage) error
 		if err := o.save(&m, g); err != nil {
 			return err
 		}
-		return o.emit("attempt.launched", &m, "", json.RawMessage(run))
+		if err := o.putWorkspace(&m, ws); err != nil {
+			return err
+		}
+		return o.emit("attempt.launched", &m, "", launchedData(run, ws))
 	})
 }
 
@@ -440,4 +444,18 @@ func (o *op) endAttempt(m *Mission, outcome AttemptOutcome, f *Failure, usage *U
 		a.Signature = Signature(*f)
 	}
 	return o.tx.AttemptInsert(o.ctx, &a)
+}
+
+// launchedData is the attempt.launched event's data: the run record with the workspace
+// beside it (the event log keeps saying where the attempt worked).
+func launchedData(run json.RawMessage, ws *Workspace) any {
+	if ws == nil || ws.Path == "" {
+		return run
+	}
+	var data map[string]any
+	if err := json.Unmarshal(run, &data); err != nil || data == nil {
+		return run // valid JSON that is not an object: recorded as given
+	}
+	data["workspace"] = ws
+	return data
 }

@@ -160,3 +160,41 @@ func TestAcquire_FiltersCapabilitiesPersonasKinds(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, goMission.ID, m.ID)
 }
+
+// Issue 13 item 6: a voyage blocked before any of its missions started (no agent came within
+// the grace period) and then reopened is active, so its missions win the tiebreak over a
+// standalone mission of the same priority created earlier — whichever way it was reopened
+// (the settle that sees progress, or the resolution of its report).
+func TestOrdering_ReopenedVoyageFirst(t *testing.T) {
+	t.Parallel()
+	noAgent := func(m *engine.Mission) *engine.Reason {
+		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent took it"}
+	}
+	for _, how := range []string{"settle", "resolve"} {
+		t.Run(how, func(t *testing.T) {
+			b := setup(t)
+			loose := b.create(engine.MissionSpec{Title: "standalone, older", WriteArea: []string{"s/**"}})
+			b.clock.Advance(time.Millisecond)
+			d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+				{Key: "a", Title: "voyage a", WriteArea: []string{"a/**"}}}}, "test")
+			require.NoError(t, err)
+			s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, noAgent)
+			require.NoError(t, err)
+			require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+			if how == "settle" {
+				s, err = b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+				require.NoError(t, err)
+			} else {
+				_, err = b.e.ResolveEscalation(b.ctx, s.Voyage.EscalationID, engine.ResolveAcknowledge, "an agent came", "test")
+				require.NoError(t, err)
+			}
+			v, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
+			require.NoError(t, err)
+			require.Equal(t, engine.VoyageActive, v.Voyage.State)
+			m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "x", Start: true})
+			require.NoError(t, err)
+			require.Equal(t, "voyage a", m.Title, "the active voyage's mission goes before %s", loose.ID)
+			b.verifyReplay()
+		})
+	}
+}

@@ -8,17 +8,19 @@ import (
 
 // MissionDetail is a mission with everything a caller asks about it.
 type MissionDetail struct {
-	Mission       Mission      `json:"mission"`
-	DependsOn     []Dependency `json:"depends_on,omitempty"`
-	Dependents    []Dependency `json:"dependents,omitempty"`
-	Attempts      []Attempt    `json:"attempts,omitempty"`
-	Landings      []Landing    `json:"landings,omitempty"`
-	Escalation    *Escalation  `json:"escalation,omitempty"`
-	WhyNotRunning []Reason     `json:"why_not_running,omitempty"`
+	Mission    Mission      `json:"mission"`
+	DependsOn  []Dependency `json:"depends_on,omitempty"`
+	Dependents []Dependency `json:"dependents,omitempty"`
+	Attempts   []Attempt    `json:"attempts,omitempty"`
+	Landings   []Landing    `json:"landings,omitempty"`
+	// Workspaces are the attempts' workspace records, oldest attempt first.
+	Workspaces    []WorkspaceRecord `json:"workspaces,omitempty"`
+	Escalation    *Escalation       `json:"escalation,omitempty"`
+	WhyNotRunning []Reason          `json:"why_not_running,omitempty"`
 }
 
-// GetMission returns a mission with its edges, attempts, landings, open escalation and, when
-// it is waiting, why it is not running.
+// GetMission returns a mission with its edges, attempts, landings, workspaces, open
+// escalation and, when it is waiting, why it is not running.
 func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, error) {
 	var d MissionDetail
 	if err := checkID("mission_id", PrefixMission, id); err != nil {
@@ -43,6 +45,9 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 			return err
 		}
 		if d.Landings, err = r.LandingList(ctx, id); err != nil {
+			return err
+		}
+		if d.Workspaces, err = r.WorkspaceList(ctx, id); err != nil {
 			return err
 		}
 		if m.EscalationID != "" {

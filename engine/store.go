@@ -259,6 +259,10 @@ type Reader interface {
 	// from counters kept in the attempts' own transactions (not by counting rows).
 	AttemptOutcomes(ctx context.Context) ([]OutcomeCount, error)
 	LandingList(ctx context.Context, missionID string) ([]Landing, error)
+	// WorkspaceGet returns the workspace record of one attempt (ErrNotFound when none).
+	WorkspaceGet(ctx context.Context, missionID string, attempt int) (WorkspaceRecord, error)
+	// WorkspaceList returns a mission's workspace records, oldest attempt first.
+	WorkspaceList(ctx context.Context, missionID string) ([]WorkspaceRecord, error)
 	AgentList(ctx context.Context) ([]Agent, error)
 	// AgentsSeenSince returns the agents seen at or after since, most recent first, at most
 	// 1,000, without their running counts (the planner's read: bounded by recent activity,
@@ -352,9 +356,6 @@ type Tx interface {
 	// MissionDelete removes a mission with its edges, write areas and hold; ErrNotFound when
 	// it is gone.
 	MissionDelete(ctx context.Context, id string) error
-	// MissionsSetVoyageActive marks the missions of a voyage as belonging to an active voyage
-	// (they sort ahead of others).
-	MissionsSetVoyageActive(ctx context.Context, voyageID string) error
 
 	// DependencyInsert stores an edge; the same (mission, depends_on, type) twice is
 	// ErrDuplicateID, except that an edge from any other source replaces a scheduler-made one.
@@ -373,6 +374,10 @@ type Tx interface {
 	EscalationUpdate(ctx context.Context, e *Escalation) error
 	AttemptInsert(ctx context.Context, a *Attempt) error
 	LandingUpsert(ctx context.Context, l *Landing) error
+	// WorkspacePut records (or, for the same mission and attempt, replaces) a workspace.
+	WorkspacePut(ctx context.Context, w *WorkspaceRecord) error
+	// WorkspaceMarkRemoved sets an attempt's workspace removed at at (ErrNotFound when none).
+	WorkspaceMarkRemoved(ctx context.Context, missionID string, attempt int, at time.Time) error
 	AgentUpsert(ctx context.Context, a *Agent) error
 	WaveInsert(ctx context.Context, w *Wave) error
 	// HoldUpsert records (or replaces) the hold of h.MissionID. A hold goes away with its

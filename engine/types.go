@@ -172,9 +172,13 @@ type Mission struct {
 	Decision      *Decision       `json:"decision,omitempty"`
 	Landing       LandingState    `json:"landing"`
 	Skipped       bool            `json:"skipped,omitempty"`
-	VoyageActive  bool            `json:"-"`
-	Usage         Usage           `json:"usage,omitzero"`
-	EscalationID  string          `json:"escalation_id,omitempty"`
+	// VoyageActive is read from the store, never written by the engine: the mission's voyage
+	// is in progress (active or blocked), so the mission goes before others of its priority in
+	// the pick order. The store derives it from the voyage's state in the transition that
+	// changes that state (storage: migration 0007).
+	VoyageActive bool   `json:"-"`
+	Usage        Usage  `json:"usage,omitzero"`
+	EscalationID string `json:"escalation_id,omitempty"`
 	// DeadlineEscalated is set once a missed deadline raised its escalation.
 	DeadlineEscalated bool `json:"deadline_escalated,omitempty"`
 	// Run is the scheduler's record of the current attempt (workspace, process identity,

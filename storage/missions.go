@@ -65,7 +65,8 @@ func immutableArgs(m *engine.Mission) []any {
 	return []any{nullStr(m.VoyageID), nullStr(m.ParentID), nullStr(m.IdempotencyKey), m.Repository, nullStr(m.SubjectID)}
 }
 
-// mutableArgs are the values of every column but id, created_at and immutableCols, in
+// mutableArgs are the values of every column but id, created_at, immutableCols and
+// voyage_active (a copy of the voyage's state the database keeps: migration 0007), in
 // mutableSet's order.
 func mutableArgs(m *engine.Mission) []any {
 	return []any{m.Key, m.Title, m.Brief,
@@ -75,7 +76,7 @@ func mutableArgs(m *engine.Mission) []any {
 		m.Attempt, m.AttemptsUsed, m.Lease.Epoch, nullStr(m.Lease.Owner), ms(m.Lease.ExpiresAt), m.Profile,
 		ms0(m.NotBefore), m.WaitReason, boolInt(m.Preempt), boolInt(m.Serial), jsonOrNull(m.Checkpoint),
 		jsonOrNull(m.Progress), jsonOrNull(m.Result), jsonOrNull(m.LastFailure), m.LastSignature,
-		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped), boolInt(m.VoyageActive),
+		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped),
 		m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD, nullStr(m.EscalationID),
 		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt),
 		boolInt(m.Contacted), m.Abandons}
@@ -84,7 +85,7 @@ func mutableArgs(m *engine.Mission) []any {
 const mutableCols = `client_key, title, brief, target_branch, priority, kind, persona, capabilities, write_area,
  model_policy, workspace, review, acceptance, deadline, retry_budget, cost_limit_usd, state, attempt,
  attempts_used, epoch, lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial,
- checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
+ checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
  finished_at, contacted, abandons`
 
@@ -97,13 +98,12 @@ func orEmpty(s []string) []string {
 
 var (
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
- VALUES (` + strings.Repeat("?, ", 53) + `?)`
+ VALUES (` + strings.Repeat("?, ", 52) + `?)`
 	sqlMissionGet   = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
 	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
 	sqlMissionRenew = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?
  WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
-	sqlMissionDelete  = `DELETE FROM missions WHERE id = ?`
-	sqlVoyageActivate = `UPDATE missions SET voyage_active = 1 WHERE voyage_id = ? AND voyage_active = 0`
+	sqlMissionDelete = `DELETE FROM missions WHERE id = ?`
 )
 
 func (t *txn) MissionInsert(ctx context.Context, m *engine.Mission) error {
@@ -167,11 +167,6 @@ func (t *txn) MissionDelete(ctx context.Context, id string) error {
 		return fmt.Errorf("delete mission %s: %w", id, engine.ErrNotFound)
 	}
 	return nil
-}
-
-func (t *txn) MissionsSetVoyageActive(ctx context.Context, voyageID string) error {
-	_, err := t.q.exec(ctx, sqlVoyageActivate, voyageID)
-	return translate(err, "activate voyage "+voyageID)
 }
 
 func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([]engine.Mission, error) {

@@ -57,7 +57,6 @@ var setCols = [...]setCol{
 	one("decision", func(m *engine.Mission) any { return jsonOrNull(m.Decision) }),
 	one("landing", func(m *engine.Mission) any { return string(m.Landing) }),
 	one("skipped", func(m *engine.Mission) any { return boolInt(m.Skipped) }),
-	one("voyage_active", func(m *engine.Mission) any { return boolInt(m.VoyageActive) }),
 	{cols: []string{"input_tokens", "output_tokens", "cost_usd"}, args: func(m *engine.Mission) []any {
 		return []any{m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD}
 	}},

@@ -119,7 +119,7 @@ func TestMissionSet_EveryFieldRoundTrips(t *testing.T) {
 	row.Result = &engine.WorkerResult{Status: "completed", Summary: "s"}
 	row.LastFailure, row.LastSignature = &engine.Failure{Kind: "test", Summary: "red"}, "sig"
 	row.Decision = &engine.Decision{Kind: engine.DecisionRetry, Reason: "r", At: at}
-	row.Landing, row.Skipped, row.VoyageActive = engine.LandingReview, true, true
+	row.Landing, row.Skipped = engine.LandingReview, true
 	row.Usage = engine.Usage{InputTokens: 10, OutputTokens: 20, CostUSD: 0.25}
 	row.DeadlineEscalated, row.Run, row.EscalationID = true, []byte(`{"mode":"pull"}`), "esc_x"
 	row.UpdatedAt, row.StartedAt, row.FinishedAt, row.Contacted, row.Abandons = at, at, at, true, 2

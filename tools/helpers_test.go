@@ -64,7 +64,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	b := &bundle{t: t, ctx: ctx, dir: dir, repo: repo, clock: clock, eng: eng, notes: &notes{}}
 	deps := Deps{Engine: eng, Logs: FileLogs{DataDir: dir}, WaitProgress: o.waitProgress}
 	if !o.noWorkspaces {
-		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees")}
+		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees"), eng: eng}
 		deps.Workspaces = b.ws
 	}
 	srv, err := New(deps, Options{Version: "test", ExtraTools: o.extra, ValidateOutput: true})
@@ -226,6 +226,7 @@ func (b *bundle) createMission(args map[string]any) engine.Mission {
 // production one (cmd/mcp-scheduler) is built on worktree.Manager.
 type gitWorkspaces struct {
 	root     string
+	eng      *engine.Engine
 	mu       sync.Mutex
 	failNext error
 	prepared []string
@@ -257,9 +258,9 @@ func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.
 
 // Verify: the workspace directory exists, or its branch holds commits beyond the base.
 func (g *gitWorkspaces) Verify(ctx context.Context, m engine.Mission) error {
-	ws := runWorkspace(m)
-	if ws.Path == "" {
-		return nil
+	ws, err := recordedWorkspace(ctx, g.eng, m)
+	if err != nil || ws.Path == "" {
+		return err
 	}
 	if _, err := os.Stat(ws.Path); err == nil {
 		return nil
@@ -271,7 +272,10 @@ func (g *gitWorkspaces) Verify(ctx context.Context, m engine.Mission) error {
 }
 
 func (g *gitWorkspaces) Diff(ctx context.Context, m engine.Mission) (Diff, error) {
-	ws := runWorkspace(m)
+	ws, err := recordedWorkspace(ctx, g.eng, m)
+	if err != nil {
+		return Diff{}, err
+	}
 	if ws.Path == "" {
 		return Diff{}, ErrNoWorkspace
 	}

@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -45,7 +44,10 @@ func (s *Server) addPrompts() {
 		if err != nil {
 			return nil, err
 		}
-		ws := runWorkspace(m)
+		ws, err := recordedWorkspace(ctx, s.deps.Engine, m)
+		if err != nil {
+			return nil, err
+		}
 		text, err := prompts.AgentBrief(prompts.Brief{MissionID: m.ID, Attempt: max(m.Attempt, 1), Epoch: m.Lease.Epoch,
 			Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea,
 			Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: orDefault(ws.Path, "(created when the attempt starts)"),
@@ -61,7 +63,10 @@ func (s *Server) addPrompts() {
 		if err != nil {
 			return nil, err
 		}
-		ws := runWorkspace(m)
+		ws, err := recordedWorkspace(ctx, s.deps.Engine, m)
+		if err != nil {
+			return nil, err
+		}
 		rv := prompts.Review{MissionID: m.ID, Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria,
 			WriteArea: m.WriteArea, Branch: ws.Branch, BaseCommit: ws.BaseCommit}
 		if m.Result != nil {
@@ -147,15 +152,14 @@ func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) 
 	return out, nil
 }
 
-// runWorkspace reads the workspace recorded in a mission's run record, when it has one.
-func runWorkspace(m engine.Mission) engine.Workspace {
-	var run struct {
-		Workspace engine.Workspace `json:"workspace"`
+// recordedWorkspace reads the workspace of a mission's latest recorded attempt (zero when
+// none was recorded yet: it is made when an attempt starts).
+func recordedWorkspace(ctx context.Context, e *engine.Engine, m engine.Mission) (engine.Workspace, error) {
+	w, err := e.Workspace(ctx, m.ID, 0)
+	if errors.Is(err, engine.ErrNotFound) {
+		return engine.Workspace{}, nil
 	}
-	if len(m.Run) > 0 {
-		_ = json.Unmarshal(m.Run, &run) // an unknown shape simply has no workspace
-	}
-	return run.Workspace
+	return w.Workspace, err
 }
 
 func orDefault(s, def string) string {

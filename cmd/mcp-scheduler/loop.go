@@ -162,9 +162,11 @@ func (w workspaceService) Diff(ctx context.Context, m engine.Mission) (tools.Dif
 	if err != nil {
 		return tools.Diff{}, err
 	}
-	var rec scheduler.RunRecord
-	_ = json.Unmarshal(m.Run, &rec) // Diff succeeded, so the record was readable
-	out := tools.Diff{Base: d.From, Head: d.To, Branch: rec.Worktree.Branch, Patch: d.Patch, Truncated: d.Truncated}
+	ws, err := w.s.Workspace(ctx, &m)
+	if err != nil {
+		return tools.Diff{}, err
+	}
+	out := tools.Diff{Base: d.From, Head: d.To, Branch: ws.Branch, Patch: d.Patch, Truncated: d.Truncated}
 	for _, f := range d.Files {
 		out.Files = append(out.Files, tools.DiffFile{Path: f.Path, OldPath: f.OldPath, Action: string(f.Action)})
 	}

@@ -70,7 +70,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 
 func newMissionsShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts and landings", Args: cobra.ExactArgs(1),
+		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts, workspaces and landings", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.open(cmd.Context()); err != nil {
 				return err
@@ -127,6 +127,9 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 					return err
 				}
 			}
+			if err := a.printWorkspaces(d.Workspaces); err != nil {
+				return err
+			}
 			return a.printLandings(d.Landings)
 		},
 	}
@@ -180,4 +183,30 @@ func sinceText(t time.Time) string {
 		return ""
 	}
 	return " (since " + cellText(t) + ")"
+}
+
+// printWorkspaces lists the attempts' workspace records: where each attempt worked, on which
+// branch from which commit, and whether cleanup removed the checkout.
+func (a *app) printWorkspaces(ws []engine.WorkspaceRecord) error {
+	if len(ws) == 0 {
+		return nil
+	}
+	fmt.Fprintln(a.out)
+	t := newTable(a.out, "ATTEMPT", "WORKSPACE", "BRANCH", "BASE", "STATE")
+	for _, w := range ws {
+		state := w.State
+		if w.State == engine.WorkspaceRemoved {
+			state += " " + cellText(w.RemovedAt)
+		}
+		t.row(w.Attempt, w.Path, w.Branch, shortCommit(w.BaseCommit), state)
+	}
+	return t.flush()
+}
+
+// shortCommit is the first 12 hex digits of a commit id.
+func shortCommit(c string) string {
+	if len(c) > 12 {
+		return c[:12]
+	}
+	return c
 }

@@ -227,6 +227,8 @@ env = ["PATH"]
 	out, _, code := s.cli("missions", "show", id)
 	require.Equal(t, 0, code)
 	require.Regexp(t, `(?m)^1\s+landed\s+main\s+[0-9a-f]{12}\s`, out, "the landing record, with the default target named")
+	require.Regexp(t, `(?m)^1\s+/\S+\s+mcp-scheduler/`+id+`/a1\s+[0-9a-f]{12}\s+(active|removed)`, out,
+		"the workspace record of the attempt")
 	// the configured profile is among the agents the scheduler knows (it was missing: only
 	// pull-mode agents were ever recorded)
 	p.send(`{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"list_agents","arguments":{}}}`)

@@ -46,9 +46,29 @@ func (s *Scheduler) Cleanup(ctx context.Context, repo string, olderThan time.Dur
 			cr.Error = err.Error()
 			errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
 		}
+		if !dryRun {
+			if err := s.recordRemoved(ctx, rep.Removed); err != nil {
+				errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
+			}
+		}
 		out = append(out, cr)
 	}
 	return out, errors.Join(errs...)
+}
+
+// recordRemoved marks the workspace records of removed attempt checkouts removed (branches
+// without a directory and pool checkouts have none).
+func (s *Scheduler) recordRemoved(ctx context.Context, removed []worktree.CleanupEntry) error {
+	var errs []error
+	for _, e := range removed {
+		if e.MissionID == "" || e.Path == "" {
+			continue
+		}
+		if err := s.eng.WorkspaceRemoved(ctx, e.MissionID, e.Attempt); err != nil {
+			errs = append(errs, fmt.Errorf("record workspace of %s attempt %d removed: %w", e.MissionID, e.Attempt, err))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // keeper says which attempts must keep their workspace: every attempt of a mission that is

@@ -121,7 +121,7 @@ func (s *Scheduler) launch(ctx context.Context, m engine.Mission, a assignment) 
 		return ignoreLost(err)
 	}
 	s.crashPoint("started")
-	if err := s.eng.SetRun(ctx, fence, rec.raw()); err != nil {
+	if err := s.eng.SetRun(ctx, fence, rec.raw(), rec.workspace()); err != nil {
 		_ = proc.Stop(runner.ReasonLeaseLost)
 		proc.Wait()
 		return ignoreLost(err)
@@ -155,7 +155,10 @@ func (s *Scheduler) prepare(ctx context.Context, m *engine.Mission) (worktree.Wo
 	}
 	req := worktree.PrepareRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt,
 		Strategy: worktree.Strategy(m.Workspace), TargetBranch: s.cfg.targetBranch(m)}
-	prev := runOf(m)
+	prev, err := s.runWith(ctx, m)
+	if err != nil {
+		return worktree.Workspace{}, err
+	}
 	if m.Checkpoint != nil && prev.Worktree.Path != "" && !prev.Worktree.ReadOnly {
 		req.Resume = &prev.Worktree // a resumed attempt continues in its predecessor's workspace
 	}
@@ -174,7 +177,11 @@ func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *wo
 	if err != nil {
 		return fmt.Errorf("subject %s of %s: %w", m.SubjectID, m.ID, err)
 	}
-	subj := runOf(&d.Mission).Worktree
+	subjRun, err := s.runWith(ctx, &d.Mission)
+	if err != nil {
+		return fmt.Errorf("subject %s of %s: %w", m.SubjectID, m.ID, err)
+	}
+	subj := subjRun.Worktree
 	if subj.Branch == "" {
 		return nil
 	}

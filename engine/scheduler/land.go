@@ -43,7 +43,10 @@ func (lr *lander) landOne(ctx context.Context, m *engine.Mission) (readyLanding,
 		_, err := lr.eng.AwaitApproval(ctx, m.ID, "landing policy approval")
 		return readyLanding{}, false, err
 	}
-	rec := runOf(m)
+	rec, err := runWith(ctx, lr.eng, m)
+	if err != nil {
+		return readyLanding{}, false, err
+	}
 	if rec.Worktree.Branch == "" || rec.Worktree.ReadOnly {
 		_, err := lr.eng.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
 			Detail: "the attempt had no writable workspace"}, engine.LandingNotRequired)

@@ -1,7 +1,10 @@
 package scheduler
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -15,8 +18,10 @@ const (
 )
 
 // RunRecord is what the scheduler stores on a mission about its current attempt
-// (engine.Mission.Run): where it works and, for managed agents, which process runs it, so a
-// restarted scheduler can find it again and land its work.
+// (engine.Mission.Run): for managed agents, which process runs it, so a restarted scheduler
+// can find it again and land its work. Where it works is the attempt's workspace record
+// (engine.WorkspaceRecord), stored beside it by SetRun and read back into Worktree by
+// runWith; the JSON does not repeat it.
 type RunRecord struct {
 	Mode       string             `json:"mode"`
 	Attempt    int                `json:"attempt"`
@@ -24,7 +29,7 @@ type RunRecord struct {
 	Runtime    string             `json:"runtime,omitempty"`
 	Agent      string             `json:"agent,omitempty"`
 	Model      string             `json:"model,omitempty"`
-	Worktree   worktree.Workspace `json:"worktree"`
+	Worktree   worktree.Workspace `json:"-"` // from the workspace record, not the run JSON
 	AttemptDir string             `json:"attempt_dir,omitempty"`
 	PID        int                `json:"pid,omitempty"`
 	AgentStart string             `json:"agent_start,omitempty"`
@@ -34,11 +39,55 @@ type RunRecord struct {
 	LaunchedAt time.Time          `json:"launched_at"`
 }
 
-// Workspace returns the record's workspace as the engine and the tools show it.
+// Workspace returns the record's workspace as the engine stores it and the tools show it.
 func (r RunRecord) Workspace() engine.Workspace {
 	w := r.Worktree
 	return engine.Workspace{Path: w.Path, Branch: w.Branch, BaseCommit: w.BaseCommit,
-		Strategy: string(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed}
+		Strategy: string(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed, RepoID: w.RepoID,
+		TargetBranch: w.TargetBranch}
+}
+
+// workspace is the workspace to record with the run record (nil when it has none).
+func (r RunRecord) workspace() *engine.Workspace {
+	if r.Worktree.Path == "" {
+		return nil
+	}
+	ws := r.Workspace()
+	return &ws
+}
+
+// fromRecord is the worktree manager's view of a stored workspace record.
+func fromRecord(w engine.WorkspaceRecord) worktree.Workspace {
+	return worktree.Workspace{Path: w.Path, Branch: w.Branch, BaseCommit: w.BaseCommit,
+		Strategy: worktree.Strategy(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed, RepoID: w.RepoID,
+		MissionID: w.MissionID, Attempt: w.Attempt, TargetBranch: w.TargetBranch, CreatedAt: w.CreatedAt}
+}
+
+// runWith is runWith with the scheduler's engine.
+func (s *Scheduler) runWith(ctx context.Context, m *engine.Mission) (RunRecord, error) {
+	return runWith(ctx, s.eng, m)
+}
+
+// runWith decodes m's run record and reads the workspace of its attempt (m's current one
+// when the record names none) from the store: zero when none was recorded.
+func runWith(ctx context.Context, eng *engine.Engine, m *engine.Mission) (RunRecord, error) {
+	r := runOf(m)
+	attempt := r.Attempt
+	if attempt == 0 {
+		attempt = m.Attempt
+	}
+	if attempt == 0 {
+		return r, nil
+	}
+	w, err := eng.Workspace(ctx, m.ID, attempt)
+	if errors.Is(err, engine.ErrNotFound) {
+		return r, nil
+	}
+	if err != nil {
+		return r, fmt.Errorf("workspace of %s attempt %d: %w", m.ID, attempt, err)
+	}
+	r.Worktree = fromRecord(w)
+	return r, nil
 }
 
 func (r RunRecord) raw() json.RawMessage {

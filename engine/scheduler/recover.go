@@ -48,7 +48,10 @@ func (s *Scheduler) recover(ctx context.Context) (int, error) {
 
 // reattach finds one managed attempt again; it reports whether it adopted one.
 func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error) {
-	rec := runOf(&m)
+	rec, err := s.runWith(ctx, &m)
+	if err != nil {
+		return false, err
+	}
 	if rec.Mode == ModePull {
 		return false, nil
 	}
@@ -111,7 +114,7 @@ func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error
 	rec.AttemptDir, rec.Profile, rec.Runtime = dir, prof.Name, string(prof.Runtime)
 	if rec.PID == 0 {
 		rec.PID, rec.AgentStart, rec.LaunchedAt = proc.PID(), proc.Record().AgentStart, s.cfg.Now()
-		if err := s.eng.SetRun(ctx, m.Fence(), rec.raw()); err != nil {
+		if err := s.eng.SetRun(ctx, m.Fence(), rec.raw(), rec.workspace()); err != nil {
 			proc.Detach()
 			return false, ignoreLost(err)
 		}

@@ -29,7 +29,7 @@ func TestPruneHistory_RemovesRecordsAndAttemptDir(t *testing.T) {
 	h := newHarness(t)
 	landed := h.create(engine.MissionSpec{Title: "lands", WriteArea: []string{"l.txt"}, Brief: "@write l.txt x\n@commit l\n@done"})
 	h.until("it lands", func() bool { return h.mission(landed.ID).Landing == engine.LandingLanded })
-	rec := runRecord(t, h.mission(landed.ID))
+	rec := h.runRecord(landed.ID)
 	attempts := filepath.Join(h.data, "attempts", landed.ID)
 	require.DirExists(t, attempts)
 	require.DirExists(t, rec.Worktree.Path)

@@ -68,7 +68,10 @@ func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, erro
 // found the evidence insufficient, a verification mission it waits for). Idempotency keys
 // make a repeated call return the missions already made.
 func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, missing string) error {
-	rec := runOf(m)
+	rec, err := runWith(ctx, lr.eng, m)
+	if err != nil {
+		return err
+	}
 	var changed []string
 	if repo, err := lr.wt.Open(m.Repository); err == nil && rec.Worktree.Branch != "" {
 		if d, err := lr.wt.Diff(ctx, repo, rec.Worktree.BaseCommit, rec.Worktree.Branch); err == nil {

@@ -19,7 +19,11 @@ var ErrWorkspaceLost = errors.New("workspace lost")
 // workspaces (snapshot, main) always pass. ErrWorkspaceLost otherwise: completing would land
 // nothing and lose the work silently, so the attempt should fail and run again.
 func (s *Scheduler) VerifyWorkspace(ctx context.Context, m *engine.Mission) error {
-	return s.verifyWorkspace(ctx, m.Repository, runOf(m).Worktree)
+	rec, err := s.runWith(ctx, m)
+	if err != nil {
+		return err
+	}
+	return s.verifyWorkspace(ctx, m.Repository, rec.Worktree)
 }
 
 func (s *Scheduler) verifyWorkspace(ctx context.Context, repository string, w worktree.Workspace) error {

@@ -249,7 +249,7 @@ func seedPickOrder(e *env) {
 				return err
 			}
 		}
-		return tx.MissionsSetVoyageActive(e.ctx, "v")
+		return activateVoyage(e.ctx, tx, "v")
 	})
 }
 
@@ -260,8 +260,11 @@ func acquire(e *env, q engine.AcquireQuery) engine.Mission {
 	q = acquireDefaults(q)
 	var m engine.Mission
 	e.update(func(tx engine.Tx) error {
-		var err error
-		m, err = tx.MissionAcquire(e.ctx, q)
+		a, err := tx.MissionAcquire(e.ctx, q)
+		if err != nil {
+			return err
+		}
+		m, err = tx.MissionGet(e.ctx, a.ID)
 		return err
 	})
 	return m

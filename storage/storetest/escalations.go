@@ -27,6 +27,27 @@ func exerciseEscalations(t *testing.T, open Opener) {
 			})
 			require.ErrorIs(t, err, engine.ErrDuplicateID)
 		})
+		// EscalateOnce's key: one open escalation per key, any number without one, and a
+		// resolved escalation frees its key.
+		run(t, "OneOpenPerOnceKey", open, func(t *testing.T, e *env) {
+			withKey := func(k string) func(*engine.Escalation) { return func(x *engine.Escalation) { x.OnceKey = k } }
+			first := e.escalation("x1", withKey("checkout:m1"))
+			e.escalation("x2")
+			e.escalation("x3")
+			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
+				return tx.EscalationInsert(e.ctx, &engine.Escalation{ID: "x4", MissionIDs: []string{}, Route: engine.RoutePerson,
+					Kind: "checkout", State: engine.EscalationOpen, CreatedAt: e.next(), OnceKey: "checkout:m1"})
+			})
+			require.ErrorIs(t, err, engine.ErrDuplicateID, "a second open escalation with the same key")
+			open := engine.EscalationFilter{State: engine.EscalationOpen, OnceKey: "checkout:m1", Limit: 10}
+			require.Equal(t, []string{"x1"}, escalationIDs(escalationList(e, open)))
+			require.Empty(t, escalationList(e, engine.EscalationFilter{OnceKey: "checkout:m9", Limit: 10}))
+			first.State, first.Resolution, first.ResolvedAt = engine.EscalationResolved, "done", e.next()
+			e.update(func(tx engine.Tx) error { return tx.EscalationUpdate(e.ctx, first) })
+			require.Empty(t, escalationList(e, open))
+			e.escalation("x5", withKey("checkout:m1"))
+			require.Equal(t, []string{"x5"}, escalationIDs(escalationList(e, open)))
+		})
 	})
 
 	group(t, "EscalationGet", func(t *testing.T) {

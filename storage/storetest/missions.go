@@ -79,7 +79,21 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 	})
 
-	group(t, "MissionUpdate", func(t *testing.T) {
+	group(t, "MissionSet", func(t *testing.T) {
+		run(t, "WritesOnlyTheNamedFields", open, func(t *testing.T, e *env) {
+			e.add("m1")
+			before := e.get("m1")
+			row := before
+			row.Title, row.Priority, row.Brief = "new title", 7, "new brief"
+			e.update(func(tx engine.Tx) error {
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: before.State, Epoch: before.Lease.Epoch},
+					Set: engine.FieldTitle | engine.FieldPriority})
+			})
+			got := e.get("m1")
+			require.Equal(t, "new title", got.Title)
+			require.Equal(t, 7, got.Priority)
+			require.Equal(t, before.Brief, got.Brief, "a field not named is not written")
+		})
 		run(t, "WritesEveryMutableField", open, func(t *testing.T, e *env) {
 			stored := *e.add("m1")
 			want := fullMission(e, "m1")
@@ -87,7 +101,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 			want.CreatedAt, want.VoyageID, want.ParentID, want.IdempotencyKey = stored.CreatedAt, stored.VoyageID, stored.ParentID, stored.IdempotencyKey
 			want.Repository, want.SubjectID = stored.Repository, stored.SubjectID
 			e.update(func(tx engine.Tx) error {
-				return tx.MissionUpdate(e.ctx, want, engine.Guard{State: engine.StatePending, Epoch: 0})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: want, From: engine.Guard{State: engine.StatePending, Epoch: 0}, Set: engine.AllMissionFields})
 			})
 			requireSameMission(t, *want, e.get("m1"))
 		})
@@ -97,7 +111,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 			cleared := e.mission("m1", exclusive)
 			cleared.CreatedAt, cleared.ParentID, cleared.IdempotencyKey, cleared.SubjectID = full.CreatedAt, full.ParentID, full.IdempotencyKey, full.SubjectID
 			e.update(func(tx engine.Tx) error {
-				return tx.MissionUpdate(e.ctx, cleared, engine.Guard{State: full.State, Epoch: full.Lease.Epoch})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: cleared, From: engine.Guard{State: full.State, Epoch: full.Lease.Epoch}, Set: engine.AllMissionFields})
 			})
 			got := e.get("m1")
 			require.Nil(t, got.WriteArea)
@@ -119,7 +133,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 		run(t, "GuardRefusesAMissingMission", open, func(t *testing.T, e *env) {
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				return tx.MissionUpdate(e.ctx, e.mission("m9"), engine.Guard{State: engine.StatePending})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: e.mission("m9"), From: engine.Guard{State: engine.StatePending}, Set: engine.AllMissionFields})
 			})
 			require.ErrorIs(t, err, engine.ErrGuard)
 		})
@@ -129,7 +143,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 			e.set("m1", func(m *engine.Mission) { m.Lease.Epoch, m.Lease.Owner = 2, "b" })
 			stale.Title = "stale"
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				return tx.MissionUpdate(e.ctx, &stale, engine.Guard{State: engine.StateLeased, Epoch: 1})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: &stale, From: engine.Guard{State: engine.StateLeased, Epoch: 1}, Set: engine.AllMissionFields})
 			})
 			require.ErrorIs(t, err, engine.ErrGuard)
 			got := e.get("m1")
@@ -223,7 +237,7 @@ func fullMission(e *env, id string) *engine.Mission {
 			Verdict: "changes", Findings: []engine.Finding{{Severity: "minor", Path: "a.go", Line: 3}}},
 		LastFailure:   &engine.Failure{Kind: "build", Diagnostic: "undefined: x", Location: "a.go:1", Summary: "build"},
 		LastSignature: "sig", Decision: &engine.Decision{Kind: engine.DecisionRetry, Reason: "flaky", At: at},
-		Landing: engine.LandingReview, Skipped: true, VoyageActive: true,
+		Landing: engine.LandingReview, Skipped: true, // VoyageActive is derived by the store from the voyage (none here)
 		Usage:        engine.Usage{InputTokens: 100, OutputTokens: 50, CostUSD: 1.25},
 		EscalationID: "esc-" + id, DeadlineEscalated: true, Run: json.RawMessage(`{"pid": 12, "dir": "/tmp/x"}`),
 		CreatedAt: at, UpdatedAt: at.Add(3 * time.Second), StartedAt: at.Add(4 * time.Second), FinishedAt: at.Add(5 * time.Second)}
@@ -280,7 +294,9 @@ func requireGuardMiss(e *env, id string, g engine.Guard) {
 	before := e.get(id)
 	m := before
 	m.Title = "should not be written"
-	err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.MissionUpdate(e.ctx, &m, g) })
+	err := e.s.Update(e.ctx, func(tx engine.Tx) error {
+		return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
+	})
 	require.ErrorIs(e.t, err, engine.ErrGuard)
 	requireSameMission(e.t, before, e.get(id))
 }

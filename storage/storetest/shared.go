@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,7 +18,7 @@ import (
 type PairOpener func(t *testing.T) (a, b engine.Store)
 
 // ExerciseShared runs the cases that need two handles on one database: what one commits the
-// other sees, DataVersion notices the other's commits, writers of both serialise without
+// other sees, Changes signals the other's commits, writers of both serialise without
 // lost updates or double leases, and the host lock (when offered) excludes the other.
 func ExerciseShared(t *testing.T, open PairOpener) {
 	t.Helper()
@@ -35,13 +36,19 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 		require.Equal(t, "from b", a.get("m1").Title)
 		requireCounts(a, map[engine.MissionState]int{engine.StatePending: 1})
 	})
-	pair("DataVersionNoticesTheOther", func(t *testing.T, a, b *env) {
-		v1, err := a.s.DataVersion(a.ctx)
-		require.NoError(t, err)
+	pair("ChangesNoticeTheOther", func(t *testing.T, a, b *env) {
+		ctx, cancel := context.WithCancel(a.ctx)
+		defer cancel()
+		ch := a.s.Changes(ctx, 10*time.Millisecond)
+		drain(ch) // a signal from before b commits may come (spurious signals are allowed)
 		b.add("m1")
-		v2, err := a.s.DataVersion(a.ctx)
-		require.NoError(t, err)
-		require.NotEqual(t, v1, v2)
+		select {
+		case _, ok := <-ch:
+			require.True(t, ok, "the change channel closed instead of signalling")
+		case <-time.After(changeWait):
+			t.Fatalf("no change signal %s after the other handle committed", changeWait)
+		}
+		require.Equal(t, "m1", a.get("m1").ID, "the signalled change is visible")
 	})
 	pair("WritersOfBothLoseNothing", func(t *testing.T, a, b *env) {
 		a.add("m1")
@@ -58,7 +65,7 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 						}
 						g := engine.Guard{State: m.State, Epoch: m.Lease.Epoch}
 						m.AttemptsUsed++
-						return tx.MissionUpdate(e.ctx, &m, g)
+						return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
 					})
 				}
 			})
@@ -84,7 +91,7 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 		for w, e := range []*env{a, b, a, b} {
 			wg.Go(func() {
 				for {
-					var m engine.Mission
+					var m engine.Acquired
 					err := e.s.Update(e.ctx, func(tx engine.Tx) error {
 						var err error
 						m, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Owner: fmt.Sprintf("w%d", w)}))

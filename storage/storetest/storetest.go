@@ -45,6 +45,7 @@ var areas = []area{
 	{"Records", exerciseRecords},
 	{"Holds", exerciseHolds},
 	{"Leader", exerciseLeader},
+	{"Workspaces", exerciseWorkspaces},
 	{"Prune", exercisePrune},
 	{"Transactions", exerciseTransactions},
 }
@@ -152,7 +153,7 @@ func (e *env) get(id string) engine.Mission {
 	return m
 }
 
-// set rewrites a stored mission through MissionUpdate, guarded by its current state and epoch.
+// set rewrites a stored mission through MissionSet (every field), guarded by its current state and epoch.
 func (e *env) set(id string, mod func(*engine.Mission)) engine.Mission {
 	e.t.Helper()
 	var m engine.Mission
@@ -163,7 +164,7 @@ func (e *env) set(id string, mod func(*engine.Mission)) engine.Mission {
 		}
 		g := engine.Guard{State: m.State, Epoch: m.Lease.Epoch}
 		mod(&m)
-		return tx.MissionUpdate(e.ctx, &m, g)
+		return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
 	})
 	return m
 }

@@ -45,7 +45,9 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				m.State, m.Title = engine.StateRunning, "changed"
 				for _, step := range []func() error{
 					func() error { return tx.MissionInsert(e.ctx, m2) },
-					func() error { return tx.MissionUpdate(e.ctx, &m, g) },
+					func() error {
+						return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
+					},
 					func() error { return tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: "x", MissionID: "m1"}) },
 					func() error {
 						return tx.HoldUpsert(e.ctx, &engine.Hold{MissionID: "m1", Reason: engine.Reason{Code: engine.WhyQueued}, UpdatedAt: t0})
@@ -84,7 +86,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			e.add("m2")
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
 				m := e.mission("m1", func(m *engine.Mission) { m.Title = "stale" })
-				if err := tx.MissionUpdate(e.ctx, m, engine.Guard{State: engine.StateRunning}); !errors.Is(err, engine.ErrGuard) {
+				if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: m, From: engine.Guard{State: engine.StateRunning}, Set: engine.AllMissionFields}); !errors.Is(err, engine.ErrGuard) {
 					return fmt.Errorf("want ErrGuard, got %v", err)
 				}
 				cur, err := tx.MissionGet(e.ctx, "m2")
@@ -93,7 +95,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				}
 				g := engine.Guard{State: cur.State, Epoch: cur.Lease.Epoch}
 				cur.Title = "written"
-				return tx.MissionUpdate(e.ctx, &cur, g)
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: &cur, From: g, Set: engine.AllMissionFields})
 			})
 			require.NoError(t, err)
 			require.Equal(t, "mission m1", e.get("m1").Title)
@@ -121,7 +123,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 							}
 							g := engine.Guard{State: m.State, Epoch: m.Lease.Epoch}
 							m.AttemptsUsed++
-							if err := tx.MissionUpdate(e.ctx, &m, g); err != nil {
+							if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields}); err != nil {
 								return err
 							}
 							return tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: fmt.Sprintf("w%d-%d", w, i), MissionID: "m1"})
@@ -188,7 +190,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				wg.Go(func() {
 					owner := fmt.Sprintf("agent-%d", a)
 					for {
-						var m engine.Mission
+						var m engine.Acquired
 						err := e.s.Update(e.ctx, func(tx engine.Tx) error {
 							var err error
 							m, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Owner: owner}))
@@ -243,7 +245,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 						}
 						g := engine.Guard{State: cur.State, Epoch: cur.Lease.Epoch}
 						cur.Title, cur.State = "changed", engine.StateRunning
-						if err := tx.MissionUpdate(e.ctx, &cur, g); err != nil {
+						if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: &cur, From: g, Set: engine.AllMissionFields}); err != nil {
 							return err
 						}
 						return tx.MissionInsert(e.ctx, e.missionAt("m2"))
@@ -292,14 +294,25 @@ func exerciseTransactions(t *testing.T, open Opener) {
 		})
 	})
 
-	group(t, "DataVersion", func(t *testing.T) {
-		run(t, "ChangesWithACommit", open, func(t *testing.T, e *env) {
-			v1, err := e.s.DataVersion(e.ctx)
-			require.NoError(t, err)
-			e.add("m1")
-			v2, err := e.s.DataVersion(e.ctx)
-			require.NoError(t, err)
-			require.NotEqual(t, v1, v2)
+	group(t, "Changes", func(t *testing.T) {
+		run(t, "ClosesWhenItsContextEnds", open, func(t *testing.T, e *env) {
+			ctx, cancel := context.WithCancel(e.ctx)
+			ch := e.s.Changes(ctx, 10*time.Millisecond)
+			cancel()
+			requireClosed(t, ch, "its context ended")
+		})
+		run(t, "ClosesWhenTheStoreCloses", open, func(t *testing.T, e *env) {
+			ch := e.s.Changes(e.ctx, 10*time.Millisecond)
+			require.NoError(t, e.s.Close())
+			requireClosed(t, ch, "the store closed")
+		})
+		run(t, "NeverBlocksAWriter", open, func(t *testing.T, e *env) {
+			// Nobody reads the channel: commits go on (the channel holds one signal at most).
+			_ = e.s.Changes(e.ctx, time.Millisecond)
+			for i := range 20 {
+				e.add(fmt.Sprintf("m%02d", i))
+			}
+			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 20})
 		})
 	})
 
@@ -323,4 +336,38 @@ func (e *env) missionAt(id string) *engine.Mission {
 		Kind: engine.KindWork, Review: "none", State: engine.StatePending, Landing: engine.LandingNone,
 		WriteArea: []string{id + "/"}, CreatedAt: t0, UpdatedAt: t0}
 	return m
+}
+
+// changeWait bounds how long a case waits for a change signal or a channel's close: far above
+// any backend's notice delay, so that only a missing signal fails, never a slow machine.
+const changeWait = 30 * time.Second
+
+// drain takes the signals already waiting on ch.
+func drain(ch <-chan struct{}) {
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		default:
+			return
+		}
+	}
+}
+
+// requireClosed requires ch to close (after any signals still in it) within changeWait.
+func requireClosed(t *testing.T, ch <-chan struct{}, why string) {
+	t.Helper()
+	deadline := time.After(changeWait)
+	for {
+		select {
+		case _, ok := <-ch:
+			if !ok {
+				return
+			}
+		case <-deadline:
+			t.Fatalf("the change channel stayed open %s after %s", changeWait, why)
+		}
+	}
 }

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -11,7 +12,7 @@ import (
 )
 
 // exerciseVoyages covers VoyageInsert, VoyageGet, VoyageByIdempotencyKey, VoyageUpdate,
-// VoyageList, VoyageMissions, VoyageCounts and MissionsSetVoyageActive.
+// VoyageList, VoyageMissions, VoyageCounts, and the voyage tiebreak the store derives from the voyage state.
 func exerciseVoyages(t *testing.T, open Opener) {
 	group(t, "VoyageInsert", func(t *testing.T) {
 		run(t, "RoundTripsEveryField", open, func(t *testing.T, e *env) {
@@ -138,8 +139,11 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		})
 	})
 
-	group(t, "MissionsSetVoyageActive", func(t *testing.T) {
-		run(t, "TheVoyagesMissionsSortAhead", open, func(t *testing.T, e *env) {
+	group(t, "VoyageActiveOrder", func(t *testing.T) {
+		// The pick order's voyage tiebreak follows the voyage's stored state: the store derives
+		// it (the engine never copies it onto missions), whenever the voyage changes state and
+		// for missions added to a voyage that is already active.
+		run(t, "FollowsTheVoyageState", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			e.voyage("v2")
 			e.add("plain")
@@ -147,13 +151,17 @@ func exerciseVoyages(t *testing.T, open Opener) {
 			e.add("in-v2", inVoyage("v2"))
 			e.add("urgent", withPriority(1))
 			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2"}, runnableOrder(e))
-			e.update(func(tx engine.Tx) error { return tx.MissionsSetVoyageActive(e.ctx, "v2") })
+			e.update(func(tx engine.Tx) error { return activateVoyage(e.ctx, tx, "v2") })
 			require.Equal(t, []string{"urgent", "in-v2", "plain", "in-v1"}, runnableOrder(e))
-			e.add("later-in-v2", inVoyage("v2"), func(m *engine.Mission) { m.VoyageActive = true })
-			e.update(func(tx engine.Tx) error { return tx.MissionsSetVoyageActive(e.ctx, "v2") }) // again: no change
+			e.add("later-in-v2", inVoyage("v2"))
 			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e))
+			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", engine.VoyageBlocked) })
+			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e), "a blocked voyage keeps its place")
+			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", engine.VoyageCancelled) })
+			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2", "later-in-v2"}, runnableOrder(e), "a settled voyage does not")
+			e.update(func(tx engine.Tx) error { return activateVoyage(e.ctx, tx, "v1") })
 			require.Equal(t, "urgent", acquire(e, engine.AcquireQuery{}).ID)
-			require.Equal(t, "in-v2", acquire(e, engine.AcquireQuery{}).ID)
+			require.Equal(t, "in-v1", acquire(e, engine.AcquireQuery{}).ID)
 		})
 	})
 }
@@ -224,4 +232,20 @@ func runnableOrder(e *env) []string {
 		return err
 	})
 	return ids(out)
+}
+
+// activateVoyage moves a voyage to active, as the engine does at its first acquire.
+func activateVoyage(ctx context.Context, tx engine.Tx, id string) error {
+	return moveVoyage(ctx, tx, id, engine.VoyageActive)
+}
+
+// moveVoyage writes a voyage's new state, guarded by the state it had.
+func moveVoyage(ctx context.Context, tx engine.Tx, id string, to engine.VoyageState) error {
+	v, err := tx.VoyageGet(ctx, id)
+	if err != nil {
+		return err
+	}
+	from := v.State
+	v.State = to
+	return tx.VoyageUpdate(ctx, &v, from)
 }
