@@ -235,5 +235,5 @@ func TestClaim_WorkspaceFailureSaysWhat(t *testing.T) {
 	got := b.get(m.ID)
 	require.Equal(t, engine.StatePending, got.State)
 	require.Equal(t, 1, got.AttemptsUsed)
-	require.Equal(t, engine.KindWorkspace, got.LastFailure.Kind)
+	require.Equal(t, engine.FailureWorkspace, got.LastFailure.Kind)
 }

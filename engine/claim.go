@@ -235,7 +235,7 @@ func (e *Engine) claimFailed(ctx context.Context, m Mission, err error) error {
 		return ctx.Err()
 	}
 	failed, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
-		Failure: Failure{Kind: KindWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
+		Failure: Failure{Kind: FailureWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
 	if errors.As(ferr, &lost) { // lost between the failure and its record: nothing to settle
 		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
 	}
@@ -294,5 +294,3 @@ func (e *ClaimLostError) Error() string {
 // Unwrap makes errors.Is(err, ErrNoWork) true.
 func (e *ClaimLostError) Unwrap() error { return ErrNoWork }
 
-// KindWorkspace is the failure kind of an attempt whose workspace could not be made.
-const KindWorkspace = "workspace"

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math"
 	"time"
-
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 )
 
 // Complete records a successful attempt (running → completed) with the agent's result: usage
@@ -15,7 +13,7 @@ import (
 // children resumes when this was its last one. Fenced by the epoch.
 func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Mission, error) {
 	var m Mission
-	if err := checkResult(&res, agent.StatusCompleted); err != nil {
+	if err := checkResult(&res, ResultCompleted); err != nil {
 		return m, err
 	}
 	err := e.update(ctx, "", func(o *op) error {
@@ -64,7 +62,7 @@ func checkResult(res *WorkerResult, status string) error {
 		return invalid("result.status", fmt.Sprintf("is %q here", res.Status), "complete_mission takes status completed; use fail_mission for a failure")
 	}
 	switch res.Verdict {
-	case "", agent.VerdictApproved, agent.VerdictMinor, agent.VerdictSevere, agent.VerdictInsufficient:
+	case "", VerdictApproved, VerdictMinor, VerdictSevere, VerdictInsufficient:
 	default:
 		return invalid("result.verdict", fmt.Sprintf("%q is not a verdict", truncate(res.Verdict, 40)), "use approved, minor, severe or insufficient")
 	}
@@ -122,7 +120,7 @@ type FailRequest struct {
 func (e *Engine) Fail(ctx context.Context, f Fence, req FailRequest) (Mission, error) {
 	var m Mission
 	if req.Failure.Kind == "" {
-		req.Failure.Kind = agent.KindError
+		req.Failure.Kind = FailureError
 	}
 	err := e.update(ctx, "", func(o *op) error {
 		var err error
@@ -196,7 +194,7 @@ func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string)
 }
 
 func blockKind(f Failure) string {
-	if agent.EnvironmentKind(f.Kind) {
+	if EnvironmentFailure(f.Kind) {
 		return "environment"
 	}
 	return "budget"

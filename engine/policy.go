@@ -9,8 +9,6 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
-
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 )
 
 // Backoff is the retry delay policy: Initial doubling up to Max, each delay randomised by
@@ -102,9 +100,9 @@ type failureOutcome struct {
 // retry_serial when other work ran beside it, else a debugger mission when one can run.
 func decideFailure(in failureInput) failureOutcome {
 	kind := in.Failure.Kind
-	if agent.EnvironmentKind(kind) {
+	if EnvironmentFailure(kind) {
 		route := RouteMainAgent
-		if kind == agent.KindPermission {
+		if kind == FailurePermission {
 			route = RoutePerson
 		}
 		return failureOutcome{Decision: DecisionBlock, To: StateBlocked, Route: route,

@@ -17,7 +17,6 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
@@ -106,9 +105,9 @@ var (
 	propEdges  = []engine.EdgeType{engine.EdgeHard, engine.EdgeSoft, engine.EdgeSerialization, engine.EdgeConflict}
 	// Two ordinary failures (same kind, different summaries) and an environment failure.
 	propFailures = []engine.Failure{
-		{Kind: agent.KindError, Tool: "go test", Summary: "TestA fails"},
-		{Kind: agent.KindError, Tool: "go build", Summary: "does not compile"},
-		{Kind: agent.KindAuth, Summary: "credentials rejected"},
+		{Kind: engine.FailureError, Tool: "go test", Summary: "TestA fails"},
+		{Kind: engine.FailureError, Tool: "go build", Summary: "does not compile"},
+		{Kind: engine.FailureAuth, Summary: "credentials rejected"},
 	}
 )
 
@@ -667,7 +666,7 @@ func (pm *propMachine) Fail(t *rapid.T) {
 	}
 	require.NoError(t, err)
 	m.endAttempt()
-	env := agent.EnvironmentKind(propFailures[i].Kind)
+	env := engine.EnvironmentFailure(propFailures[i].Kind)
 	if kind == "final" && !env {
 		m.budget = -1 // the model's way to say: whatever the weight, the budget is spent
 		pm.failure(m, fmt.Sprintf("fail%d", i), false, false)

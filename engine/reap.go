@@ -3,8 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 )
 
 // ReapExpired requeues leased and running missions whose lease expired (design brief §5
@@ -67,7 +65,7 @@ func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
 			return o.abandon(&m, fmt.Sprintf("lease of %s expired before anything was heard from it (no heartbeat, progress or checkpoint)",
 				orDefault(m.Lease.Owner, "its agent")))
 		}
-		f := Failure{Kind: agent.KindCrash, Tool: "lease",
+		f := Failure{Kind: FailureCrash, Tool: "lease",
 			Summary: fmt.Sprintf("lease of %s expired: no heartbeat", orDefault(m.Lease.Owner, "its agent"))}
 		return o.applyFailure(&m, FailRequest{Failure: f, Summary: f.Summary}, "expire", "lease.expired")
 	})

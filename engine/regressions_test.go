@@ -6,7 +6,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -20,7 +19,7 @@ func TestFail_EnvironmentKindBlocksFromLeasedAndRunning(t *testing.T) {
 		b := setup(t)
 		m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
 		m = b.acquire(m.ID, start)
-		got, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: agent.KindAuth, Summary: "401"}})
+		got, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: engine.FailureAuth, Summary: "401"}})
 		require.NoError(t, err, "from %s", m.State)
 		require.Equal(t, engine.StateBlocked, got.State)
 		require.NotEmpty(t, got.EscalationID)

@@ -3,22 +3,7 @@ package engine
 import (
 	"encoding/json"
 	"time"
-
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 )
-
-// WorkerResult is an attempt's final report: the NDJSON worker.result body, or what a
-// pull-mode agent sends with complete_mission / fail_mission. One definition for both paths.
-type WorkerResult = agent.WorkerResult
-
-// Failure classifies why an attempt failed (kind, tool, diagnostic, location, summary).
-type Failure = agent.Failure
-
-// Usage is what an attempt consumed: tokens and cost in US dollars.
-type Usage = agent.Usage
-
-// Finding is one reviewer remark.
-type Finding = agent.Finding
 
 // MissionKind says why a mission exists: ordinary work, or a mission the scheduler made about
 // another one (SubjectID).

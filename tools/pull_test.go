@@ -200,7 +200,7 @@ func TestClaim_WorkspaceFailure(t *testing.T) {
 	require.Equal(t, engine.StatePending, det.Mission.State)
 	require.Len(t, det.Attempts, 1)
 	require.Equal(t, engine.OutcomeFailed, det.Attempts[0].Outcome)
-	require.Equal(t, engine.KindWorkspace, det.Attempts[0].Failure.Kind)
+	require.Equal(t, engine.FailureWorkspace, det.Attempts[0].Failure.Kind)
 }
 
 func TestClaim_WithoutWorkspacesIsAServerError(t *testing.T) {

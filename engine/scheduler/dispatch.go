@@ -241,11 +241,11 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f engine.Fence, stage st
 			Evidence:         []string{cause.Error()}}, "scheduler")
 		return ignoreLost(err)
 	case stage == "workspace" && recoverable(cause):
-		req.Failure.Kind = engine.KindWorkspace
+		req.Failure.Kind = engine.FailureWorkspace
 	case stage == "workspace", stage == "brief", stage == "start":
 		req.Final = true
 		if stage == "start" {
-			req.Failure.Kind = agent.KindCrash
+			req.Failure.Kind = engine.FailureCrash
 		}
 	}
 	_, err := s.eng.Fail(ctx, f, req)

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 )
@@ -41,21 +40,21 @@ func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, erro
 	default:
 		return false, nil // the reviewer is still at work (or waits for a decision of its own)
 	}
-	verdict, findings := agent.VerdictApproved, []agent.Finding(nil)
+	verdict, findings := engine.VerdictApproved, []engine.Finding(nil)
 	if latest.Result != nil {
-		verdict, findings = orDefault(latest.Result.Verdict, agent.VerdictApproved), latest.Result.Findings
+		verdict, findings = orDefault(latest.Result.Verdict, engine.VerdictApproved), latest.Result.Findings
 	}
 	switch verdict {
-	case agent.VerdictApproved:
+	case engine.VerdictApproved:
 		return true, nil
-	case agent.VerdictMinor:
+	case engine.VerdictMinor:
 		r, err := lr.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings))
 		if err != nil {
 			return false, err
 		}
 		_, err = lr.eng.RepairLanding(ctx, m.ID, r.ID, "review "+latest.ID+" asked for a repair")
 		return false, err
-	case agent.VerdictInsufficient:
+	case engine.VerdictInsufficient:
 		if round >= maxReviewRounds {
 			return false, lr.reviewEscalation(ctx, m, fmt.Sprintf("%d review rounds found the evidence insufficient", round), findings)
 		}
@@ -144,7 +143,7 @@ func truncateTitle(t string) string {
 
 // reviewEscalation asks the Main Agent to decide about a mission its review did not approve;
 // approve_landing still lands it.
-func (lr *lander) reviewEscalation(ctx context.Context, m *engine.Mission, why string, findings []agent.Finding) error {
+func (lr *lander) reviewEscalation(ctx context.Context, m *engine.Mission, why string, findings []engine.Finding) error {
 	var ev []string
 	for _, f := range findings {
 		ev = append(ev, findingLine(f))
@@ -157,7 +156,7 @@ func (lr *lander) reviewEscalation(ctx context.Context, m *engine.Mission, why s
 	return err
 }
 
-func findingLines(fs []agent.Finding) string {
+func findingLines(fs []engine.Finding) string {
 	if len(fs) == 0 {
 		return "(no findings were given)"
 	}
@@ -168,7 +167,7 @@ func findingLines(fs []agent.Finding) string {
 	return b.String()
 }
 
-func findingLine(f agent.Finding) string {
+func findingLine(f engine.Finding) string {
 	loc := f.Path
 	if f.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", f.Path, f.Line)

@@ -157,7 +157,7 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	yielded, stopping, fenced := a.yielded, a.stopping, a.fenced
 	a.mu.Unlock()
 	if fenced { // stopped because the lease could not be renewed: give the mission back, result unused
-		f := agent.Failure{Kind: agent.KindCrash, Tool: "lease",
+		f := engine.Failure{Kind: engine.FailureCrash, Tool: "lease",
 			Summary: "the lease could not be renewed in time: the agent was stopped before it expired"}
 		_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Summary: f.Summary, ParallelInRepo: a.parallel.Load()})
 		return err
@@ -165,17 +165,17 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	if yielded || stopping == runner.ReasonLeaseLost || stopping == runner.ReasonCancelled {
 		return nil // the engine already knows (yield), or the result must not be used
 	}
-	res := out.Result
+	res := engine.ResultFromWire(out.Result)
 	switch res.Status {
-	case agent.StatusCompleted:
+	case engine.ResultCompleted:
 		if err := s.verifyWorkspace(ctx, a.mission.Repository, a.rec.Worktree); err != nil {
-			f := agent.Failure{Kind: engine.KindWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
+			f := engine.Failure{Kind: engine.FailureWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
 			_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
 		_, err := s.eng.Complete(ctx, a.fence, res)
 		return err
-	case agent.StatusBlocked:
+	case engine.ResultBlocked:
 		epoch := a.fence.Epoch
 		reason := orDefault(res.Summary, "the agent needs a decision")
 		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
@@ -183,12 +183,12 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 			SafeNextStep: "resolve_escalation with retry once decided"}, a.profile.Name)
 		return err
 	}
-	failure := agent.Failure{Kind: agent.KindCrash, Summary: "the agent ended without a result"}
+	failure := engine.Failure{Kind: engine.FailureCrash, Summary: "the agent ended without a result"}
 	if res.Failure != nil {
 		failure = *res.Failure
 	}
-	if res.Status == agent.StatusCancelled && stopping == "" {
-		failure.Kind, failure.Summary = agent.KindError, orDefault(res.Summary, "the agent cancelled its own attempt")
+	if res.Status == engine.ResultCancelled && stopping == "" {
+		failure.Kind, failure.Summary = engine.FailureError, orDefault(res.Summary, "the agent cancelled its own attempt")
 	}
 	if out.StderrTail != "" && failure.Diagnostic == "" {
 		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure
