@@ -293,4 +293,3 @@ func (e *ClaimLostError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNoWork) true.
 func (e *ClaimLostError) Unwrap() error { return ErrNoWork }
-
