@@ -13,19 +13,6 @@ type Candidate struct {
 	Confidence       float64 // observed success rate for this capability/persona, or the declared prior
 }
 
-// Score is the breakdown of one assignment score (design brief §3):
-// Total = CapabilityOverlap × (1 − Load) × Confidence × (1 + PriorityBoost). It is recorded
-// in the dispatch event so "why did this mission go there" is answerable.
-type Score struct {
-	Profile           string  `json:"profile"`
-	CapabilityOverlap float64 `json:"capability_overlap"`
-	Load              float64 `json:"load"`
-	Confidence        float64 `json:"confidence"`
-	PriorityBoost     float64 `json:"priority_boost"`
-	PreferredPersona  bool    `json:"preferred_persona"`
-	Total             float64 `json:"total"`
-}
-
 // Eligible reports whether c may take m at all: every capability m requires is offered, and
 // m's persona is allowed (the hard filters).
 func Eligible(m *Mission, c Candidate) bool {

@@ -161,10 +161,11 @@ func (s *MissionSpec) normaliseChoices(path string) error {
 	default:
 		return invalid(path+"review", fmt.Sprintf("%q is not a review policy", truncate(s.Review, 40)), "use none or required")
 	}
-	return s.ModelPolicy.validate(path + "model_policy")
+	return validateModelPolicy(&s.ModelPolicy, path+"model_policy")
 }
 
-func (p *ModelPolicy) validate(field string) error {
+// validateModelPolicy checks p and fills in its mode from its fields when none is given.
+func validateModelPolicy(p *ModelPolicy, field string) error {
 	switch p.Mode {
 	case "":
 		if p.Model != "" {

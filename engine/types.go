@@ -386,3 +386,16 @@ type WaveEntry struct {
 	Reason    string `json:"reason,omitempty"`
 	Score     *Score `json:"score,omitempty"`
 }
+
+// Score is the breakdown of one assignment score (design brief §3):
+// Total = CapabilityOverlap × (1 − Load) × Confidence × (1 + PriorityBoost). It is recorded
+// in the dispatch event so "why did this mission go there" is answerable.
+type Score struct {
+	Profile           string  `json:"profile"`
+	CapabilityOverlap float64 `json:"capability_overlap"`
+	Load              float64 `json:"load"`
+	Confidence        float64 `json:"confidence"`
+	PriorityBoost     float64 `json:"priority_boost"`
+	PreferredPersona  bool    `json:"preferred_persona"`
+	Total             float64 `json:"total"`
+}
