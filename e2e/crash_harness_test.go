@@ -27,6 +27,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -327,7 +328,7 @@ func (e *xenv) waitUntil(timeout time.Duration, what string, cond func() bool) t
 }
 
 // missions lists every mission of the data dir.
-func (e *xenv) missions() []engine.Mission {
+func (e *xenv) missions() []domain.Mission {
 	e.t.Helper()
 	ms, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Limit: 1000})
 	require.NoError(e.t, err)
@@ -349,9 +350,9 @@ func (e *xenv) voyage(id string) engine.VoyageDetail {
 }
 
 // events returns the whole event log in sequence order.
-func (e *xenv) events() []engine.Event {
+func (e *xenv) events() []domain.Event {
 	e.t.Helper()
-	var out []engine.Event
+	var out []domain.Event
 	var after int64
 	for {
 		evs, err := e.engine().Events(e.ctx, engine.EventFilter{AfterSeq: after, Limit: 1000})

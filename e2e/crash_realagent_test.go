@@ -22,7 +22,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // stdioServer is `mcp-scheduler serve` over stdio with an MCP client (mcp-go) on the other
@@ -150,7 +150,7 @@ max_concurrency = 3
 	e.waitUntil(60*time.Second, "two Claude Code agents running", func() bool {
 		running = running[:0]
 		for _, m := range e.missions() {
-			if m.State == engine.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
+			if m.State == domain.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
 				running = append(running, m.ID)
 			}
 		}
@@ -183,7 +183,7 @@ max_concurrency = 3
 			} `json:"voyage"`
 		}
 		second.call(t, "voyage_status", map[string]any{"voyage_id": disp.Voyage.ID}, &st)
-		return st.Voyage.State == string(engine.VoyageCompleted)
+		return st.Voyage.State == string(domain.VoyageCompleted)
 	})
 	require.Contains(t, second.logText(), "re-attached agent")
 
@@ -207,12 +207,12 @@ max_concurrency = 3
 		for _, at := range d.Attempts {
 			if at.Outcome == "completed" {
 				completed++
-				require.Equal(t, engine.Usage{InputTokens: 400, OutputTokens: 80, CostUSD: at.Usage.CostUSD}, at.Usage,
+				require.Equal(t, domain.Usage{InputTokens: 400, OutputTokens: 80, CostUSD: at.Usage.CostUSD}, at.Usage,
 					"%s: two scripted turns of 200 + 40 tokens, counted once", k)
 				require.Positive(t, at.Usage.CostUSD, "%s: cost recorded", k)
 				continue
 			}
-			require.Equal(t, engine.OutcomeReleased, at.Outcome, "%s: %s", k, jsonOf(d.Attempts))
+			require.Equal(t, domain.OutcomeReleased, at.Outcome, "%s: %s", k, jsonOf(d.Attempts))
 		}
 		require.Equal(t, 1, completed, k)
 		if slices.Contains(running, id) {

@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // crashVoyage is the voyage the SIGKILL loop runs, long enough that every kill falls in it:
@@ -134,7 +135,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	}
 	terminal := func() bool {
 		for _, m := range e.missions() {
-			if !m.State.Terminal() || (m.State == engine.StateCompleted && !m.Landing.Satisfies() && m.Landing != engine.LandingRepair) {
+			if !m.State.Terminal() || (m.State == domain.StateCompleted && !m.Landing.Satisfies() && m.Landing != domain.LandingRepair) {
 				return false
 			}
 		}
@@ -149,7 +150,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	subjects := e.commitSubjects()
 	for _, key := range keys {
 		m := e.mission(d.IDs[key])
-		require.Equal(t, engine.StateCompleted, m.Mission.State, "%s: %s", key, e.dump())
+		require.Equal(t, domain.StateCompleted, m.Mission.State, "%s: %s", key, e.dump())
 		require.Equal(t, 1, subjects["work "+key], "%s landed exactly once", key)
 		landed := 0
 		for _, l := range m.Landings {
@@ -168,9 +169,9 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	require.Contains(t, shared, "k1")
 	require.Contains(t, shared, "k2")
 	broken := e.mission(d.IDs["broken"]).Mission
-	require.Equal(t, engine.StateFailed, broken.State)
+	require.Equal(t, domain.StateFailed, broken.State)
 	require.Zero(t, subjects["work broken"])
-	repairs, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Kind: engine.KindRepair, Limit: 100})
+	repairs, err := e.engine().ListMissions(e.ctx, engine.MissionFilter{Kind: domain.KindRepair, Limit: 100})
 	require.NoError(t, err)
 	if e.diverged("work k1", "work k2") {
 		require.NotEmpty(t, repairs, "k1 and k2 started from the same base: the conflict was repaired")
@@ -204,7 +205,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 			for _, o := range outages {
 				if ex.at.After(o.from) && ex.at.Before(o.to) && ex.attempt == det.Mission.Attempt {
 					keptDuringOutage++
-					require.Equal(t, engine.StateCompleted, det.Mission.State, "%s ended during an outage", key)
+					require.Equal(t, domain.StateCompleted, det.Mission.State, "%s ended during an outage", key)
 					// Kept: that attempt is the completed one, and every other attempt of a
 					// non-flaky mission was given back before its agent was launched (a crash
 					// between acquire and launch), never run again.
@@ -228,7 +229,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 // for b1 (flaky while its attempt number is 1) a second one when its attempt 1 was launched
 // and failed. A kill between acquire and launch gives attempt 1 back unlaunched; then attempt
 // 2 is b1's first agent, which is not flaky, and one agent is all it gets.
-func agentsWanted(key string, attempts []engine.Attempt) int {
+func agentsWanted(key string, attempts []domain.Attempt) int {
 	if key != "b1" {
 		return 1
 	}

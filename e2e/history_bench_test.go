@@ -21,6 +21,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
@@ -320,7 +321,7 @@ func restartToDispatch(b *testing.B, e *xenv, name string, end func(*xproc)) tim
 		return !at.IsZero()
 	})
 	e.waitUntil(60*time.Second, name+": mission done", func() bool {
-		return e.mission(m.Mission.ID).Mission.State == engine.StateCompleted
+		return e.mission(m.Mission.ID).Mission.State == domain.StateCompleted
 	})
 	if end != nil {
 		end(p)

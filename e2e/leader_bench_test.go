@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // logTimes returns the timestamps of the log lines (tint: RFC 3339 first) that contain msg.
@@ -64,7 +65,7 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	e.waitUntil(60*time.Second, "four agents running", func() bool {
 		n := 0
 		for _, m := range e.missions() {
-			if m.State == engine.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
+			if m.State == domain.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
 				n++
 			}
 		}

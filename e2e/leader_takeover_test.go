@@ -13,6 +13,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // leaderPID returns the pid in a leader owner ("host:pid:random"), 0 when none leads.
@@ -59,10 +60,10 @@ type acquireRecord struct {
 // names the leader that held the lease at that moment (the latest leader.elected before it),
 // and no (mission, attempt) nor epoch is acquired twice. It returns the acquires and the
 // elections in order.
-func leadershipHistory(t *testing.T, evs []engine.Event, profile string) ([]acquireRecord, []engine.Event) {
+func leadershipHistory(t *testing.T, evs []domain.Event, profile string) ([]acquireRecord, []domain.Event) {
 	t.Helper()
 	var acquires []acquireRecord
-	var elections []engine.Event
+	var elections []domain.Event
 	var current struct {
 		Owner string `json:"owner"`
 		Epoch int64  `json:"epoch"`
@@ -119,8 +120,8 @@ func (e *xenv) checkLandedOnce(t *testing.T, d engine.Dispatched, keys []string)
 	for _, key := range keys {
 		id := d.IDs[key]
 		m := e.mission(id).Mission
-		require.Equal(t, engine.StateCompleted, m.State, "%s (%s)", key, id)
-		require.Equal(t, engine.LandingLanded, m.Landing, "%s (%s)", key, id)
+		require.Equal(t, domain.StateCompleted, m.State, "%s (%s)", key, id)
+		require.Equal(t, domain.LandingLanded, m.Landing, "%s (%s)", key, id)
 		require.Equal(t, 1, subjects["work "+key], "the commit of %s is on main exactly once", key)
 		body, ok := e.file("f/" + key + ".txt")
 		require.True(t, ok, key)
@@ -155,10 +156,10 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 		running = running[:0]
 		landed := 0
 		for _, m := range e.missions() {
-			if m.State == engine.StateRunning {
+			if m.State == domain.StateRunning {
 				running = append(running, m.ID)
 			}
-			if m.Landing == engine.LandingLanded {
+			if m.Landing == domain.LandingLanded {
 				landed++
 			}
 		}
@@ -172,7 +173,7 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	t.Logf("takeover %v after SIGKILL of the leader (leader lease %v)", took.Round(time.Millisecond), lease)
 	require.Less(t, took, 2*lease, "taken over within the leader lease (plus a renewal and a tick)")
 
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, keys)
 
 	// No mission dispatched twice: one launched agent per mission, the running ones re-attached.
@@ -211,7 +212,7 @@ func TestLeader_LongTickKeepsLeadership(t *testing.T) {
 	spec := workVoyage(3, 100*time.Millisecond, 0)
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
 	require.NoError(t, err)
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"m00", "m01", "m02"})
 	_, elections := leadershipHistory(t, e.events(), "ref")
 	require.Len(t, elections, 1, "the leader kept its lease through 4 s checks: %s", jsonOf(elections))
@@ -238,7 +239,7 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
 	require.NoError(t, err)
 	e.waitUntil(30*time.Second, "quick's landing runs its check while slow runs", func() bool {
-		return strings.Contains(a.logText(), "check-") && e.mission(d.IDs["slow"]).Mission.State == engine.StateRunning
+		return strings.Contains(a.logText(), "check-") && e.mission(d.IDs["slow"]).Mission.State == domain.StateRunning
 	})
 	start := time.Now()
 	require.NoError(t, a.stop(15*time.Second), "SIGTERM ends the leader promptly")
@@ -248,7 +249,7 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 		took.Round(time.Millisecond), lease)
 	require.Less(t, exited, 6*time.Second, "not held up by the 12 s check")
 	require.Less(t, took, lease, "handed over, not waited out")
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == engine.VoyageCompleted })
+	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"quick", "slow"})
 	require.Equal(t, 1, e.mission(d.IDs["slow"]).Mission.Attempt, "slow was re-attached, not run again")
 	var resigned int
@@ -285,11 +286,11 @@ func TestLeader_PausedLeaderLeavesAdoptedAgentsAlone(t *testing.T) {
 	time.Sleep(5 * time.Second) // a's last known expiry of the agent's lease is long past
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
 	e.waitUntil(30*time.Second, "a steps back", func() bool { return strings.Contains(a.logText(), "leadership lost") })
-	e.waitUntil(60*time.Second, "the mission lands", func() bool { return e.mission(id).Mission.Landing == engine.LandingLanded })
+	e.waitUntil(60*time.Second, "the mission lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
 	d := e.mission(id)
 	require.Equal(t, 1, d.Mission.Attempt, "the agent was not stopped by the thawed old leader: %s", jsonOf(d.Attempts))
 	require.Len(t, d.Attempts, 1)
-	require.Equal(t, engine.OutcomeCompleted, d.Attempts[0].Outcome)
+	require.Equal(t, domain.OutcomeCompleted, d.Attempts[0].Outcome)
 	require.NotContains(t, a.logText(), "stopping the agent before anyone else may take the mission")
 	require.NoError(t, a.stop(10*time.Second))
 	require.NoError(t, b.stop(10*time.Second))

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // TestMainAgent_ClaudeDispatchesVoyageToCodexAgents (issue 7, e2e 2): the same voyage, with
@@ -27,10 +27,10 @@ func TestMainAgent_ClaudeDispatchesVoyageToCodexAgents(t *testing.T) {
 	for _, d := range ms {
 		require.Len(t, d.Attempts, 1, d.Mission.Key)
 		require.Equal(t, "codex", d.Attempts[0].Profile)
-		require.Equal(t, engine.Usage{InputTokens: 300, OutputTokens: 60}, d.Mission.Usage, "three turns; Codex reports no cost: %s", d.Mission.Key)
+		require.Equal(t, domain.Usage{InputTokens: 300, OutputTokens: 60}, d.Mission.Usage, "three turns; Codex reports no cost: %s", d.Mission.Key)
 		require.Equal(t, "Created the file the brief asked for.", d.Attempts[0].Summary)
 	}
-	require.Equal(t, engine.Usage{InputTokens: 1200, OutputTokens: 240}, v.Voyage.Usage)
+	require.Equal(t, domain.Usage{InputTokens: 1200, OutputTokens: 240}, v.Voyage.Usage)
 
 	children := r.childRequests(modelserver.OpenAI)
 	require.Len(t, children, len(voyageFiles))

@@ -22,6 +22,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -368,13 +369,13 @@ func (r *mainAgentRun) checkVoyageLanded(eng *engine.Engine) (engine.VoyageDetai
 	require.Len(r.t, ms, len(voyageFiles), "exactly the dispatched missions: %s", dumpMissions(ctx, eng))
 	v, err := eng.VoyageStatus(ctx, ms[0].VoyageID)
 	require.NoError(r.t, err)
-	require.Equal(r.t, engine.VoyageCompleted, v.Voyage.State, dumpMissions(ctx, eng))
+	require.Equal(r.t, domain.VoyageCompleted, v.Voyage.State, dumpMissions(ctx, eng))
 	byKey := map[string]engine.MissionDetail{}
 	for _, m := range ms {
 		d, err := eng.GetMission(ctx, m.ID)
 		require.NoError(r.t, err)
-		require.Equal(r.t, engine.StateCompleted, m.State, m.Key)
-		require.Equal(r.t, engine.LandingLanded, m.Landing, m.Key)
+		require.Equal(r.t, domain.StateCompleted, m.State, m.Key)
+		require.Equal(r.t, domain.LandingLanded, m.Landing, m.Key)
 		byKey[m.Key] = d
 	}
 	var out []engine.MissionDetail

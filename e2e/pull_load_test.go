@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // claimers is a set of pull-mode callers over Streamable HTTP: each its own mcp-go client
@@ -173,7 +174,7 @@ func TestPull_ManyHTTPClaimersShortTTLUnderLoad(t *testing.T) {
 	}
 	var (
 		mu      sync.Mutex
-		byFence = map[engine.Fence]int{} // every claim answered → its caller
+		byFence = map[domain.Fence]int{} // every claim answered → its caller
 		live    = map[string]held{}      // mission → the caller working on it now
 		errs    []string                 // what went wrong, for one failure message
 		texts   = map[string]int{}       // claim reasons and errors seen, counted
@@ -208,7 +209,7 @@ func TestPull_ManyHTTPClaimersShortTTLUnderLoad(t *testing.T) {
 					}
 					continue
 				}
-				f := engine.Fence{MissionID: a.Mission.ID, Epoch: a.Epoch}
+				f := domain.Fence{MissionID: a.Mission.ID, Epoch: a.Epoch}
 				mu.Lock()
 				claimAt = append(claimAt, time.Since(start))
 				if prev, dup := byFence[f]; dup {
@@ -253,12 +254,12 @@ func TestPull_ManyHTTPClaimersShortTTLUnderLoad(t *testing.T) {
 	for _, id := range ids {
 		d := e.mission(id)
 		m := d.Mission
-		require.Equal(t, engine.StateCompleted, m.State, "%s", id)
+		require.Equal(t, domain.StateCompleted, m.State, "%s", id)
 		require.Zero(t, m.AttemptsUsed, "%s was charged retry budget", id)
 		require.Zero(t, m.Abandons, "%s: the completed attempt ended the row of abandons", id)
 		for _, a := range d.Attempts {
-			require.Contains(t, []engine.AttemptOutcome{engine.OutcomeCompleted, engine.OutcomeAbandoned}, a.Outcome, "%s attempt %d: %+v", id, a.Attempt, a)
-			if a.Outcome == engine.OutcomeAbandoned {
+			require.Contains(t, []domain.AttemptOutcome{domain.OutcomeCompleted, domain.OutcomeAbandoned}, a.Outcome, "%s attempt %d: %+v", id, a.Attempt, a)
+			if a.Outcome == domain.OutcomeAbandoned {
 				require.True(t, vanishes(id, a.Attempt), "%s attempt %d was abandoned but its caller did not drop it: %s", id, a.Attempt, a.Summary)
 			}
 		}

@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // servingAddr finds the address serve --http logs once it listens.
@@ -258,7 +258,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 		a.ok("complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "wrote pull/" + key + ".txt"}, nil)
 	}
 	e.waitUntil(30*time.Second, "the voyage lands", func() bool {
-		return e.voyage(e.mission(disp.IDs["p1"]).Mission.VoyageID).Voyage.State == engine.VoyageCompleted
+		return e.voyage(e.mission(disp.IDs["p1"]).Mission.VoyageID).Voyage.State == domain.VoyageCompleted
 	})
 	var none claimed
 	a.ok("claim_mission", map[string]any{"agent_id": "sdk-worker", "wait_seconds": 1}, &none)
@@ -292,7 +292,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	a.ok("heartbeat", old, nil)
 	e.waitUntil(30*time.Second, "the silent claim's lease expires and the mission is free again", func() bool {
 		m := e.mission(id).Mission
-		return m.State == engine.StatePending && m.Attempt == 1
+		return m.State == domain.StatePending && m.Attempt == 1
 	})
 
 	stale := b.call("heartbeat", old)
@@ -321,14 +321,14 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	}
 	b.write(second.Workspace.Path, "stale/s.txt", "from the second claim\n")
 	b.ok("complete_mission", map[string]any{"mission_id": id, "epoch": second.Epoch, "summary": "wrote stale/s.txt"}, nil)
-	e.waitUntil(30*time.Second, "the second claim lands", func() bool { return e.mission(id).Mission.Landing == engine.LandingLanded })
+	e.waitUntil(30*time.Second, "the second claim lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
 	body, _ := e.file("stale/s.txt")
 	require.Equal(t, "from the second claim\n", body)
 	require.NotContains(t, e.git("log", "-p", "main", "--", "stale/s.txt"), "from the first claim", "the expired claim's work never reached main")
 	d := e.mission(id)
 	require.Len(t, d.Landings, 1)
 	require.Equal(t, 2, d.Landings[0].Attempt)
-	require.Equal(t, engine.OutcomeFailed, d.Attempts[0].Outcome, "the first attempt ended with its expired lease")
+	require.Equal(t, domain.OutcomeFailed, d.Attempts[0].Outcome, "the first attempt ended with its expired lease")
 	require.Contains(t, d.Attempts[0].Failure.Summary, "expired")
 
 	a.send(map[string]any{"op": "close"})
@@ -368,7 +368,7 @@ func TestPull_ClaimSurvivesServerRestart(t *testing.T) {
 	b.ok("heartbeat", f, &hb)
 	require.Equal(t, "running", hb.State)
 	b.ok("complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "wrote r.txt"}, nil)
-	e.waitUntil(30*time.Second, "it lands", func() bool { return e.mission(c.Mission.ID).Mission.Landing == engine.LandingLanded })
+	e.waitUntil(30*time.Second, "it lands", func() bool { return e.mission(c.Mission.ID).Mission.Landing == domain.LandingLanded })
 	body, _ := e.file("r.txt")
 	require.Equal(t, "through a restart\n", body)
 	d := e.mission(c.Mission.ID)

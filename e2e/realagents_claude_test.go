@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // The real Claude Code CLI (2.1.332) as a managed agent of the scheduler loop: launched
@@ -37,10 +38,10 @@ func TestRealClaude_WritesFileMissionLandsWithUsageAndCost(t *testing.T) {
 	wall := time.Since(start)
 
 	v := h.voyage(d.Voyage.ID)
-	require.Equal(t, engine.VoyageCompleted, v.Voyage.State, dumpMissions(h.ctx, h.eng))
+	require.Equal(t, domain.VoyageCompleted, v.Voyage.State, dumpMissions(h.ctx, h.eng))
 	m := h.mission(id)
-	require.Equal(t, engine.StateCompleted, m.Mission.State)
-	require.Equal(t, engine.LandingLanded, m.Mission.Landing)
+	require.Equal(t, domain.StateCompleted, m.Mission.State)
+	require.Equal(t, domain.LandingLanded, m.Mission.Landing)
 	require.Len(t, m.Attempts, 1)
 	require.Equal(t, "done", m.Attempts[0].Summary)
 	body, ok := showFile(t, h.repo, "main", "hello.txt")
@@ -48,7 +49,7 @@ func TestRealClaude_WritesFileMissionLandsWithUsageAndCost(t *testing.T) {
 	require.Equal(t, "hello from claude\n", body)
 
 	// Usage: two model turns of 100 in / 20 out; Claude Code prices them itself.
-	for what, u := range map[string]engine.Usage{"attempt": m.Attempts[0].Usage, "mission": m.Mission.Usage, "voyage": v.Voyage.Usage} {
+	for what, u := range map[string]domain.Usage{"attempt": m.Attempts[0].Usage, "mission": m.Mission.Usage, "voyage": v.Voyage.Usage} {
 		require.Equal(t, int64(200), u.InputTokens, what)
 		require.Equal(t, int64(40), u.OutputTokens, what)
 		require.Greater(t, u.CostUSD, 0.0, what)
@@ -87,18 +88,18 @@ func TestRealClaude_401BlocksWithEnvironmentEscalation(t *testing.T) {
 func checkAuthBlocked(t *testing.T, h *loopHarness, d engine.Dispatched, id string) {
 	t.Helper()
 	v := h.voyage(d.Voyage.ID)
-	require.Equal(t, engine.VoyageBlocked, v.Voyage.State, dumpMissions(h.ctx, h.eng))
+	require.Equal(t, domain.VoyageBlocked, v.Voyage.State, dumpMissions(h.ctx, h.eng))
 	m := h.mission(id)
-	require.Equal(t, engine.StateBlocked, m.Mission.State)
+	require.Equal(t, domain.StateBlocked, m.Mission.State)
 	require.Len(t, m.Attempts, 1, "an environment failure is not retried")
 	require.Equal(t, "failed", m.Attempts[0].Outcome, "the attempt failed; the decision blocks the mission")
 	require.NotNil(t, m.Attempts[0].Failure)
 	require.Equal(t, agent.KindAuth, m.Attempts[0].Failure.Kind)
 	require.Equal(t, 0, m.Mission.AttemptsUsed, "no retry burned")
-	require.Equal(t, engine.DecisionBlock, m.Mission.Decision.Kind)
+	require.Equal(t, domain.DecisionBlock, m.Mission.Decision.Kind)
 	require.NotNil(t, m.Escalation)
 	require.Equal(t, "environment", m.Escalation.Kind)
-	require.Equal(t, engine.RouteMainAgent, m.Escalation.Route)
+	require.Equal(t, domain.RouteMainAgent, m.Escalation.Route)
 	require.Equal(t, []string{id}, m.Escalation.MissionIDs)
 	require.Contains(t, m.Escalation.Reason, "auth")
 	for _, e := range m.Escalation.Evidence {
@@ -125,10 +126,10 @@ func TestRealClaude_500IsRetriedWithinBudget(t *testing.T) {
 // checkRetriedOnce asserts a mission that failed once with a model error, then landed.
 func checkRetriedOnce(t *testing.T, h *loopHarness, d engine.Dispatched, id, content string) {
 	t.Helper()
-	require.Equal(t, engine.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
+	require.Equal(t, domain.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
 	m := h.mission(id)
-	require.Equal(t, engine.StateCompleted, m.Mission.State)
-	require.Equal(t, engine.LandingLanded, m.Mission.Landing)
+	require.Equal(t, domain.StateCompleted, m.Mission.State)
+	require.Equal(t, domain.LandingLanded, m.Mission.Landing)
 	require.Len(t, m.Attempts, 2)
 	require.Equal(t, "failed", m.Attempts[0].Outcome)
 	require.Equal(t, agent.KindModel, m.Attempts[0].Failure.Kind)

@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // The real Codex CLI (0.171.0) as a managed agent of the scheduler loop, in the default
@@ -47,15 +47,15 @@ func TestRealCodex_WritesFileSchedulerCommitsAndLands(t *testing.T) {
 	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
 	wall := time.Since(start)
 
-	require.Equal(t, engine.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
+	require.Equal(t, domain.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
 	m := h.mission(id)
-	require.Equal(t, engine.StateCompleted, m.Mission.State)
-	require.Equal(t, engine.LandingLanded, m.Mission.Landing)
+	require.Equal(t, domain.StateCompleted, m.Mission.State)
+	require.Equal(t, domain.LandingLanded, m.Mission.Landing)
 	require.Len(t, m.Attempts, 1)
 	body, ok := showFile(t, h.repo, "main", "hello.txt")
 	require.True(t, ok, "hello.txt landed on main")
 	require.Equal(t, "hello from codex\n", body)
-	require.Equal(t, engine.Usage{InputTokens: 300, OutputTokens: 60}, m.Mission.Usage, "three turns; Codex reports no cost")
+	require.Equal(t, domain.Usage{InputTokens: 300, OutputTokens: 60}, m.Mission.Usage, "three turns; Codex reports no cost")
 	require.Equal(t, m.Mission.Usage, m.Attempts[0].Usage)
 
 	reqs := srv.ModelRequests(modelserver.OpenAI)

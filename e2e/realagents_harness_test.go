@@ -20,6 +20,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
@@ -121,7 +122,7 @@ func (h *loopHarness) mission(id string) engine.MissionDetail {
 // settled reports whether the voyage left open/active.
 func (h *loopHarness) settled(id string) bool {
 	switch h.voyage(id).Voyage.State {
-	case engine.VoyageCompleted, engine.VoyageBlocked, engine.VoyageCancelled:
+	case domain.VoyageCompleted, domain.VoyageBlocked, domain.VoyageCancelled:
 		return true
 	}
 	return false

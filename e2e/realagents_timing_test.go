@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -47,7 +48,7 @@ func collectTimings(t *testing.T, ctx context.Context, eng *engine.Engine, dataD
 	require.NoError(t, err)
 	var out []missionTiming
 	for _, m := range ms {
-		if m.Landing != engine.LandingLanded || len(m.Run) == 0 {
+		if m.Landing != domain.LandingLanded || len(m.Run) == 0 {
 			continue
 		}
 		evs, err := eng.Events(ctx, engine.EventFilter{MissionID: m.ID})
@@ -127,4 +128,4 @@ func logTimings(t *testing.T, name string, wall time.Duration, ms []missionTimin
 func ms2(d time.Duration) string { return fmt.Sprintf("%dms", d.Milliseconds()) }
 
 // voyageWall is a settled voyage's time from dispatch to settled, as the scheduler recorded it.
-func voyageWall(v engine.Voyage) time.Duration { return v.SettledAt.Sub(v.CreatedAt) }
+func voyageWall(v domain.Voyage) time.Duration { return v.SettledAt.Sub(v.CreatedAt) }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A real repository (issue 7, e2e 5): go-git's own source, which is in the module cache
@@ -169,17 +170,17 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	// mission landed its work with the fix, which carried the original as landed.
 	brk, err := eng.GetMission(bg, dispatched.IDs["breaker"])
 	require.NoError(t, err)
-	require.Equal(t, engine.LandingLanded, brk.Mission.Landing)
+	require.Equal(t, domain.LandingLanded, brk.Mission.Landing)
 	require.Len(t, brk.Landings, 1, "one landing of its attempt: checks failed, then the repair carried it")
 	require.Equal(t, "checks_failed", brk.Landings[0].Status)
 	require.Contains(t, brk.Landings[0].Detail, "undefined: undefinedName")
 	require.Contains(t, brk.Landings[0].Detail, "build ./plumbing/")
-	repairs, err := eng.ListMissions(bg, engine.MissionFilter{Kind: engine.KindRepair, Limit: 10})
+	repairs, err := eng.ListMissions(bg, engine.MissionFilter{Kind: domain.KindRepair, Limit: 10})
 	require.NoError(t, err)
 	require.Len(t, repairs, 1, dumpMissions(bg, eng))
 	require.Equal(t, brk.Mission.ID, repairs[0].SubjectID)
-	require.Equal(t, engine.StateCompleted, repairs[0].State)
-	require.Equal(t, engine.LandingLanded, repairs[0].Landing)
+	require.Equal(t, domain.StateCompleted, repairs[0].State)
+	require.Equal(t, domain.LandingLanded, repairs[0].Landing)
 	require.Contains(t, repairs[0].Brief, "undefined: undefinedName", "the repairer is told what failed")
 	body, ok := showFile(t, repo, "main", "plumbing/hash/broken.go")
 	require.True(t, ok)
@@ -189,8 +190,8 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	for key, id := range dispatched.IDs {
 		m, err := eng.GetMission(bg, id)
 		require.NoError(t, err)
-		require.Equal(t, engine.StateCompleted, m.Mission.State, key)
-		require.Equal(t, engine.LandingLanded, m.Mission.Landing, key)
+		require.Equal(t, domain.StateCompleted, m.Mission.State, key)
+		require.Equal(t, domain.LandingLanded, m.Mission.Landing, key)
 		if key != "breaker" {
 			require.Len(t, m.Landings, 1, key)
 			require.Equal(t, "landed", m.Landings[0].Status, key)

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -18,8 +19,8 @@ const EscalationAbandoned = "abandoned"
 // (interrupted with a checkpoint). It counts in m.Abandons; the AbandonLimit-th in a row
 // blocks the mission with an escalation instead, so a mission nobody keeps can neither fail
 // nor loop forever.
-func (o *op) abandon(m *Mission, why string) error {
-	if err := o.endAttempt(m, OutcomeAbandoned, nil, nil, why); err != nil {
+func (o *op) abandon(m *domain.Mission, why string) error {
+	if err := o.endAttempt(m, domain.OutcomeAbandoned, nil, nil, why); err != nil {
 		return err
 	}
 	m.Abandons++
@@ -32,14 +33,14 @@ func (o *op) abandon(m *Mission, why string) error {
 		if err != nil {
 			return err
 		}
-		return o.blockWith(m, "expire", Escalation{Route: RouteMainAgent, Kind: EscalationAbandoned,
+		return o.blockWith(m, "expire", domain.Escalation{Route: domain.RouteMainAgent, Kind: EscalationAbandoned,
 			Reason:           fmt.Sprintf("agents claim this mission and vanish: its last %d attempts ended before their agent was heard from (no heartbeat, progress, checkpoint or result)", m.Abandons),
 			DecisionRequired: "find out why agents that claim this mission never report back (they crash on its brief, cannot reach the server, or heartbeat less often than heartbeat_seconds), then retry, skip or cancel it",
 			Evidence:         ev, SafeNextStep: "resolve_escalation with action retry once agents can keep their lease; abandoned attempts never cost retry budget"}, data)
 	}
-	to := StatePending
+	to := domain.StatePending
 	if m.Checkpoint != nil {
-		to = StateInterrupted
+		to = domain.StateInterrupted
 	}
 	return o.move(m, to, "expire", "lease.abandoned", data)
 }
@@ -52,7 +53,7 @@ func (o *op) abandonEvidence(missionID string, n int) ([]string, error) {
 	}
 	var ev []string
 	for _, a := range atts {
-		if a.Outcome == OutcomeAbandoned {
+		if a.Outcome == domain.OutcomeAbandoned {
 			ev = append(ev, fmt.Sprintf("attempt %d (agent %s, epoch %d): %s", a.Attempt, orDefault(a.Agent, "unknown"), a.Epoch, a.Summary))
 		}
 	}
@@ -64,7 +65,7 @@ func (o *op) abandonEvidence(missionID string, n int) ([]string, error) {
 
 // abandonClaim abandons the attempt a claim acquired when its result cannot reach the caller
 // (the request ended first). Fenced by the epoch; a lease already lost changes nothing.
-func (e *Engine) abandonClaim(ctx context.Context, f Fence, why string) error {
+func (e *Engine) abandonClaim(ctx context.Context, f domain.Fence, why string) error {
 	err := e.update(context.WithoutCancel(ctx), "scheduler", func(o *op) error {
 		m, err := o.fenced(f)
 		if err != nil {

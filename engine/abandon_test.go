@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // expireAndReap moves the clock past the lease and reaps; it returns the ids reaped.
@@ -43,12 +44,12 @@ func TestAbandon_ExpiryWithoutContactCostsNoBudgetAndBlocksAtTheLimit(t *testing
 		require.Zero(t, now.AttemptsUsed, "an abandon spends no retry budget")
 		require.Empty(t, now.LastSignature)
 		if i < engine.DefaultAbandonLimit {
-			require.Equal(t, engine.StatePending, now.State)
+			require.Equal(t, domain.StatePending, now.State)
 		}
 	}
 	d, err := b.e.GetMission(b.ctx, m.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.StateBlocked, d.Mission.State)
+	require.Equal(t, domain.StateBlocked, d.Mission.State)
 	require.NotNil(t, d.Escalation)
 	require.Equal(t, engine.EscalationAbandoned, d.Escalation.Kind)
 	require.Contains(t, d.Escalation.Reason, "agents claim this mission and vanish")
@@ -56,7 +57,7 @@ func TestAbandon_ExpiryWithoutContactCostsNoBudgetAndBlocksAtTheLimit(t *testing
 	require.Contains(t, d.Escalation.Evidence[2], "ghost-3")
 	require.Len(t, d.Attempts, engine.DefaultAbandonLimit)
 	for _, a := range d.Attempts {
-		require.Equal(t, engine.OutcomeAbandoned, a.Outcome)
+		require.Equal(t, domain.OutcomeAbandoned, a.Outcome)
 		require.Nil(t, a.Failure)
 	}
 	_, err = b.e.Retry(b.ctx, m.ID, "test")
@@ -81,7 +82,7 @@ func TestAbandon_ContactMakesItACrashAndBreaksTheRow(t *testing.T) {
 	require.True(t, b.get(m.ID).Contacted)
 	require.Equal(t, []string{m.ID}, b.expireAndReap())
 	now := b.get(m.ID)
-	require.Equal(t, engine.StatePending, now.State)
+	require.Equal(t, domain.StatePending, now.State)
 	require.Equal(t, 1, now.AttemptsUsed, "an agent that was heard from and vanished crashed")
 	require.Zero(t, now.Abandons, "a crash breaks the row of abandons")
 	require.True(t, now.NotBefore.After(b.clock.Now()), "a crash backs off")
@@ -117,7 +118,7 @@ func pullEngine(t *testing.T, ttl time.Duration) *bundle {
 }
 
 func slowPreparer(d time.Duration) engine.WorkspacePreparer {
-	return func(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	return func(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		select {
 		case <-time.After(d):
 			return engine.Workspace{Path: "/ws/" + m.ID, Strategy: "worktree"}, nil, nil
@@ -144,7 +145,7 @@ func TestClaim_PreparationLongerThanTheLease(t *testing.T) {
 		"the caller's lease runs from the hand-over, not from the acquire")
 	require.False(t, c.Mission.Lease.ExpiresAt.After(ready.Add(ttl)))
 	now := b.get(m.ID)
-	require.Equal(t, engine.StateRunning, now.State)
+	require.Equal(t, domain.StateRunning, now.State)
 	require.Zero(t, now.AttemptsUsed)
 	require.False(t, now.Contacted, "the server's renewals while preparing are not contact")
 	require.Equal(t, "/ws/"+m.ID, c.Workspace.Path)
@@ -158,7 +159,7 @@ func TestClaim_MissionCancelledWhilePreparingMovesOn(t *testing.T) {
 	b := pullEngine(t, ttl)
 	first := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, Priority: 1})
 	second := b.create(engine.MissionSpec{WriteArea: []string{"b/**"}, Priority: 2})
-	prepare := func(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	prepare := func(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		if m.ID == first.ID {
 			_, err := b.e.Cancel(context.Background(), m.ID, "not needed", false, "person")
 			require.NoError(t, err)
@@ -170,14 +171,14 @@ func TestClaim_MissionCancelledWhilePreparingMovesOn(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, second.ID, c.Mission.ID)
 	f := b.get(first.ID)
-	require.Equal(t, engine.StateCancelled, f.State)
+	require.Equal(t, domain.StateCancelled, f.State)
 	require.Nil(t, f.LastFailure, "the cancelled mission was not failed by the claim")
-	_, err = b.e.Complete(b.ctx, c.Mission.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = b.e.Complete(b.ctx, c.Mission.Fence(), domain.WorkerResult{Summary: "done"})
 	require.NoError(t, err)
 
 	// Every mission lost: the caller is told what happened, as "no work", in words.
 	third := b.create(engine.MissionSpec{WriteArea: []string{"c/**"}})
-	lose := func(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	lose := func(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		_, err := b.e.Cancel(context.Background(), m.ID, "not needed", false, "person")
 		require.NoError(t, err)
 		return engine.Workspace{Path: "/ws", Strategy: "worktree"}, nil, nil // the hand-over notices
@@ -185,7 +186,7 @@ func TestClaim_MissionCancelledWhilePreparingMovesOn(t *testing.T) {
 	_, err = b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "w"}, lose)
 	var lost *engine.ClaimLostError
 	require.ErrorAs(t, err, &lost)
-	require.ErrorIs(t, err, engine.ErrNoWork)
+	require.ErrorIs(t, err, domain.ErrNoWork)
 	require.Equal(t, third.ID, lost.MissionID)
 	require.Contains(t, err.Error(), "was cancelled while its workspace was being prepared")
 	require.NotContains(t, err.Error(), "you presented")
@@ -198,7 +199,7 @@ func TestClaim_CallerGoneWhilePreparingAbandons(t *testing.T) {
 	b := pullEngine(t, time.Second)
 	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, RetryBudget: budget(0)})
 	ctx, cancel := context.WithCancel(context.Background())
-	prepare := func(pctx context.Context, _ *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	prepare := func(pctx context.Context, _ *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		cancel()
 		<-pctx.Done()
 		return engine.Workspace{}, nil, pctx.Err()
@@ -207,11 +208,11 @@ func TestClaim_CallerGoneWhilePreparingAbandons(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	d, err := b.e.GetMission(b.ctx, m.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.StatePending, d.Mission.State)
+	require.Equal(t, domain.StatePending, d.Mission.State)
 	require.Zero(t, d.Mission.AttemptsUsed)
 	require.Equal(t, 1, d.Mission.Abandons)
 	require.Len(t, d.Attempts, 1)
-	require.Equal(t, engine.OutcomeAbandoned, d.Attempts[0].Outcome)
+	require.Equal(t, domain.OutcomeAbandoned, d.Attempts[0].Outcome)
 	require.Contains(t, d.Attempts[0].Summary, "ended before its result was ready")
 }
 
@@ -221,7 +222,7 @@ func TestClaim_WorkspaceFailureSaysWhat(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, RetryBudget: budget(2)})
-	prepare := func(context.Context, *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	prepare := func(context.Context, *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		return engine.Workspace{}, nil, errors.New("git worktree add: disk full")
 	}
 	_, err := b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "w"}, prepare)
@@ -233,7 +234,7 @@ func TestClaim_WorkspaceFailureSaysWhat(t *testing.T) {
 	}
 	require.NotContains(t, err.Error(), "presented")
 	got := b.get(m.ID)
-	require.Equal(t, engine.StatePending, got.State)
+	require.Equal(t, domain.StatePending, got.State)
 	require.Equal(t, 1, got.AttemptsUsed)
-	require.Equal(t, engine.FailureWorkspace, got.LastFailure.Kind)
+	require.Equal(t, domain.FailureWorkspace, got.LastFailure.Kind)
 }

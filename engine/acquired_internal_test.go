@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/stretchr/testify/require"
 )
 
@@ -12,10 +13,10 @@ import (
 // map it replaced produced (keys sorted), with and without a leader.
 func TestAcquiredData_SameJSONAsTheMap(t *testing.T) {
 	at := time.UnixMilli(1_800_000_000_123).UTC()
-	m := map[string]any{"to": StateRunning, "owner": "agent", "profile": "prof", "expires_at": at, "resumed": true}
+	m := map[string]any{"to": domain.StateRunning, "owner": "agent", "profile": "prof", "expires_at": at, "resumed": true}
 	want, err := json.Marshal(m)
 	require.NoError(t, err)
-	got, err := json.Marshal(&acquiredData{ExpiresAt: at, Owner: "agent", Profile: "prof", Resumed: true, To: StateRunning})
+	got, err := json.Marshal(&acquiredData{ExpiresAt: at, Owner: "agent", Profile: "prof", Resumed: true, To: domain.StateRunning})
 	require.NoError(t, err)
 	require.JSONEq(t, string(want), string(got))
 	require.Equal(t, string(want), string(got))
@@ -24,7 +25,7 @@ func TestAcquiredData_SameJSONAsTheMap(t *testing.T) {
 	want, err = json.Marshal(m)
 	require.NoError(t, err)
 	got, err = json.Marshal(&acquiredByLeader{ExpiresAt: at, Leader: "srv-1", LeaderEpoch: 7, Owner: "agent",
-		Profile: "prof", Resumed: true, To: StateRunning})
+		Profile: "prof", Resumed: true, To: domain.StateRunning})
 	require.NoError(t, err)
 	require.Equal(t, string(want), string(got))
 }

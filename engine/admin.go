@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 	"time"
 )
@@ -15,19 +16,19 @@ import (
 //     capabilities, write_area, acceptance_criteria, review, model_policy, target_branch;
 //   - completed, failed, cancelled: nothing (retry it first).
 type MissionPatch struct {
-	Title              *string      `json:"title,omitempty"`
-	Brief              *string      `json:"brief,omitempty"`
-	Priority           *int         `json:"priority,omitempty"`
-	Persona            *string      `json:"persona,omitempty"`
-	Capabilities       *[]string    `json:"capabilities,omitempty"`
-	WriteArea          *[]string    `json:"write_area,omitempty"`
-	AcceptanceCriteria *[]string    `json:"acceptance_criteria,omitempty"`
-	Deadline           *time.Time   `json:"deadline,omitempty"`
-	RetryBudget        *int         `json:"retry_budget,omitempty"`
-	Review             *string      `json:"review,omitempty"`
-	ModelPolicy        *ModelPolicy `json:"model_policy,omitempty"`
-	CostLimitUSD       *float64     `json:"cost_limit_usd,omitempty"`
-	TargetBranch       *string      `json:"target_branch,omitempty"`
+	Title              *string             `json:"title,omitempty"`
+	Brief              *string             `json:"brief,omitempty"`
+	Priority           *int                `json:"priority,omitempty"`
+	Persona            *string             `json:"persona,omitempty"`
+	Capabilities       *[]string           `json:"capabilities,omitempty"`
+	WriteArea          *[]string           `json:"write_area,omitempty"`
+	AcceptanceCriteria *[]string           `json:"acceptance_criteria,omitempty"`
+	Deadline           *time.Time          `json:"deadline,omitempty"`
+	RetryBudget        *int                `json:"retry_budget,omitempty"`
+	Review             *string             `json:"review,omitempty"`
+	ModelPolicy        *domain.ModelPolicy `json:"model_policy,omitempty"`
+	CostLimitUSD       *float64            `json:"cost_limit_usd,omitempty"`
+	TargetBranch       *string             `json:"target_branch,omitempty"`
 }
 
 // fields lists the patch's set fields: those allowed in any live state, then the others.
@@ -54,14 +55,14 @@ func (p MissionPatch) fields() (live, idle []string) {
 }
 
 // UpdateMission applies patch under the rule of MissionPatch, re-validating the result.
-func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatch, actor string) (Mission, error) {
-	var m Mission
-	if err := checkID("mission_id", PrefixMission, id); err != nil {
+func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatch, actor string) (domain.Mission, error) {
+	var m domain.Mission
+	if err := domain.CheckID("mission_id", domain.PrefixMission, id); err != nil {
 		return m, err
 	}
 	live, idle := patch.fields()
 	if len(live)+len(idle) == 0 {
-		return m, invalid("patch", "changes nothing", "give at least one field to change")
+		return m, domain.Invalid("patch", "changes nothing", "give at least one field to change")
 	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
@@ -69,10 +70,10 @@ func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatc
 			return err
 		}
 		if m.State.Terminal() {
-			return invalid(live0(live, idle), fmt.Sprintf("mission %s is %s and cannot change", id, m.State), "retry_mission first")
+			return domain.Invalid(live0(live, idle), fmt.Sprintf("mission %s is %s and cannot change", id, m.State), "retry_mission first")
 		}
-		if len(idle) > 0 && (m.State == StateLeased || m.State == StateRunning) {
-			return invalid(idle[0], fmt.Sprintf("cannot change while the mission is %s", m.State),
+		if len(idle) > 0 && (m.State == domain.StateLeased || m.State == domain.StateRunning) {
+			return domain.Invalid(idle[0], fmt.Sprintf("cannot change while the mission is %s", m.State),
 				"only priority, deadline, retry_budget and cost_limit_usd change during a run; cancel or wait")
 		}
 		return o.patch(&m, patch, append(live, idle...))
@@ -87,7 +88,7 @@ func live0(live, idle []string) string {
 	return idle[0]
 }
 
-func (o *op) patch(m *Mission, p MissionPatch, fields []string) error {
+func (o *op) patch(m *domain.Mission, p MissionPatch, fields []string) error {
 	spec := MissionSpec{Title: m.Title, Brief: m.Brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Priority: m.Priority, Persona: m.Persona, Capabilities: m.Capabilities, WriteArea: m.WriteArea,
 		ModelPolicy: m.ModelPolicy, Workspace: m.Workspace, Review: m.Review, AcceptanceCriteria: m.AcceptanceCriteria,
@@ -188,7 +189,7 @@ func (e *Engine) Paused(ctx context.Context) (bool, error) {
 // Purge deletes a terminal mission's row (and its edges); a mission.purged event stays in
 // the log as its tombstone.
 func (e *Engine) Purge(ctx context.Context, id, actor string) error {
-	if err := checkID("mission_id", PrefixMission, id); err != nil {
+	if err := domain.CheckID("mission_id", domain.PrefixMission, id); err != nil {
 		return err
 	}
 	return e.update(ctx, actor, func(o *op) error {
@@ -197,7 +198,7 @@ func (e *Engine) Purge(ctx context.Context, id, actor string) error {
 			return err
 		}
 		if !m.State.Terminal() {
-			return &TransitionError{MissionID: id, Op: "purge", State: m.State}
+			return &domain.TransitionError{MissionID: id, Op: "purge", State: m.State}
 		}
 		if err := o.tx.MissionDelete(o.ctx, id); err != nil {
 			return err
@@ -209,18 +210,18 @@ func (e *Engine) Purge(ctx context.Context, id, actor string) error {
 // Spawn creates child missions of a running parent (fan-out): they share its voyage and, by
 // default, its repository and target branch. The parent then yields with WaitChildren and is
 // resumed, ahead of fresh work, when all of them completed. Fenced by the parent's epoch.
-func (e *Engine) Spawn(ctx context.Context, parent Fence, specs []MissionSpec) ([]Mission, error) {
+func (e *Engine) Spawn(ctx context.Context, parent domain.Fence, specs []MissionSpec) ([]domain.Mission, error) {
 	if len(specs) == 0 || len(specs) > MaxMissionsPerDispatch {
-		return nil, invalid("missions", fmt.Sprintf("has %d missions", len(specs)), fmt.Sprintf("give 1 to %d", MaxMissionsPerDispatch))
+		return nil, domain.Invalid("missions", fmt.Sprintf("has %d missions", len(specs)), fmt.Sprintf("give 1 to %d", MaxMissionsPerDispatch))
 	}
-	var out []Mission
+	var out []domain.Mission
 	err := e.update(ctx, "", func(o *op) error {
 		p, err := o.fenced(parent)
 		if err != nil {
 			return err
 		}
-		if p.State != StateRunning {
-			return &TransitionError{MissionID: p.ID, Op: "spawn", State: p.State}
+		if p.State != domain.StateRunning {
+			return &domain.TransitionError{MissionID: p.ID, Op: "spawn", State: p.State}
 		}
 		for i := range specs {
 			s := specs[i]
@@ -243,7 +244,7 @@ func (e *Engine) Spawn(ctx context.Context, parent Fence, specs []MissionSpec) (
 				if err := o.checkExisting(dep, fmt.Sprintf("%sdepends_on[%d]", path, j)); err != nil {
 					return err
 				}
-				if err := o.addEdge(&m, Dependency{MissionID: m.ID, DependsOn: dep, Type: EdgeHard, Source: SourceAgent}); err != nil {
+				if err := o.addEdge(&m, domain.Dependency{MissionID: m.ID, DependsOn: dep, Type: domain.EdgeHard, Source: domain.SourceAgent}); err != nil {
 					return err
 				}
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -375,7 +376,7 @@ func lifecycle(ctx context.Context, e *engine.Engine, agentID string, i int64) e
 			return err
 		}
 	}
-	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 	return err
 }
 
@@ -416,10 +417,10 @@ func BenchmarkPick(b *testing.B) {
 			}
 			lat = append(lat, time.Since(s))
 			b.StopTimer()
-			if _, err := e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"}); err != nil {
+			if _, err := e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"}); err != nil {
 				b.Fatal(err)
 			}
-			if _, err := e.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, engine.LandingLanded); err != nil {
+			if _, err := e.RecordLanding(ctx, domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, domain.LandingLanded); err != nil {
 				b.Fatal(err)
 			}
 			b.StartTimer()
@@ -453,7 +454,7 @@ func BenchmarkHeap(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"}); err != nil {
+				if _, err := e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"}); err != nil {
 					b.Fatal(err)
 				}
 			}

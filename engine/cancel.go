@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 	"time"
 )
@@ -11,9 +12,9 @@ import (
 // Cancel cancels a mission that is not terminal (skip also marks it skipped: given up without
 // failing). A leased or running attempt loses its lease at once (its agent's next call gets
 // ErrLeaseLost; the scheduler stops its process). Hard dependents are blocked naming it.
-func (e *Engine) Cancel(ctx context.Context, missionID, reason string, skip bool, actor string) (Mission, error) {
-	var m Mission
-	if err := checkID("mission_id", PrefixMission, missionID); err != nil {
+func (e *Engine) Cancel(ctx context.Context, missionID, reason string, skip bool, actor string) (domain.Mission, error) {
+	var m domain.Mission
+	if err := domain.CheckID("mission_id", domain.PrefixMission, missionID); err != nil {
 		return m, err
 	}
 	err := e.update(ctx, actor, func(o *op) error {
@@ -26,28 +27,28 @@ func (e *Engine) Cancel(ctx context.Context, missionID, reason string, skip bool
 	return m, err
 }
 
-func (o *op) cancel(m *Mission, reason string, skip bool) error {
+func (o *op) cancel(m *domain.Mission, reason string, skip bool) error {
 	if m.State.Terminal() {
-		return &TransitionError{MissionID: m.ID, Op: "cancel", State: m.State}
+		return &domain.TransitionError{MissionID: m.ID, Op: "cancel", State: m.State}
 	}
 	if m.State.Leased() {
-		if err := o.endAttempt(m, OutcomeCancelled, nil, nil, reason); err != nil {
+		if err := o.endAttempt(m, domain.OutcomeCancelled, nil, nil, reason); err != nil {
 			return err
 		}
 	}
-	kind := DecisionCancel
+	kind := domain.DecisionCancel
 	if skip {
-		kind = DecisionSkip
+		kind = domain.DecisionSkip
 	}
-	if m.State == StateBlocked && m.EscalationID != "" {
+	if m.State == domain.StateBlocked && m.EscalationID != "" {
 		if err := o.resolveFor(m.EscalationID, m.ID, string(kind)); err != nil {
 			return err
 		}
 	}
-	m.Decision = &Decision{Kind: kind, Reason: orDefault(reason, "cancelled by "+orDefault(o.actor, "a caller")), At: o.now}
+	m.Decision = &domain.Decision{Kind: kind, Reason: orDefault(reason, "cancelled by "+orDefault(o.actor, "a caller")), At: o.now}
 	m.Skipped, m.FinishedAt, m.Preempt, m.WaitReason = skip, o.now, false, ""
 	m.Lease.ExpiresAt = time.Time{}
-	if err := o.move(m, StateCancelled, "cancel", "mission.cancelled", map[string]any{"reason": reason, "skipped": skip}); err != nil {
+	if err := o.move(m, domain.StateCancelled, "cancel", "mission.cancelled", map[string]any{"reason": reason, "skipped": skip}); err != nil {
 		return err
 	}
 	if err := o.detachWriteArea(m); err != nil {
@@ -64,14 +65,14 @@ func (o *op) cancel(m *Mission, reason string, skip bool) error {
 // blocks nobody; any other read error aborts the transaction.
 func (o *op) resolveFor(escID, missionID, action string) error {
 	esc, err := o.tx.EscalationGet(o.ctx, escID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		o.e.log.Debug("escalation to resolve is gone", "escalation_id", escID, "mission_id", missionID)
 		return nil
 	}
 	if err != nil {
 		return fmt.Errorf("resolve escalation %s for %s: %w", escID, missionID, err)
 	}
-	if esc.State != EscalationOpen {
+	if esc.State != domain.EscalationOpen {
 		return nil
 	}
 	for _, id := range esc.MissionIDs {
@@ -79,13 +80,13 @@ func (o *op) resolveFor(escID, missionID, action string) error {
 			continue
 		}
 		other, err := o.get(id)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue
 		}
 		if err != nil {
 			return fmt.Errorf("resolve escalation %s for %s: %w", escID, missionID, err)
 		}
-		if other.State == StateBlocked && other.EscalationID == escID {
+		if other.State == domain.StateBlocked && other.EscalationID == escID {
 			return nil // still blocks someone else
 		}
 	}
@@ -93,18 +94,18 @@ func (o *op) resolveFor(escID, missionID, action string) error {
 }
 
 // CancelVoyage cancels every mission of a voyage that is not terminal, then the voyage.
-func (e *Engine) CancelVoyage(ctx context.Context, voyageID, reason, actor string) (Voyage, error) {
-	var v Voyage
-	if err := checkID("voyage_id", PrefixVoyage, voyageID); err != nil {
+func (e *Engine) CancelVoyage(ctx context.Context, voyageID, reason, actor string) (domain.Voyage, error) {
+	var v domain.Voyage
+	if err := domain.CheckID("voyage_id", domain.PrefixVoyage, voyageID); err != nil {
 		return v, err
 	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
 		if v, err = o.tx.VoyageGet(o.ctx, voyageID); err != nil {
-			return &NotFoundError{Kind: "voyage", ID: voyageID}
+			return &domain.NotFoundError{Kind: "voyage", ID: voyageID}
 		}
-		if v.State == VoyageCompleted || v.State == VoyageCancelled {
-			return invalid("voyage_id", fmt.Sprintf("voyage %s is already %s", voyageID, v.State), "")
+		if v.State == domain.VoyageCompleted || v.State == domain.VoyageCancelled {
+			return domain.Invalid("voyage_id", fmt.Sprintf("voyage %s is already %s", voyageID, v.State), "")
 		}
 		ms, err := o.tx.VoyageMissions(o.ctx, voyageID)
 		if err != nil {
@@ -127,20 +128,20 @@ func (e *Engine) CancelVoyage(ctx context.Context, voyageID, reason, actor strin
 			return err
 		}
 		prev := v.State
-		v.State, v.SettledAt, v.UpdatedAt = VoyageCancelled, o.now, o.now
+		v.State, v.SettledAt, v.UpdatedAt = domain.VoyageCancelled, o.now, o.now
 		if err := o.saveVoyage(&v, prev, "cancel"); err != nil {
 			return err
 		}
-		return o.emit("voyage.cancelled", nil, v.ID, map[string]any{"from": prev, "to": VoyageCancelled, "reason": reason})
+		return o.emit("voyage.cancelled", nil, v.ID, map[string]any{"from": prev, "to": domain.VoyageCancelled, "reason": reason})
 	})
 	return v, err
 }
 
 // Retry reopens a failed, blocked or cancelled mission with a fresh retry budget, and reopens
 // the missions its failure had blocked (design brief §4).
-func (e *Engine) Retry(ctx context.Context, missionID, actor string) (Mission, error) {
-	var m Mission
-	if err := checkID("mission_id", PrefixMission, missionID); err != nil {
+func (e *Engine) Retry(ctx context.Context, missionID, actor string) (domain.Mission, error) {
+	var m domain.Mission
+	if err := domain.CheckID("mission_id", domain.PrefixMission, missionID); err != nil {
 		return m, err
 	}
 	err := e.update(ctx, actor, func(o *op) error {
@@ -148,10 +149,10 @@ func (e *Engine) Retry(ctx context.Context, missionID, actor string) (Mission, e
 		if m, err = o.get(missionID); err != nil {
 			return err
 		}
-		if m.State != StateFailed && m.State != StateBlocked && m.State != StateCancelled {
-			return &TransitionError{MissionID: m.ID, Op: "retry", State: m.State}
+		if m.State != domain.StateFailed && m.State != domain.StateBlocked && m.State != domain.StateCancelled {
+			return &domain.TransitionError{MissionID: m.ID, Op: "retry", State: m.State}
 		}
-		if m.State == StateBlocked && m.EscalationID != "" {
+		if m.State == domain.StateBlocked && m.EscalationID != "" {
 			if err := o.resolveFor(m.EscalationID, m.ID, ResolveRetry); err != nil {
 				return err
 			}
@@ -171,7 +172,7 @@ func (e *Engine) Retry(ctx context.Context, missionID, actor string) (Mission, e
 // reopenBlockedBy reopens missions blocked because causeID failed or was cancelled, and
 // resolves those escalations.
 func (o *op) reopenBlockedBy(causeID string) error {
-	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, CauseID: causeID, Limit: 1000})
+	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: domain.EscalationOpen, CauseID: causeID, Limit: 1000})
 	if err != nil {
 		return err
 	}
@@ -191,8 +192,8 @@ func (o *op) reopenBlockedBy(causeID string) error {
 // propagateEnd blocks every pending or interrupted mission that transitively hard-depends on
 // m, which just failed or was cancelled: they could never run (shared/cases B14). One
 // escalation names m as the cause and lists them.
-func (o *op) propagateEnd(m *Mission) error {
-	var blocked []*Mission
+func (o *op) propagateEnd(m *domain.Mission) error {
+	var blocked []*domain.Mission
 	seen := map[string]bool{m.ID: true}
 	queue := []string{m.ID}
 	for len(queue) > 0 {
@@ -203,7 +204,7 @@ func (o *op) propagateEnd(m *Mission) error {
 			return err
 		}
 		for _, d := range deps {
-			if d.Type != EdgeHard || seen[d.MissionID] {
+			if d.Type != domain.EdgeHard || seen[d.MissionID] {
 				continue
 			}
 			seen[d.MissionID] = true
@@ -212,7 +213,7 @@ func (o *op) propagateEnd(m *Mission) error {
 			if err != nil {
 				return err
 			}
-			if dm.State == StatePending || dm.State == StateInterrupted {
+			if dm.State == domain.StatePending || dm.State == domain.StateInterrupted {
 				blocked = append(blocked, &dm)
 			}
 		}
@@ -224,7 +225,7 @@ func (o *op) propagateEnd(m *Mission) error {
 }
 
 // blockForUpstream blocks ms because upstream failed or was cancelled.
-func (o *op) blockForUpstream(ms []*Mission, upstream *Mission) error {
+func (o *op) blockForUpstream(ms []*domain.Mission, upstream *domain.Mission) error {
 	ids := make([]string, len(ms))
 	for i, m := range ms {
 		ids[i] = m.ID
@@ -234,7 +235,7 @@ func (o *op) blockForUpstream(ms []*Mission, upstream *Mission) error {
 	if upstream.Decision != nil {
 		why += ": " + upstream.Decision.Reason
 	}
-	esc, err := o.raise(Escalation{MissionIDs: ids, VoyageID: upstream.VoyageID, Route: RouteMainAgent,
+	esc, err := o.raise(domain.Escalation{MissionIDs: ids, VoyageID: upstream.VoyageID, Route: domain.RouteMainAgent,
 		Kind: "upstream_failed", CauseID: upstream.ID, Reason: why,
 		DecisionRequired: fmt.Sprintf("retry %s after fixing its cause, or skip/cancel the %d mission(s) that need it", upstream.ID, len(ids)),
 		Evidence:         failureEvidenceOf(upstream), SafeNextStep: "retry_mission " + upstream.ID})
@@ -243,7 +244,7 @@ func (o *op) blockForUpstream(ms []*Mission, upstream *Mission) error {
 	}
 	for _, m := range ms {
 		m.EscalationID = esc.ID
-		if err := o.move(m, StateBlocked, "upstream_failed", "mission.blocked", map[string]any{
+		if err := o.move(m, domain.StateBlocked, "upstream_failed", "mission.blocked", map[string]any{
 			"escalation_id": esc.ID, "reason": why, "upstream": upstream.ID}); err != nil {
 			return err
 		}
@@ -251,7 +252,7 @@ func (o *op) blockForUpstream(ms []*Mission, upstream *Mission) error {
 	return nil
 }
 
-func failureEvidenceOf(m *Mission) []string {
+func failureEvidenceOf(m *domain.Mission) []string {
 	if m.LastFailure == nil {
 		return nil
 	}
@@ -260,12 +261,12 @@ func failureEvidenceOf(m *Mission) []string {
 
 // childEnded tells a parent waiting for its children that child m ended: when every child
 // completed the parent becomes runnable; when m failed or was cancelled the parent blocks.
-func (o *op) childEnded(m *Mission) error {
+func (o *op) childEnded(m *domain.Mission) error {
 	if m.ParentID == "" {
 		return nil
 	}
 	p, err := o.get(m.ParentID)
-	if errors.Is(err, ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		// the parent was pruned: nobody waits for this child
 		o.e.log.Debug("parent of an ended child is gone", "mission_id", m.ID, "parent_id", m.ParentID)
 		return nil
@@ -273,11 +274,11 @@ func (o *op) childEnded(m *Mission) error {
 	if err != nil {
 		return fmt.Errorf("tell parent %s that child %s ended: %w", m.ParentID, m.ID, err)
 	}
-	if p.WaitReason != WaitChildren || p.State != StateInterrupted {
+	if p.WaitReason != WaitChildren || p.State != domain.StateInterrupted {
 		return nil
 	}
-	if m.State != StateCompleted {
-		return o.blockWith(&p, "block", Escalation{Route: RouteMainAgent, Kind: "child_failed", CauseID: m.ID,
+	if m.State != domain.StateCompleted {
+		return o.blockWith(&p, "block", domain.Escalation{Route: domain.RouteMainAgent, Kind: "child_failed", CauseID: m.ID,
 			Reason:           fmt.Sprintf("child mission %s (%s) is %s", m.ID, m.Title, m.State),
 			DecisionRequired: "retry the child, or resolve this escalation to let the parent continue without it",
 			SafeNextStep:     "retry_mission " + m.ID}, nil)
@@ -303,7 +304,7 @@ func (o *op) childrenDone(parentID string) (bool, error) {
 			return false, err
 		}
 		for _, k := range kids {
-			if k.State != StateCompleted {
+			if k.State != domain.StateCompleted {
 				return false, nil
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // errDisk stands for a read that fails inside a write transaction (I/O error, corruption).
@@ -46,16 +47,16 @@ type faultyTx struct {
 	s *faultyStore
 }
 
-func (t faultyTx) MissionGet(ctx context.Context, id string) (engine.Mission, error) {
+func (t faultyTx) MissionGet(ctx context.Context, id string) (domain.Mission, error) {
 	if t.s.failing(id) {
-		return engine.Mission{}, errDisk
+		return domain.Mission{}, errDisk
 	}
 	return t.Tx.MissionGet(ctx, id)
 }
 
-func (t faultyTx) EscalationGet(ctx context.Context, id string) (engine.Escalation, error) {
+func (t faultyTx) EscalationGet(ctx context.Context, id string) (domain.Escalation, error) {
 	if t.s.failing(id) {
-		return engine.Escalation{}, errDisk
+		return domain.Escalation{}, errDisk
 	}
 	return t.Tx.EscalationGet(ctx, id)
 }
@@ -81,18 +82,18 @@ func TestCancelVoyage_ReadErrorAbortsAndChangesNothing(t *testing.T) {
 	require.Contains(t, err.Error(), "cancel voyage "+d.Voyage.ID)
 	vs, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageOpen, vs.Voyage.State)
-	require.Equal(t, engine.StatePending, b.get(d.IDs["a"]).State, "the first mission's cancel was rolled back")
-	require.Equal(t, engine.StatePending, b.get(d.IDs["b"]).State)
+	require.Equal(t, domain.VoyageOpen, vs.Voyage.State)
+	require.Equal(t, domain.StatePending, b.get(d.IDs["a"]).State, "the first mission's cancel was rolled back")
+	require.Equal(t, domain.StatePending, b.get(d.IDs["b"]).State)
 	fs.failReads()
 	_, err = e.CancelVoyage(b.ctx, d.Voyage.ID, "stop", "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.StateCancelled, b.get(d.IDs["b"]).State)
+	require.Equal(t, domain.StateCancelled, b.get(d.IDs["b"]).State)
 	b.verifyReplay()
 }
 
 // escalation reads one escalation by id, open or resolved.
-func escalation(b *bundle, id string) engine.Escalation {
+func escalation(b *bundle, id string) domain.Escalation {
 	b.t.Helper()
 	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{Limit: 100})
 	require.NoError(b.t, err)
@@ -102,7 +103,7 @@ func escalation(b *bundle, id string) engine.Escalation {
 		}
 	}
 	b.t.Fatalf("no escalation %s", id)
-	return engine.Escalation{}
+	return domain.Escalation{}
 }
 
 // Cancelling a blocked mission closes its escalation; when the escalation cannot be read the
@@ -111,18 +112,18 @@ func escalation(b *bundle, id string) engine.Escalation {
 func TestCancel_BlockedMissionEscalationReadError(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateBlocked)
+	m := b.inState(domain.StateBlocked)
 	e, fs := withFaults(b)
 	fs.failReads(m.EscalationID)
 	_, err := e.Cancel(b.ctx, m.ID, "not needed", false, "test")
 	require.ErrorIs(t, err, errDisk)
 	require.Contains(t, err.Error(), "resolve escalation "+m.EscalationID)
-	require.Equal(t, engine.StateBlocked, b.get(m.ID).State)
-	require.Equal(t, engine.EscalationOpen, escalation(b, m.EscalationID).State)
+	require.Equal(t, domain.StateBlocked, b.get(m.ID).State)
+	require.Equal(t, domain.EscalationOpen, escalation(b, m.EscalationID).State)
 	fs.failReads()
 	_, err = e.Cancel(b.ctx, m.ID, "not needed", false, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.EscalationResolved, escalation(b, m.EscalationID).State)
+	require.Equal(t, domain.EscalationResolved, escalation(b, m.EscalationID).State)
 }
 
 // An escalation that blocks two missions stays open while one of them is still blocked; when
@@ -133,23 +134,23 @@ func TestCancel_SharedEscalationOtherMissionReadError(t *testing.T) {
 	up := b.create(engine.MissionSpec{Title: "upstream", WriteArea: []string{"u/**"}, RetryBudget: budget(0)})
 	d1 := b.create(engine.MissionSpec{Title: "d1", WriteArea: []string{"d1/**"}, DependsOn: []string{up.ID}})
 	d2 := b.create(engine.MissionSpec{Title: "d2", WriteArea: []string{"d2/**"}, DependsOn: []string{up.ID}})
-	b.failRunning(up.ID, engine.Failure{Kind: "test", Summary: "boom"})
+	b.failRunning(up.ID, domain.Failure{Kind: "test", Summary: "boom"})
 	first, second := b.get(d1.ID), b.get(d2.ID)
-	require.Equal(t, engine.StateBlocked, first.State)
+	require.Equal(t, domain.StateBlocked, first.State)
 	require.Equal(t, first.EscalationID, second.EscalationID, "one escalation blocks both")
 	e, fs := withFaults(b)
 	fs.failReads(d2.ID)
 	_, err := e.Cancel(b.ctx, d1.ID, "not needed", false, "test")
 	require.ErrorIs(t, err, errDisk)
 	require.Contains(t, err.Error(), "resolve escalation "+first.EscalationID)
-	require.Equal(t, engine.StateBlocked, b.get(d1.ID).State)
+	require.Equal(t, domain.StateBlocked, b.get(d1.ID).State)
 	fs.failReads()
 	_, err = e.Cancel(b.ctx, d1.ID, "not needed", false, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.EscalationOpen, escalation(b, first.EscalationID).State, "d2 is still blocked by it")
+	require.Equal(t, domain.EscalationOpen, escalation(b, first.EscalationID).State, "d2 is still blocked by it")
 	_, err = e.Cancel(b.ctx, d2.ID, "not needed", false, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.EscalationResolved, escalation(b, first.EscalationID).State)
+	require.Equal(t, domain.EscalationResolved, escalation(b, first.EscalationID).State)
 }
 
 // A child that ends tells its waiting parent; when the parent cannot be read the child's
@@ -167,9 +168,9 @@ func TestCancel_ChildParentReadError(t *testing.T) {
 	_, err = e.Cancel(b.ctx, kids[0].ID, "not needed", false, "test")
 	require.ErrorIs(t, err, errDisk)
 	require.Contains(t, err.Error(), "tell parent "+p.ID)
-	require.Equal(t, engine.StatePending, b.get(kids[0].ID).State)
+	require.Equal(t, domain.StatePending, b.get(kids[0].ID).State)
 	fs.failReads()
 	_, err = e.Cancel(b.ctx, kids[0].ID, "not needed", false, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.StateBlocked, b.get(p.ID).State, "the parent is told its child was cancelled")
+	require.Equal(t, domain.StateBlocked, b.get(p.ID).State, "the parent is told its child was cancelled")
 }

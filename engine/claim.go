@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"sync"
 	"time"
 )
@@ -27,7 +28,7 @@ type Workspace struct {
 // WorkspacePreparer creates (or, for a resumed attempt, re-opens) the workspace of m's
 // current attempt and returns it with the run record to store on the mission (Mission.Run,
 // opaque to the engine). The scheduler wires one built on worktree.Manager.
-type WorkspacePreparer func(ctx context.Context, m *Mission) (Workspace, json.RawMessage, error)
+type WorkspacePreparer func(ctx context.Context, m *domain.Mission) (Workspace, json.RawMessage, error)
 
 // ClaimRequest is a pull-mode agent asking for work (claim_mission).
 type ClaimRequest struct {
@@ -43,8 +44,8 @@ type ClaimRequest struct {
 // Claimed is what a pull-mode agent gets: the mission (running, its lease epoch), its
 // workspace, and how often to heartbeat.
 type Claimed struct {
-	Mission   Mission   `json:"mission"`
-	Workspace Workspace `json:"workspace"`
+	Mission   domain.Mission `json:"mission"`
+	Workspace Workspace      `json:"workspace"`
 	// HeartbeatInterval is how often to heartbeat (a third of the lease TTL).
 	HeartbeatInterval time.Duration `json:"-"`
 	// HeartbeatSeconds is HeartbeatInterval in whole seconds, for JSON.
@@ -73,7 +74,7 @@ const maxClaimLosses = 3
 //     abandon) and Claim returns ctx's error.
 func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspacePreparer) (Claimed, error) {
 	if req.Wait < 0 || req.Wait > MaxClaimWait {
-		return Claimed{}, invalid("wait_seconds", fmt.Sprintf("%v is out of range", req.Wait), "wait 0 to 600 seconds")
+		return Claimed{}, domain.Invalid("wait_seconds", fmt.Sprintf("%v is out of range", req.Wait), "wait 0 to 600 seconds")
 	}
 	sub := e.hub.Subscribe()
 	defer sub.Close()
@@ -91,11 +92,11 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 			}
 			return c, err
 		}
-		if !errors.Is(err, ErrNoWork) && !errors.Is(err, ErrPaused) {
+		if !errors.Is(err, domain.ErrNoWork) && !errors.Is(err, domain.ErrPaused) {
 			return Claimed{}, err
 		}
 		left := time.Until(deadline)
-		if left <= 0 && len(lost) > 0 && errors.Is(err, ErrNoWork) {
+		if left <= 0 && len(lost) > 0 && errors.Is(err, domain.ErrNoWork) {
 			return Claimed{}, lost[len(lost)-1] // what happened to the work there was
 		}
 		if left <= 0 {
@@ -113,14 +114,14 @@ func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspaceP
 // returns the whole mission).
 func (e *Engine) claimed(ctx context.Context, a Acquired, prepare WorkspacePreparer) (Claimed, error) {
 	f := a.Fence()
-	m := Mission{ID: a.ID, VoyageID: a.VoyageID, State: a.State, Attempt: a.Attempt, Lease: a.Lease, Profile: a.Profile}
+	m := domain.Mission{ID: a.ID, VoyageID: a.VoyageID, State: a.State, Attempt: a.Attempt, Lease: a.Lease, Profile: a.Profile}
 	ttl := e.opt.LeaseTTL
 	out := Claimed{HeartbeatInterval: ttl / 3, HeartbeatSeconds: int((ttl / 3).Seconds())}
 	var ws Workspace
 	var run json.RawMessage
 	if prepare != nil {
 		var readErr error
-		readThenPrepare := func(ctx context.Context, _ *Mission) (Workspace, json.RawMessage, error) {
+		readThenPrepare := func(ctx context.Context, _ *domain.Mission) (Workspace, json.RawMessage, error) {
 			full, err := e.readAcquired(ctx, a) // under the renewals, like the preparation
 			if err != nil {
 				readErr = err
@@ -160,7 +161,7 @@ func (e *Engine) claimed(ctx context.Context, a Acquired, prepare WorkspacePrepa
 // lost meanwhile (cancelled, blocked, reaped) stops the renewals and is returned once prepare
 // is done: the preparation is not interrupted, so git is never stopped half-way and leaves
 // nothing behind (the workspace of a mission nobody holds is cleaned up like any other).
-func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
+func (e *Engine) prepareKept(ctx context.Context, m *domain.Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
 	done := make(chan struct{})
 	f, id := m.Fence(), m.ID // prepare may replace *m while the renewals run
 	var lost error
@@ -175,7 +176,7 @@ func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspaceP
 			case <-t.C:
 			}
 			_, err := e.RenewLease(context.WithoutCancel(ctx), f)
-			if errors.Is(err, ErrLeaseLost) || errors.Is(err, ErrNotFound) {
+			if errors.Is(err, domain.ErrLeaseLost) || errors.Is(err, domain.ErrNotFound) {
 				lost = err
 				return
 			}
@@ -196,11 +197,11 @@ func (e *Engine) prepareKept(ctx context.Context, m *Mission, prepare WorkspaceP
 // handOver stores the claim's run record and workspace record and starts the caller's lease
 // clock: the lease expires LeaseTTL from now, the moment the result is ready. Fenced by the
 // epoch.
-func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage, ws *Workspace) (Mission, error) {
+func (e *Engine) handOver(ctx context.Context, f domain.Fence, run json.RawMessage, ws *Workspace) (domain.Mission, error) {
 	if !json.Valid(run) {
-		return Mission{}, invalid("run", "is not valid JSON", "")
+		return domain.Mission{}, domain.Invalid("run", "is not valid JSON", "")
 	}
-	var m Mission
+	var m domain.Mission
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		var err error
 		if m, err = o.fenced(f); err != nil {
@@ -222,20 +223,20 @@ func (e *Engine) handOver(ctx context.Context, f Fence, run json.RawMessage, ws 
 
 // claimFailed turns what went wrong after a claim's acquire into what the caller is told,
 // settling the attempt so that nothing stays half-claimed.
-func (e *Engine) claimFailed(ctx context.Context, m Mission, err error) error {
-	var lost *LeaseLostError
+func (e *Engine) claimFailed(ctx context.Context, m domain.Mission, err error) error {
+	var lost *domain.LeaseLostError
 	switch {
 	case errors.As(err, &lost):
 		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
 	case ctx.Err() != nil:
 		why := "the claim's request ended before its result was ready (the caller went away or timed out)"
-		if aerr := e.abandonClaim(ctx, m.Fence(), why); aerr != nil && !errors.Is(aerr, ErrLeaseLost) {
+		if aerr := e.abandonClaim(ctx, m.Fence(), why); aerr != nil && !errors.Is(aerr, domain.ErrLeaseLost) {
 			return errors.Join(ctx.Err(), aerr)
 		}
 		return ctx.Err()
 	}
 	failed, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
-		Failure: Failure{Kind: FailureWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
+		Failure: domain.Failure{Kind: domain.FailureWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
 	if errors.As(ferr, &lost) { // lost between the failure and its record: nothing to settle
 		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
 	}
@@ -252,7 +253,7 @@ func (e *Engine) claimFailed(ctx context.Context, m Mission, err error) error {
 type ClaimError struct {
 	MissionID string
 	Attempt   int
-	Decision  Decision
+	Decision  domain.Decision
 	Err       error
 }
 
@@ -274,9 +275,9 @@ func (e *ClaimError) Unwrap() error { return e.Err }
 // the caller has nothing to stop and simply claims again.
 type ClaimLostError struct {
 	MissionID string
-	State     MissionState // the mission's state when the claim noticed
-	Epoch     int64        // the epoch this claim acquired
-	Current   int64        // the mission's epoch when the claim noticed
+	State     domain.MissionState // the mission's state when the claim noticed
+	Epoch     int64               // the epoch this claim acquired
+	Current   int64               // the mission's epoch when the claim noticed
 }
 
 func (e *ClaimLostError) Error() string {
@@ -284,7 +285,7 @@ func (e *ClaimLostError) Error() string {
 	switch {
 	case e.Current != e.Epoch && e.State.Leased():
 		what = "went to another agent (the lease lapsed before the server could renew it)"
-	case e.State == StatePending || e.State == StateInterrupted:
+	case e.State == domain.StatePending || e.State == domain.StateInterrupted:
 		what = "was given back (the lease lapsed before the server could renew it)"
 	}
 	return fmt.Sprintf("mission %s %s while its workspace was being prepared, before it was handed to you; nothing was charged to it or to you: call claim_mission again",
@@ -292,4 +293,4 @@ func (e *ClaimLostError) Error() string {
 }
 
 // Unwrap makes errors.Is(err, ErrNoWork) true.
-func (e *ClaimLostError) Unwrap() error { return ErrNoWork }
+func (e *ClaimLostError) Unwrap() error { return domain.ErrNoWork }

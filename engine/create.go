@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 )
 
-func isDuplicate(err error) bool { return errors.Is(err, ErrDuplicateID) }
+func isDuplicate(err error) bool { return errors.Is(err, domain.ErrDuplicateID) }
 
 // Created is the answer to CreateMission: the mission, and whether this call created it
 // (false: the idempotency key named an existing one).
 type Created struct {
-	Mission Mission
+	Mission domain.Mission
 	Created bool
 }
 
@@ -32,7 +33,7 @@ func (e *Engine) CreateMission(ctx context.Context, spec MissionSpec, actor stri
 				out = Created{Mission: m}
 				return nil
 			}
-			if !errors.Is(err, ErrNotFound) {
+			if !errors.Is(err, domain.ErrNotFound) {
 				return err
 			}
 		}
@@ -49,7 +50,7 @@ func (e *Engine) CreateMission(ctx context.Context, spec MissionSpec, actor stri
 			if err := o.checkExisting(dep, fmt.Sprintf("depends_on[%d]", i)); err != nil {
 				return err
 			}
-			if err := o.addEdge(&m, Dependency{MissionID: m.ID, DependsOn: dep, Type: EdgeHard, Source: SourceUser}); err != nil {
+			if err := o.addEdge(&m, domain.Dependency{MissionID: m.ID, DependsOn: dep, Type: domain.EdgeHard, Source: domain.SourceUser}); err != nil {
 				return err
 			}
 		}
@@ -72,26 +73,26 @@ func (e *Engine) prepareSpec(s *MissionSpec, path string) error {
 		repo = e.opt.DefaultRepository
 	}
 	if repo == "" {
-		return invalid(path+"repository", "is empty and the server has no default repository",
+		return domain.Invalid(path+"repository", "is empty and the server has no default repository",
 			"name the git repository to work on (an absolute path), or start the server inside one")
 	}
 	resolved, err := e.opt.ResolveRepository(repo)
 	if err != nil {
-		return invalid(path+"repository", err.Error(), "use one of the configured repositories")
+		return domain.Invalid(path+"repository", err.Error(), "use one of the configured repositories")
 	}
 	s.Repository = resolved
 	return nil
 }
 
-func (o *op) insertMission(s MissionSpec, voyageID string) (Mission, error) {
-	m := Mission{
-		ID: o.e.ids.next(PrefixMission, o.now), VoyageID: voyageID, ParentID: s.ParentID,
+func (o *op) insertMission(s MissionSpec, voyageID string) (domain.Mission, error) {
+	m := domain.Mission{
+		ID: o.e.ids.next(domain.PrefixMission, o.now), VoyageID: voyageID, ParentID: s.ParentID,
 		IdempotencyKey: s.IdempotencyKey, Key: s.Key, Title: s.Title, Brief: s.Brief,
 		Repository: s.Repository, TargetBranch: s.TargetBranch, Priority: s.Priority, Kind: s.Kind,
 		SubjectID: s.SubjectID, Persona: s.Persona, Capabilities: s.Capabilities, WriteArea: s.WriteArea,
 		ModelPolicy: s.ModelPolicy, Workspace: s.Workspace, Review: s.Review,
 		AcceptanceCriteria: s.AcceptanceCriteria, Deadline: s.Deadline, RetryBudget: *s.RetryBudget,
-		CostLimitUSD: s.CostLimitUSD, State: StatePending, Landing: LandingNone,
+		CostLimitUSD: s.CostLimitUSD, State: domain.StatePending, Landing: domain.LandingNone,
 		CreatedAt: o.now, UpdatedAt: o.now,
 	}
 	if err := o.tx.MissionInsert(o.ctx, &m); err != nil {
@@ -104,19 +105,19 @@ func (o *op) insertMission(s MissionSpec, voyageID string) (Mission, error) {
 }
 
 // missionCreatedData is the mission as created: replay starts from it.
-func missionCreatedData(m *Mission) map[string]any {
+func missionCreatedData(m *domain.Mission) map[string]any {
 	return map[string]any{"to": m.State, "title": m.Title, "priority": m.Priority, "kind": m.Kind,
 		"repository": m.Repository, "persona": m.Persona, "write_area": m.WriteArea, "key": m.Key,
 		"parent_id": m.ParentID, "subject_id": m.SubjectID, "retry_budget": m.RetryBudget}
 }
 
 func (o *op) checkExisting(id, field string) error {
-	if err := checkID(field, PrefixMission, id); err != nil {
+	if err := domain.CheckID(field, domain.PrefixMission, id); err != nil {
 		return err
 	}
 	if _, err := o.tx.MissionGet(o.ctx, id); err != nil {
-		if errors.Is(err, ErrNotFound) {
-			return fmt.Errorf("%s: %w: %s does not exist (list missions with list_missions)", field, ErrUnknownMission, id)
+		if errors.Is(err, domain.ErrNotFound) {
+			return fmt.Errorf("%s: %w: %s does not exist (list missions with list_missions)", field, domain.ErrUnknownMission, id)
 		}
 		return err
 	}
@@ -124,31 +125,31 @@ func (o *op) checkExisting(id, field string) error {
 }
 
 func (o *op) checkVoyageOpen(id, field string) error {
-	if err := checkID(field, PrefixVoyage, id); err != nil {
+	if err := domain.CheckID(field, domain.PrefixVoyage, id); err != nil {
 		return err
 	}
 	v, err := o.tx.VoyageGet(o.ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return &NotFoundError{Kind: "voyage", ID: id}
+	if errors.Is(err, domain.ErrNotFound) {
+		return &domain.NotFoundError{Kind: "voyage", ID: id}
 	}
 	if err != nil {
 		return err
 	}
-	if v.State == VoyageCompleted || v.State == VoyageCancelled {
-		return invalid(field, fmt.Sprintf("voyage %s is %s", id, v.State), "dispatch a new voyage instead")
+	if v.State == domain.VoyageCompleted || v.State == domain.VoyageCancelled {
+		return domain.Invalid(field, fmt.Sprintf("voyage %s is %s", id, v.State), "dispatch a new voyage instead")
 	}
 	return nil
 }
 
 // addEdge stores one dependency with its event.
-func (o *op) addEdge(m *Mission, d Dependency) error {
+func (o *op) addEdge(m *domain.Mission, d domain.Dependency) error {
 	d.CreatedAt = o.now
 	if d.Source == "" {
-		d.Source = SourceUser
+		d.Source = domain.SourceUser
 	}
 	if err := o.tx.DependencyInsert(o.ctx, d); err != nil {
 		if isDuplicate(err) {
-			return invalid("edges", fmt.Sprintf("the %s edge %s → %s is given twice", d.Type, d.MissionID, d.DependsOn), "give each edge once")
+			return domain.Invalid("edges", fmt.Sprintf("the %s edge %s → %s is given twice", d.Type, d.MissionID, d.DependsOn), "give each edge once")
 		}
 		return err
 	}
@@ -158,21 +159,21 @@ func (o *op) addEdge(m *Mission, d Dependency) error {
 
 // blockIfUpstreamFailed blocks a new mission whose hard dependency already failed or was
 // cancelled (it could never run).
-func (o *op) blockIfUpstreamFailed(m *Mission) error {
+func (o *op) blockIfUpstreamFailed(m *domain.Mission) error {
 	deps, err := o.tx.DependenciesOf(o.ctx, m.ID)
 	if err != nil {
 		return err
 	}
 	for _, d := range deps {
-		if d.Type != EdgeHard {
+		if d.Type != domain.EdgeHard {
 			continue
 		}
 		u, err := o.get(d.DependsOn)
 		if err != nil {
 			return err
 		}
-		if u.State == StateFailed || u.State == StateCancelled {
-			return o.blockForUpstream([]*Mission{m}, &u)
+		if u.State == domain.StateFailed || u.State == domain.StateCancelled {
+			return o.blockForUpstream([]*domain.Mission{m}, &u)
 		}
 	}
 	return nil
@@ -181,7 +182,7 @@ func (o *op) blockIfUpstreamFailed(m *Mission) error {
 // orderingCycle finds a cycle among edges (mission → depends_on) of ordering types, returning
 // it as a path whose first element repeats at the end; nil when there is none. Nodes are
 // visited in sorted order so the reported cycle is deterministic.
-func orderingCycle(edges []Dependency) []string {
+func orderingCycle(edges []domain.Dependency) []string {
 	next := map[string][]string{}
 	for _, d := range edges {
 		if d.Type.Ordering() {

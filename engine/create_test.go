@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func TestCreate_IdempotencyKeyReturnsExisting(t *testing.T) {
@@ -53,7 +54,7 @@ func TestCreate_ValidationNamesTheField(t *testing.T) {
 		"deadline":           {Title: "t", Deadline: t0.Add(-time.Hour)},
 		"depends_on[0]":      {Title: "t", DependsOn: []string{"--output=/tmp/pwn"}},
 		"capabilities[0]":    {Title: "t", Capabilities: []string{"a b"}},
-		"model_policy.model": {Title: "t", ModelPolicy: engine.ModelPolicy{Mode: engine.ModeSchedulerForced}},
+		"model_policy.model": {Title: "t", ModelPolicy: domain.ModelPolicy{Mode: domain.ModeSchedulerForced}},
 		"idempotency_key":    {Title: "t", IdempotencyKey: "../../x"},
 	}
 	cases["title "] = engine.MissionSpec{Title: string(long)}
@@ -64,10 +65,10 @@ func TestCreate_ValidationNamesTheField(t *testing.T) {
 	}
 	for field, spec := range cases {
 		_, err := b.e.CreateMission(b.ctx, spec, "t")
-		var fe *engine.FieldError
+		var fe *domain.FieldError
 		require.ErrorAs(t, err, &fe, field)
 		require.Equal(t, trim(field), fe.Field)
-		require.True(t, engine.CallerError(err))
+		require.True(t, domain.CallerError(err))
 	}
 	all, err := b.e.ListMissions(b.ctx, engine.MissionFilter{})
 	require.NoError(t, err)
@@ -115,8 +116,8 @@ func TestWriteArea_ConflictEdgesLiveWhileBothAreOpen(t *testing.T) {
 	d, err := b.e.GetMission(b.ctx, y.ID)
 	require.NoError(t, err)
 	require.Len(t, d.DependsOn, 1)
-	require.Equal(t, engine.EdgeConflict, d.DependsOn[0].Type)
-	require.Equal(t, engine.SourceScheduler, d.DependsOn[0].Source)
+	require.Equal(t, domain.EdgeConflict, d.DependsOn[0].Type)
+	require.Equal(t, domain.SourceScheduler, d.DependsOn[0].Source)
 	require.Equal(t, x.ID, d.DependsOn[0].DependsOn)
 	_, err = b.e.Cancel(b.ctx, x.ID, "not needed", false, "t")
 	require.NoError(t, err)
@@ -136,21 +137,21 @@ func TestUpdate_FieldsByState(t *testing.T) {
 	b := setup(t)
 	p := 7
 	title := "renamed"
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	_, err := b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{Priority: &p}, "t")
 	require.NoError(t, err)
 	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{Title: &title}, "t")
-	var fe *engine.FieldError
+	var fe *domain.FieldError
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "title", fe.Field)
-	pending := b.inState(engine.StatePending)
+	pending := b.inState(domain.StatePending)
 	up, err := b.e.UpdateMission(b.ctx, pending.ID, engine.MissionPatch{Title: &title, Priority: &p}, "t")
 	require.NoError(t, err)
 	require.Equal(t, "renamed", up.Title)
 	require.Equal(t, 7, up.Priority)
-	done := b.inState(engine.StateCompleted)
+	done := b.inState(domain.StateCompleted)
 	_, err = b.e.UpdateMission(b.ctx, done.ID, engine.MissionPatch{Priority: &p}, "t")
-	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	b.verifyReplay()
 }
 
@@ -180,17 +181,17 @@ func TestSettle_CompletedAndDeadlock(t *testing.T) {
 	require.NoError(t, err)
 	for _, k := range []string{"a", "b"} {
 		m := b.acquire(d.IDs[k], true)
-		_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+		_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "ok"})
 		require.NoError(t, err)
 		s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 		require.NoError(t, err)
-		require.Equal(t, engine.VoyageActive, s.Voyage.State, "landing pending is progress")
-		_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+		require.Equal(t, domain.VoyageActive, s.Voyage.State, "landing pending is progress")
+		_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: m.ID, Attempt: 1, Status: "landed"}, domain.LandingLanded)
 		require.NoError(t, err)
 	}
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
+	require.Equal(t, domain.VoyageCompleted, s.Voyage.State)
 
 	// A mission no agent can take: while it waits for an agent to claim it (transient), the
 	// voyage waits; once that is a decision (no_agent), the voyage blocks with a no_agent
@@ -198,20 +199,20 @@ func TestSettle_CompletedAndDeadlock(t *testing.T) {
 	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "stuck", Missions: []engine.MissionSpec{
 		{Key: "x", Title: "needs a persona nobody has", Persona: "astronaut", WriteArea: []string{"x/**"}}}}, "t")
 	require.NoError(t, err)
-	waiting := func(m *engine.Mission) *engine.Reason {
+	waiting := func(m *domain.Mission) *engine.Reason {
 		return &engine.Reason{Code: engine.WhyWaitingAgent, Message: "waiting for an agent to claim it"}
 	}
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, waiting)
 	require.NoError(t, err)
-	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State, "waiting for an agent is not a deadlock")
-	noAgent := func(m *engine.Mission) *engine.Reason {
+	require.NotEqual(t, domain.VoyageBlocked, s.Voyage.State, "waiting for an agent is not a deadlock")
+	noAgent := func(m *domain.Mission) *engine.Reason {
 		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent offers persona " + m.Persona}
 	}
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, noAgent)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 	require.Contains(t, s.Stuck[d2.IDs["x"]][0].Message, "astronaut")
-	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: engine.EscalationOpen})
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: domain.EscalationOpen})
 	require.NoError(t, err)
 	require.Len(t, escs, 1)
 	require.Equal(t, engine.KindNoAgent, escs[0].Kind)
@@ -223,14 +224,14 @@ func TestSettle_CompletedAndDeadlock(t *testing.T) {
 		{Key: "u", Title: "u", WriteArea: []string{"u/**"}}, {Key: "w", Title: "w", WriteArea: []string{"w/**"}, DependsOn: []string{"u"}}}}, "t")
 	require.NoError(t, err)
 	u := b.acquire(d3.IDs["u"], true)
-	_, err = b.e.Complete(b.ctx, u.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, u.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
 	_, err = b.e.LeaveLanding(b.ctx, u.ID, "landing policy none")
 	require.NoError(t, err)
 	s, err = b.e.SettleVoyage(b.ctx, d3.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
-	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d3.Voyage.ID, State: engine.EscalationOpen})
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
+	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d3.Voyage.ID, State: domain.EscalationOpen})
 	require.NoError(t, err)
 	require.Len(t, escs, 1)
 	require.Equal(t, "deadlock", escs[0].Kind)
@@ -247,8 +248,8 @@ func TestSettle_PauseIsNotADeadlock(t *testing.T) {
 	require.NoError(t, b.e.SetPaused(b.ctx, true, "lunch", "t"))
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State)
-	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: engine.EscalationOpen})
+	require.NotEqual(t, domain.VoyageBlocked, s.Voyage.State)
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: domain.EscalationOpen})
 	require.NoError(t, err)
 	require.Empty(t, escs)
 }
@@ -262,11 +263,11 @@ func TestCancel_RunningLosesLeaseAndVoyageCancel(t *testing.T) {
 	run := b.acquire(d.IDs["a"], true)
 	v, err := b.e.CancelVoyage(b.ctx, d.Voyage.ID, "changed plans", "t")
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageCancelled, v.State)
+	require.Equal(t, domain.VoyageCancelled, v.State)
 	_, err = b.e.Heartbeat(b.ctx, run.Fence())
-	require.ErrorIs(t, err, engine.ErrLeaseLost)
+	require.ErrorIs(t, err, domain.ErrLeaseLost)
 	for _, id := range d.IDs {
-		require.Equal(t, engine.StateCancelled, b.get(id).State)
+		require.Equal(t, domain.StateCancelled, b.get(id).State)
 	}
 	b.verifyReplay()
 }
@@ -274,12 +275,12 @@ func TestCancel_RunningLosesLeaseAndVoyageCancel(t *testing.T) {
 func TestPurge_LeavesTombstoneAndReplayAgrees(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	live := b.inState(engine.StateRunning)
-	require.ErrorIs(t, b.e.Purge(b.ctx, live.ID, "t"), engine.ErrIllegalTransition)
-	done := b.inState(engine.StateCompleted)
+	live := b.inState(domain.StateRunning)
+	require.ErrorIs(t, b.e.Purge(b.ctx, live.ID, "t"), domain.ErrIllegalTransition)
+	done := b.inState(domain.StateCompleted)
 	require.NoError(t, b.e.Purge(b.ctx, done.ID, "t"))
 	_, err := b.e.GetMission(b.ctx, done.ID)
-	require.ErrorIs(t, err, engine.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	evs, err := b.e.Events(b.ctx, engine.EventFilter{MissionID: done.ID})
 	require.NoError(t, err)
 	require.Equal(t, "mission.purged", evs[len(evs)-1].Type)
@@ -296,28 +297,28 @@ func TestSettle_RepairLandingFollowsItsRepairMission(t *testing.T) {
 	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "t")
 	require.NoError(t, err)
 	a := b.acquire(d.IDs["a"], true)
-	_, err = b.e.Complete(b.ctx, a.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, a.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	complete := func(spec engine.MissionSpec) engine.Mission {
-		spec.Kind, spec.VoyageID, spec.WriteArea = engine.KindRepair, d.Voyage.ID, []string{"a/**"}
+	complete := func(spec engine.MissionSpec) domain.Mission {
+		spec.Kind, spec.VoyageID, spec.WriteArea = domain.KindRepair, d.Voyage.ID, []string{"a/**"}
 		r := b.create(spec)
-		_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: spec.SubjectID, Attempt: 1, Status: "checks_failed"}, engine.LandingRepair)
+		_, err := b.e.RecordLanding(b.ctx, domain.Landing{MissionID: spec.SubjectID, Attempt: 1, Status: "checks_failed"}, domain.LandingRepair)
 		require.NoError(t, err)
 		return r
 	}
 	r := complete(engine.MissionSpec{Title: "repair a", SubjectID: a.ID})
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageActive, s.Voyage.State, "the repair mission can run")
+	require.Equal(t, domain.VoyageActive, s.Voyage.State, "the repair mission can run")
 
 	r = b.acquire(r.ID, true)
-	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "did nothing"})
+	_, err = b.e.Complete(b.ctx, r.Fence(), domain.WorkerResult{Summary: "did nothing"})
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: 1, Status: "checks_failed"}, engine.LandingConflicted)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: r.ID, Attempt: 1, Status: "checks_failed"}, domain.LandingConflicted)
 	require.NoError(t, err)
 	s, err = b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 	require.Contains(t, s.Stuck, r.ID)
 	require.NotContains(t, s.Stuck, a.ID, "the subject waits for its repair, which is what is stuck")
 
@@ -325,16 +326,16 @@ func TestSettle_RepairLandingFollowsItsRepairMission(t *testing.T) {
 	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "w", Missions: []engine.MissionSpec{{Key: "c", Title: "c", WriteArea: []string{"c/**"}}}}, "t")
 	require.NoError(t, err)
 	c := b.acquire(d2.IDs["c"], true)
-	_, err = b.e.Complete(b.ctx, c.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, c.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	rc := b.create(engine.MissionSpec{Title: "repair c", Kind: engine.KindRepair, SubjectID: c.ID, VoyageID: d2.Voyage.ID, WriteArea: []string{"c/**"}})
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: c.ID, Attempt: 1, Status: "conflicted"}, engine.LandingRepair)
+	rc := b.create(engine.MissionSpec{Title: "repair c", Kind: domain.KindRepair, SubjectID: c.ID, VoyageID: d2.Voyage.ID, WriteArea: []string{"c/**"}})
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: c.ID, Attempt: 1, Status: "conflicted"}, domain.LandingRepair)
 	require.NoError(t, err)
 	_, err = b.e.Cancel(b.ctx, rc.ID, "not this way", false, "t")
 	require.NoError(t, err)
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 	require.Contains(t, s.Stuck[c.ID][0].Message, "cancelled")
 }
 
@@ -348,21 +349,21 @@ func TestSettle_RepairLandedIsProgressAndCompletionClosesTheReport(t *testing.T)
 	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "t")
 	require.NoError(t, err)
 	a := b.acquire(d.IDs["a"], true)
-	_, err = b.e.Complete(b.ctx, a.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, a.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	r := b.create(engine.MissionSpec{Title: "repair a", Kind: engine.KindRepair, SubjectID: a.ID, VoyageID: d.Voyage.ID, WriteArea: []string{"a/**"}})
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: a.ID, Attempt: 1, Status: "conflicted"}, engine.LandingRepair)
+	r := b.create(engine.MissionSpec{Title: "repair a", Kind: domain.KindRepair, SubjectID: a.ID, VoyageID: d.Voyage.ID, WriteArea: []string{"a/**"}})
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: a.ID, Attempt: 1, Status: "conflicted"}, domain.LandingRepair)
 	require.NoError(t, err)
 	r = b.acquire(r.ID, true)
-	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "merged"})
+	_, err = b.e.Complete(b.ctx, r.Fence(), domain.WorkerResult{Summary: "merged"})
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: r.ID, Attempt: 1, Status: "landed"}, domain.LandingLanded)
 	require.NoError(t, err)
 
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.NotEqual(t, engine.VoyageBlocked, s.Voyage.State, "the carried landing is a write away")
-	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: engine.EscalationOpen})
+	require.NotEqual(t, domain.VoyageBlocked, s.Voyage.State, "the carried landing is a write away")
+	escs, err := b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d.Voyage.ID, State: domain.EscalationOpen})
 	require.NoError(t, err)
 	require.Empty(t, escs, "no deadlock report with nothing stuck")
 
@@ -370,26 +371,26 @@ func TestSettle_RepairLandedIsProgressAndCompletionClosesTheReport(t *testing.T)
 	d2, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "w", Missions: []engine.MissionSpec{{Key: "c", Title: "c", WriteArea: []string{"c/**"}}}}, "t")
 	require.NoError(t, err)
 	c := b.acquire(d2.IDs["c"], true)
-	_, err = b.e.Complete(b.ctx, c.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, c.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: c.ID, Attempt: 1, Status: "conflicted"}, engine.LandingConflicted)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: c.ID, Attempt: 1, Status: "conflicted"}, domain.LandingConflicted)
 	require.NoError(t, err)
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 	// the decision: a repair mission carries the work, and its landing lands it
-	rc := b.create(engine.MissionSpec{Title: "repair c", Kind: engine.KindRepair, SubjectID: c.ID, VoyageID: d2.Voyage.ID, WriteArea: []string{"c/**"}})
+	rc := b.create(engine.MissionSpec{Title: "repair c", Kind: domain.KindRepair, SubjectID: c.ID, VoyageID: d2.Voyage.ID, WriteArea: []string{"c/**"}})
 	rc = b.acquire(rc.ID, true)
-	_, err = b.e.Complete(b.ctx, rc.Fence(), engine.WorkerResult{Summary: "merged by hand"})
+	_, err = b.e.Complete(b.ctx, rc.Fence(), domain.WorkerResult{Summary: "merged by hand"})
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: rc.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: rc.ID, Attempt: 1, Status: "landed"}, domain.LandingLanded)
 	require.NoError(t, err)
 	_, err = b.e.CarryLanding(b.ctx, c.ID, rc.ID)
 	require.NoError(t, err)
 	s, err = b.e.SettleVoyage(b.ctx, d2.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
-	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: engine.EscalationOpen})
+	require.Equal(t, domain.VoyageCompleted, s.Voyage.State)
+	escs, err = b.e.Escalations(b.ctx, engine.EscalationFilter{VoyageID: d2.Voyage.ID, State: domain.EscalationOpen})
 	require.NoError(t, err)
 	require.Empty(t, escs, "the completed voyage's blocker report is closed")
 }

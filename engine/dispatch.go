@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"strings"
 	"unicode/utf8"
 )
@@ -26,11 +27,11 @@ type VoyageSpec struct {
 // EdgeSpec is one dependency in a dispatch: Mission (a client key of this dispatch) depends
 // on DependsOn (a client key or an existing mission id) with Type (default hard).
 type EdgeSpec struct {
-	Mission   string   `json:"mission"`
-	DependsOn string   `json:"depends_on"`
-	Type      EdgeType `json:"type,omitempty"`
-	Reason    string   `json:"reason,omitempty"`
-	Source    string   `json:"source,omitempty"`
+	Mission   string          `json:"mission"`
+	DependsOn string          `json:"depends_on"`
+	Type      domain.EdgeType `json:"type,omitempty"`
+	Reason    string          `json:"reason,omitempty"`
+	Source    string          `json:"source,omitempty"`
 
 	// field and dependsField name the caller's fields in errors: edges[i] and
 	// edges[i].depends_on, or missions[i] and missions[i].depends_on[j] for the shorthand.
@@ -40,10 +41,10 @@ type EdgeSpec struct {
 // Dispatched is the answer to Dispatch: the voyage, each client key's mission id, and
 // whether this call created them (false: the idempotency key named an existing voyage).
 type Dispatched struct {
-	Voyage   Voyage            `json:"voyage"`
+	Voyage   domain.Voyage     `json:"voyage"`
 	IDs      map[string]string `json:"ids"`
 	Created  bool              `json:"created"`
-	Missions []Mission         `json:"missions"`
+	Missions []domain.Mission  `json:"missions"`
 }
 
 // MaxMissionsPerDispatch bounds one dispatch call.
@@ -68,7 +69,7 @@ func (e *Engine) Dispatch(ctx context.Context, spec VoyageSpec, actor string) (D
 				out, err = o.existingDispatch(v)
 				return err
 			}
-			if !errors.Is(err, ErrNotFound) {
+			if !errors.Is(err, domain.ErrNotFound) {
 				return err
 			}
 		}
@@ -81,29 +82,29 @@ func (e *Engine) Dispatch(ctx context.Context, spec VoyageSpec, actor string) (D
 func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	spec.Title = strings.TrimSpace(spec.Title)
 	if spec.Title == "" || utf8.RuneCountInString(spec.Title) > MaxTitleLen || hasControl(spec.Title, false) {
-		return invalid("title", "must be 1 to 200 characters", "name the voyage's goal in a few words")
+		return domain.Invalid("title", "must be 1 to 200 characters", "name the voyage's goal in a few words")
 	}
 	if len(spec.Goal) > MaxBriefBytes {
-		return invalid("goal", "is too long", fmt.Sprintf("at most %d bytes", MaxBriefBytes))
+		return domain.Invalid("goal", "is too long", fmt.Sprintf("at most %d bytes", MaxBriefBytes))
 	}
 	if spec.IdempotencyKey != "" && !keyPattern.MatchString(spec.IdempotencyKey) {
-		return invalid("idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")
+		return domain.Invalid("idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")
 	}
 	if len(spec.Missions) == 0 || len(spec.Missions) > MaxMissionsPerDispatch {
-		return invalid("missions", fmt.Sprintf("has %d missions", len(spec.Missions)), fmt.Sprintf("give 1 to %d", MaxMissionsPerDispatch))
+		return domain.Invalid("missions", fmt.Sprintf("has %d missions", len(spec.Missions)), fmt.Sprintf("give 1 to %d", MaxMissionsPerDispatch))
 	}
 	if spec.CostLimitUSD < 0 {
-		return invalid("cost_limit_usd", "is negative", "use 0 for no limit")
+		return domain.Invalid("cost_limit_usd", "is negative", "use 0 for no limit")
 	}
 	keys := map[string]bool{}
 	for i := range spec.Missions {
 		m := &spec.Missions[i]
 		path := fmt.Sprintf("missions[%d].", i)
 		if !keyPattern.MatchString(m.Key) {
-			return invalid(path+"key", fmt.Sprintf("%q is not a client key", truncate(m.Key, 40)), "give every mission a short unique key such as api or docs")
+			return domain.Invalid(path+"key", fmt.Sprintf("%q is not a client key", domain.Clip(m.Key, 40)), "give every mission a short unique key such as api or docs")
 		}
 		if keys[m.Key] {
-			return fmt.Errorf("%skey: %w: %q is used by two missions", path, ErrDuplicateID, m.Key)
+			return fmt.Errorf("%skey: %w: %q is used by two missions", path, domain.ErrDuplicateID, m.Key)
 		}
 		keys[m.Key] = true
 		if m.Repository == "" {
@@ -116,7 +117,7 @@ func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 			m.Priority = spec.Priority
 		}
 		if m.IdempotencyKey != "" || m.VoyageID != "" {
-			return invalid(path+"idempotency_key", "is set per voyage in a dispatch", "put idempotency_key on the voyage")
+			return domain.Invalid(path+"idempotency_key", "is set per voyage in a dispatch", "put idempotency_key on the voyage")
 		}
 		if err := e.prepareSpec(m, path); err != nil {
 			return err
@@ -127,7 +128,7 @@ func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	} else {
 		r, err := e.opt.ResolveRepository(spec.Repository)
 		if err != nil {
-			return invalid("repository", err.Error(), "use one of the configured repositories")
+			return domain.Invalid("repository", err.Error(), "use one of the configured repositories")
 		}
 		spec.Repository = r
 	}
@@ -139,7 +140,7 @@ func collectEdges(spec VoyageSpec) ([]EdgeSpec, error) {
 	var edges []EdgeSpec
 	for i, m := range spec.Missions {
 		for j, d := range m.DependsOn {
-			edges = append(edges, EdgeSpec{Mission: m.Key, DependsOn: d, Type: EdgeHard, Source: SourceUser,
+			edges = append(edges, EdgeSpec{Mission: m.Key, DependsOn: d, Type: domain.EdgeHard, Source: domain.SourceUser,
 				field: fmt.Sprintf("missions[%d]", i), dependsField: fmt.Sprintf("missions[%d].depends_on[%d]", i, j)})
 		}
 	}
@@ -147,20 +148,20 @@ func collectEdges(spec VoyageSpec) ([]EdgeSpec, error) {
 		f := fmt.Sprintf("edges[%d]", i)
 		e.field, e.dependsField = f, f+".depends_on"
 		if e.Type == "" {
-			e.Type = EdgeHard
+			e.Type = domain.EdgeHard
 		}
 		if !e.Type.Valid() {
-			return nil, invalid(f+".type", fmt.Sprintf("%q is not an edge type", truncate(string(e.Type), 40)), "use hard, soft, conflict or serialization")
+			return nil, domain.Invalid(f+".type", fmt.Sprintf("%q is not an edge type", domain.Clip(string(e.Type), 40)), "use hard, soft, conflict or serialization")
 		}
 		switch e.Source {
 		case "":
-			e.Source = SourceUser
-		case SourceUser, SourceArchitect, SourceAgent, SourceSystem:
+			e.Source = domain.SourceUser
+		case domain.SourceUser, domain.SourceArchitect, domain.SourceAgent, domain.SourceSystem:
 		default:
-			return nil, invalid(f+".source", fmt.Sprintf("%q is not an edge source", truncate(e.Source, 40)), "use user, architect, agent or system")
+			return nil, domain.Invalid(f+".source", fmt.Sprintf("%q is not an edge source", domain.Clip(e.Source, 40)), "use user, architect, agent or system")
 		}
 		if len(e.Reason) > 1000 {
-			return nil, invalid(f+".reason", "is too long", "at most 1000 bytes")
+			return nil, domain.Invalid(f+".reason", "is too long", "at most 1000 bytes")
 		}
 		edges = append(edges, e)
 	}
@@ -168,8 +169,8 @@ func collectEdges(spec VoyageSpec) ([]EdgeSpec, error) {
 }
 
 func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
-	v := Voyage{ID: o.e.ids.next(PrefixVoyage, o.now), IdempotencyKey: spec.IdempotencyKey, Title: spec.Title,
-		Goal: spec.Goal, Repository: spec.Repository, TargetBranch: spec.TargetBranch, State: VoyageOpen,
+	v := domain.Voyage{ID: o.e.ids.next(domain.PrefixVoyage, o.now), IdempotencyKey: spec.IdempotencyKey, Title: spec.Title,
+		Goal: spec.Goal, Repository: spec.Repository, TargetBranch: spec.TargetBranch, State: domain.VoyageOpen,
 		CostLimitUSD: spec.CostLimitUSD, CreatedAt: o.now, UpdatedAt: o.now}
 	if err := o.tx.VoyageInsert(o.ctx, &v); err != nil {
 		return Dispatched{}, err
@@ -178,7 +179,7 @@ func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
 	if err := o.emit("voyage.created", nil, v.ID, map[string]any{"title": v.Title, "missions": len(spec.Missions)}); err != nil {
 		return out, err
 	}
-	byKey := map[string]*Mission{}
+	byKey := map[string]*domain.Mission{}
 	for _, ms := range spec.Missions {
 		m, err := o.insertMission(ms, v.ID)
 		if err != nil {
@@ -195,7 +196,7 @@ func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
 		return out, err
 	}
 	if cyc := orderingCycle(deps); cyc != nil {
-		return out, &CycleError{Cycle: keysOf(cyc, byKey)}
+		return out, &domain.CycleError{Cycle: keysOf(cyc, byKey)}
 	}
 	for _, d := range deps {
 		if err := o.addEdge(byKey[keyOf(d.MissionID, byKey)], d); err != nil {
@@ -210,8 +211,8 @@ func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
 	return out, nil
 }
 
-func (o *op) resolveEdges(edges []EdgeSpec, byKey map[string]*Mission) ([]Dependency, error) {
-	var deps []Dependency
+func (o *op) resolveEdges(edges []EdgeSpec, byKey map[string]*domain.Mission) ([]domain.Dependency, error) {
+	var deps []domain.Dependency
 	for i, e := range edges {
 		f, df := e.field, e.dependsField
 		if f == "" { // edges built by the engine itself
@@ -220,26 +221,26 @@ func (o *op) resolveEdges(edges []EdgeSpec, byKey map[string]*Mission) ([]Depend
 		}
 		from, ok := byKey[e.Mission]
 		if !ok {
-			return nil, fmt.Errorf("%s.mission: %w: %q is not a key of this dispatch (edges start at a new mission)", f, ErrUnknownMission, truncate(e.Mission, 80))
+			return nil, fmt.Errorf("%s.mission: %w: %q is not a key of this dispatch (edges start at a new mission)", f, domain.ErrUnknownMission, domain.Clip(e.Mission, 80))
 		}
 		to := e.DependsOn
 		if m, ok := byKey[to]; ok {
 			to = m.ID
 		} else if err := o.checkExisting(to, df); err != nil {
-			if errors.Is(err, ErrInvalid) {
-				return nil, fmt.Errorf("%s: %w: %q is neither a key of this dispatch nor a mission id", df, ErrUnknownMission, truncate(to, 80))
+			if errors.Is(err, domain.ErrInvalid) {
+				return nil, fmt.Errorf("%s: %w: %q is neither a key of this dispatch nor a mission id", df, domain.ErrUnknownMission, domain.Clip(to, 80))
 			}
 			return nil, err
 		}
 		if to == from.ID {
-			return nil, &CycleError{Cycle: []string{e.Mission, e.Mission}}
+			return nil, &domain.CycleError{Cycle: []string{e.Mission, e.Mission}}
 		}
-		deps = append(deps, Dependency{MissionID: from.ID, DependsOn: to, Type: e.Type, Reason: e.Reason, Source: e.Source})
+		deps = append(deps, domain.Dependency{MissionID: from.ID, DependsOn: to, Type: e.Type, Reason: e.Reason, Source: e.Source})
 	}
 	return deps, nil
 }
 
-func keyOf(id string, byKey map[string]*Mission) string {
+func keyOf(id string, byKey map[string]*domain.Mission) string {
 	for k, m := range byKey {
 		if m.ID == id {
 			return k
@@ -248,7 +249,7 @@ func keyOf(id string, byKey map[string]*Mission) string {
 	return id
 }
 
-func keysOf(ids []string, byKey map[string]*Mission) []string {
+func keysOf(ids []string, byKey map[string]*domain.Mission) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
 		out[i] = keyOf(id, byKey)
@@ -256,7 +257,7 @@ func keysOf(ids []string, byKey map[string]*Mission) []string {
 	return out
 }
 
-func (o *op) existingDispatch(v Voyage) (Dispatched, error) {
+func (o *op) existingDispatch(v domain.Voyage) (Dispatched, error) {
 	ms, err := o.tx.VoyageMissions(o.ctx, v.ID)
 	if err != nil {
 		return Dispatched{}, err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"log/slog"
 	"path/filepath"
 	"sync"
@@ -48,7 +49,7 @@ type Engine struct {
 	log   *slog.Logger
 
 	renewMu sync.Mutex
-	renewed map[Fence]renewal // last lease write per attempt, for RenewInterval
+	renewed map[domain.Fence]renewal // last lease write per attempt, for RenewInterval
 
 	// testHookReap runs between reading expired leases and updating them (tests only).
 	testHookReap func()
@@ -76,7 +77,7 @@ func New(store Store, opt Options) *Engine {
 		opt.ResolveRepository = func(p string) (string, error) { return filepath.Abs(p) }
 	}
 	return &Engine{store: store, clock: opt.Clock, opt: opt, ids: newIDGen(), hub: NewHub(),
-		log: opt.Logger, renewed: map[Fence]renewal{}}
+		log: opt.Logger, renewed: map[domain.Fence]renewal{}}
 }
 
 // Hub returns the engine's change hub (committed changes, for wake-ups and notifications).
@@ -98,10 +99,10 @@ type op struct {
 	tx     Tx
 	now    time.Time
 	actor  string
-	events []Event
+	events []domain.Event
 	// read holds each mission as this transaction read it (get), so that save writes only the
 	// fields the transition changed.
-	read map[string]Mission
+	read map[string]domain.Mission
 }
 
 // update runs fn in one store transaction and publishes its events once it committed.
@@ -139,8 +140,8 @@ func viewValue[T any](ctx context.Context, e *Engine, read func(r Reader) (T, er
 }
 
 // emit appends an event about mission m (nil for none) with data marshalled to JSON.
-func (o *op) emit(typ string, m *Mission, voyageID string, data any) error {
-	ev := Event{At: o.now, Type: typ, Actor: o.actor}
+func (o *op) emit(typ string, m *domain.Mission, voyageID string, data any) error {
+	ev := domain.Event{At: o.now, Type: typ, Actor: o.actor}
 	if m != nil {
 		ev.MissionID, ev.VoyageID, ev.Epoch, ev.Attempt = m.ID, m.VoyageID, m.Lease.Epoch, m.Attempt
 	}
@@ -162,10 +163,10 @@ func (o *op) emit(typ string, m *Mission, voyageID string, data any) error {
 }
 
 // get reads a mission inside the transaction, naming it in a NotFoundError.
-func (o *op) get(id string) (Mission, error) {
+func (o *op) get(id string) (domain.Mission, error) {
 	m, err := o.tx.MissionGet(o.ctx, id)
-	if errors.Is(err, ErrNotFound) {
-		return m, &NotFoundError{Kind: "mission", ID: id}
+	if errors.Is(err, domain.ErrNotFound) {
+		return m, &domain.NotFoundError{Kind: "mission", ID: id}
 	}
 	if err == nil {
 		o.track(m)
@@ -174,9 +175,9 @@ func (o *op) get(id string) (Mission, error) {
 }
 
 // track remembers m as this transaction read it (see save).
-func (o *op) track(m Mission) {
+func (o *op) track(m domain.Mission) {
 	if o.read == nil {
-		o.read = map[string]Mission{}
+		o.read = map[string]domain.Mission{}
 	}
 	o.read[m.ID] = m
 }
@@ -184,10 +185,10 @@ func (o *op) track(m Mission) {
 // move is one transition of m (read in this transaction) by op to state to: checked against
 // the transition table, written as one guarded update, recorded as one event whose data
 // carries from/to and extra. m is changed in place; callers set other fields before calling.
-func (o *op) move(m *Mission, to MissionState, opName, eventType string, extra map[string]any) error {
+func (o *op) move(m *domain.Mission, to domain.MissionState, opName, eventType string, extra map[string]any) error {
 	from := Guard{State: m.State, Epoch: m.Lease.Epoch}
-	if from.State != to && !CanTransition(from.State, to, opName) {
-		return &TransitionError{MissionID: m.ID, Op: opName, State: from.State}
+	if from.State != to && !domain.CanTransition(from.State, to, opName) {
+		return &domain.TransitionError{MissionID: m.ID, Op: opName, State: from.State}
 	}
 	m.State, m.UpdatedAt = to, o.now
 	if err := o.save(m, from); err != nil {
@@ -204,7 +205,7 @@ func (o *op) move(m *Mission, to MissionState, opName, eventType string, extra m
 // it was not read through get), in one statement guarded by g. A guard miss is a lost race:
 // on a store with concurrent writers another transaction moved the mission after this one
 // read it; it comes back as a *StaleError (ErrGuard, and ErrLeaseLost when g was a lease).
-func (o *op) save(m *Mission, g Guard) error {
+func (o *op) save(m *domain.Mission, g Guard) error {
 	set := AllMissionFields
 	if was, ok := o.read[m.ID]; ok {
 		set = ChangedFields(&was, m)
@@ -213,7 +214,7 @@ func (o *op) save(m *Mission, g Guard) error {
 		return nil
 	}
 	err := o.tx.MissionSet(o.ctx, MissionChange{Row: m, From: g, Set: set})
-	if errors.Is(err, ErrGuard) {
+	if errors.Is(err, domain.ErrGuard) {
 		return &StaleError{MissionID: m.ID, Expected: g, Err: err}
 	}
 	if err != nil {
@@ -225,18 +226,18 @@ func (o *op) save(m *Mission, g Guard) error {
 
 // fenced reads the mission an ownership operation speaks for and checks the caller still
 // holds its lease: same epoch, state leased or running. Otherwise ErrLeaseLost.
-func (o *op) fenced(f Fence) (Mission, error) {
+func (o *op) fenced(f domain.Fence) (domain.Mission, error) {
 	m, err := o.get(f.MissionID)
 	if err != nil {
 		return m, err
 	}
 	if m.Lease.Epoch != f.Epoch || !m.State.Leased() {
-		return m, &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+		return m, &domain.LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
 	}
 	return m, nil
 }
 
-func (e *Engine) forgetRenewal(f Fence) {
+func (e *Engine) forgetRenewal(f domain.Fence) {
 	e.renewMu.Lock()
 	delete(e.renewed, f)
 	e.renewMu.Unlock()

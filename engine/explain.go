@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -52,10 +53,10 @@ func (r Reason) Transient() bool {
 // Edge is one dependency edge of a mission with the mission at its other end, as design
 // brief §3's runnable rule sees it.
 type Edge struct {
-	Dependency
+	domain.Dependency
 	// Other is the mission at the other end: the one depended on for an edge from the
 	// mission, the one that declared the conflict for a conflict edge to it.
-	Other Mission
+	Other domain.Mission
 }
 
 // Edges is what the runnable rule reads of a mission's graph: its own edges (soft ones
@@ -72,7 +73,7 @@ type Edges struct {
 // (agent filters aside). live is every leased or running mission. It is pure: the callers
 // read edges and live first. The acquire statement in storage encodes the same rules, and
 // property tests keep the two in agreement.
-func Blockers(m *Mission, edges Edges, paused bool, live []Mission, now time.Time) []Reason {
+func Blockers(m *domain.Mission, edges Edges, paused bool, live []domain.Mission, now time.Time) []Reason {
 	if !m.State.Runnable() {
 		return []Reason{{Code: WhyState, Message: fmt.Sprintf("is %s", m.State)}}
 	}
@@ -91,7 +92,7 @@ func Blockers(m *Mission, edges Edges, paused bool, live []Mission, now time.Tim
 		out = append(out, edgeReasons(d)...)
 	}
 	for _, d := range edges.ConflictsIn {
-		if d.Type == EdgeConflict {
+		if d.Type == domain.EdgeConflict {
 			out = append(out, edgeReasons(d)...)
 		}
 	}
@@ -100,7 +101,7 @@ func Blockers(m *Mission, edges Edges, paused bool, live []Mission, now time.Tim
 
 // explain applies Blockers to one mission, reading its edges from r; it returns nil when the
 // mission could be acquired now (agent filters aside).
-func explain(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission) ([]Reason, error) {
+func explain(ctx context.Context, r Reader, m *domain.Mission, now time.Time, paused bool, live []domain.Mission) ([]Reason, error) {
 	var edges Edges
 	if m.State.Runnable() {
 		var err error
@@ -122,7 +123,7 @@ func ReadEdges(ctx context.Context, r Reader, id string) (Edges, error) {
 		return out, err
 	}
 	for _, d := range deps {
-		if d.Type == EdgeSoft {
+		if d.Type == domain.EdgeSoft {
 			continue
 		}
 		u, err := r.MissionGet(ctx, d.DependsOn)
@@ -136,7 +137,7 @@ func ReadEdges(ctx context.Context, r Reader, id string) (Edges, error) {
 		return out, err
 	}
 	for _, d := range rdeps {
-		if d.Type != EdgeConflict {
+		if d.Type != domain.EdgeConflict {
 			continue
 		}
 		u, err := r.MissionGet(ctx, d.MissionID)
@@ -152,36 +153,36 @@ func ReadEdges(ctx context.Context, r Reader, id string) (Edges, error) {
 func edgeReasons(d Edge) []Reason {
 	u := &d.Other
 	switch {
-	case d.Type == EdgeHard && !(u.State == StateCompleted && u.Landing.Satisfies()):
+	case d.Type == domain.EdgeHard && !(u.State == domain.StateCompleted && u.Landing.Satisfies()):
 		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
-		if u.State == StateCompleted {
+		if u.State == domain.StateCompleted {
 			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(*u))
 		}
 		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}
-	case d.Type == EdgeSerialization && !u.State.Terminal():
+	case d.Type == domain.EdgeSerialization && !u.State.Terminal():
 		return []Reason{{Code: WhySerialized, MissionID: u.ID, Message: fmt.Sprintf("serialised after %s (%s), which is %s", u.ID, u.Title, u.State)}}
-	case d.Type == EdgeConflict && u.State.Leased():
+	case d.Type == domain.EdgeConflict && u.State.Leased():
 		return []Reason{{Code: WhyConflict, MissionID: u.ID, Message: fmt.Sprintf("conflicts with running %s (%s): %s", u.ID, u.Title, orDefault(d.Reason, "conflict edge"))}}
 	}
 	return nil
 }
 
 // landingHeld says what a completed mission's landing waits for, and who can move it.
-func landingHeld(u Mission) string {
+func landingHeld(u domain.Mission) string {
 	switch u.Landing {
-	case LandingPending, LandingApproved:
+	case domain.LandingPending, domain.LandingApproved:
 		return "queued to land"
-	case LandingReview:
+	case domain.LandingReview:
 		return "its reviewer's verdict comes first"
-	case LandingApproval:
+	case domain.LandingApproval:
 		return "it needs approval: approve_landing " + u.ID
-	case LandingWaiting:
+	case domain.LandingWaiting:
 		return "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them)"
-	case LandingRepair:
+	case domain.LandingRepair:
 		return "a repair mission carries its work"
-	case LandingConflicted:
+	case domain.LandingConflicted:
 		return "it conflicts with the target: a decision is needed (list_escalations)"
-	case LandingLeft:
+	case domain.LandingLeft:
 		return "left for a person (landing policy none): it will not land by itself"
 	}
 	return "not landed"
@@ -189,7 +190,7 @@ func landingHeld(u Mission) string {
 
 // exclusiveReasons: a mission without a write area (or serial) runs alone in its repository,
 // and nothing runs beside such a mission.
-func exclusiveReasons(m *Mission, live []Mission) []Reason {
+func exclusiveReasons(m *domain.Mission, live []domain.Mission) []Reason {
 	for _, o := range live {
 		if o.ID == m.ID || o.Repository != m.Repository {
 			continue
@@ -221,7 +222,7 @@ func (e *Engine) Explain(ctx context.Context, id string) ([]Reason, error) {
 	return out, err
 }
 
-func explainIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
+func explainIn(ctx context.Context, r Reader, m *domain.Mission, now time.Time) ([]Reason, error) {
 	paused, live, err := pausedAndLive(ctx, r)
 	if err != nil {
 		return nil, err
@@ -231,7 +232,7 @@ func explainIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reas
 
 // pausedAndLive reads what the runnable rules need besides the mission: the pause flag and
 // the leased or running missions.
-func pausedAndLive(ctx context.Context, r Reader) (bool, []Mission, error) {
+func pausedAndLive(ctx context.Context, r Reader) (bool, []domain.Mission, error) {
 	paused, err := r.Paused(ctx)
 	if err != nil {
 		return false, nil, err

@@ -7,9 +7,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-func (b *bundle) failRunning(id string, f engine.Failure) engine.Mission {
+func (b *bundle) failRunning(id string, f domain.Failure) domain.Mission {
 	b.t.Helper()
 	m := b.acquire(id, true)
 	out, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: f})
@@ -23,14 +24,14 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	m := b.create(engine.MissionSpec{Title: "flaky", RetryBudget: budget(3), WriteArea: []string{"f/**"}})
-	f1 := engine.Failure{Kind: "test", Tool: "go test", Diagnostic: "TestX failed at line 12", Location: "x_test.go:12"}
+	f1 := domain.Failure{Kind: "test", Tool: "go test", Diagnostic: "TestX failed at line 12", Location: "x_test.go:12"}
 	out := b.failRunning(m.ID, f1)
-	require.Equal(t, engine.StatePending, out.State)
-	require.Equal(t, engine.DecisionRetry, out.Decision.Kind)
+	require.Equal(t, domain.StatePending, out.State)
+	require.Equal(t, domain.DecisionRetry, out.Decision.Kind)
 	require.Equal(t, 1, out.AttemptsUsed)
 	require.True(t, out.NotBefore.After(b.clock.Now()))
 	_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "a", MissionID: m.ID})
-	require.ErrorIs(t, err, engine.ErrNoWork, "in backoff")
+	require.ErrorIs(t, err, domain.ErrNoWork, "in backoff")
 	why, err := b.e.Explain(b.ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.WhyBackoff, why[0].Code)
@@ -42,12 +43,12 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 	require.Equal(t, engine.Signature(f1), engine.Signature(f2))
 	out = b.failRunning(m.ID, f2)
 	require.Equal(t, 3, out.AttemptsUsed)
-	require.Equal(t, engine.StatePending, out.State)
+	require.Equal(t, domain.StatePending, out.State)
 
 	b.clock.Advance(2 * time.Minute)
-	out = b.failRunning(m.ID, engine.Failure{Kind: "build", Summary: "something else"})
-	require.Equal(t, engine.StateFailed, out.State)
-	require.Equal(t, engine.DecisionFail, out.Decision.Kind)
+	out = b.failRunning(m.ID, domain.Failure{Kind: "build", Summary: "something else"})
+	require.Equal(t, domain.StateFailed, out.State)
+	require.Equal(t, domain.DecisionFail, out.Decision.Kind)
 	require.LessOrEqual(t, out.AttemptsUsed-2, out.RetryBudget, "retries granted never exceed the budget")
 	b.verifyReplay()
 }
@@ -55,14 +56,14 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 // Environment failures block with an escalation instead of burning retries.
 func TestRetry_EnvironmentKindBlocks(t *testing.T) {
 	t.Parallel()
-	for kind, route := range map[string]engine.Route{"auth": engine.RouteMainAgent, "missing_toolchain": engine.RouteMainAgent,
-		"quota": engine.RouteMainAgent, "permission": engine.RoutePerson} {
+	for kind, route := range map[string]domain.Route{"auth": domain.RouteMainAgent, "missing_toolchain": domain.RouteMainAgent,
+		"quota": domain.RouteMainAgent, "permission": domain.RoutePerson} {
 		t.Run(kind, func(t *testing.T) {
 			t.Parallel()
 			b := setup(t)
 			m := b.create(engine.MissionSpec{Title: "needs creds", WriteArea: []string{"c/**"}})
-			out := b.failRunning(m.ID, engine.Failure{Kind: kind, Summary: "401 Invalid API key"})
-			require.Equal(t, engine.StateBlocked, out.State)
+			out := b.failRunning(m.ID, domain.Failure{Kind: kind, Summary: "401 Invalid API key"})
+			require.Equal(t, domain.StateBlocked, out.State)
 			require.Equal(t, 0, out.AttemptsUsed, "no budget spent")
 			d, err := b.e.GetMission(b.ctx, m.ID)
 			require.NoError(t, err)
@@ -72,7 +73,7 @@ func TestRetry_EnvironmentKindBlocks(t *testing.T) {
 			// Resolving with retry puts it back.
 			_, err = b.e.ResolveEscalation(b.ctx, d.Escalation.ID, engine.ResolveRetry, "key fixed", "person")
 			require.NoError(t, err)
-			require.Equal(t, engine.StatePending, b.get(m.ID).State)
+			require.Equal(t, domain.StatePending, b.get(m.ID).State)
 			b.verifyReplay()
 		})
 	}
@@ -84,21 +85,21 @@ func TestRetry_SerialAfterRepeatedParallelFailure(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	m := b.create(engine.MissionSpec{Title: "racy", WriteArea: []string{"r/**"}, RetryBudget: budget(5)})
-	f := engine.Failure{Kind: "test", Summary: "port already in use"}
+	f := domain.Failure{Kind: "test", Summary: "port already in use"}
 	for i := 0; i < 2; i++ {
 		run := b.acquire(m.ID, true)
 		out, err := b.e.Fail(b.ctx, run.Fence(), engine.FailRequest{Failure: f, ParallelInRepo: true})
 		require.NoError(t, err)
 		b.clock.Advance(time.Minute)
 		if i == 1 {
-			require.Equal(t, engine.DecisionRetrySerial, out.Decision.Kind)
+			require.Equal(t, domain.DecisionRetrySerial, out.Decision.Kind)
 			require.True(t, out.Serial)
 		}
 	}
 	other := b.create(engine.MissionSpec{Title: "other", WriteArea: []string{"o/**"}})
 	b.acquire(other.ID, true)
 	_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "a", MissionID: m.ID})
-	require.ErrorIs(t, err, engine.ErrNoWork, "serial: waits until the repository is free")
+	require.ErrorIs(t, err, domain.ErrNoWork, "serial: waits until the repository is free")
 }
 
 // With a debugger persona available, a repeated identical failure creates a debugger mission
@@ -107,15 +108,15 @@ func TestRetry_DebugMission(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *engine.Options) { o.DebugAvailable = func() bool { return true } })
 	m := b.create(engine.MissionSpec{Title: "stubborn", WriteArea: []string{"s/**"}, RetryBudget: budget(5)})
-	f := engine.Failure{Kind: "test", Summary: "nil pointer"}
+	f := domain.Failure{Kind: "test", Summary: "nil pointer"}
 	b.failRunning(m.ID, f)
 	b.clock.Advance(time.Minute)
 	out := b.failRunning(m.ID, f)
-	require.Equal(t, engine.DecisionDebug, out.Decision.Kind)
+	require.Equal(t, domain.DecisionDebug, out.Decision.Kind)
 	kids, err := b.e.ListMissions(b.ctx, engine.MissionFilter{SubjectID: m.ID})
 	require.NoError(t, err)
 	require.Len(t, kids, 1)
-	require.Equal(t, engine.KindDebug, kids[0].Kind)
+	require.Equal(t, domain.KindDebug, kids[0].Kind)
 	require.Equal(t, "debugger", kids[0].Persona)
 	b.clock.Advance(time.Hour)
 	why, err := b.e.Explain(b.ctx, m.ID)
@@ -135,11 +136,11 @@ func TestB14_UpstreamFailureBlocksDependentsAndRetryReopens(t *testing.T) {
 		{Key: "C", Title: "C", WriteArea: []string{"c/**"}, DependsOn: []string{"B"}},
 	}}, "t")
 	require.NoError(t, err)
-	b.failRunning(d.IDs["A"], engine.Failure{Kind: "build", Summary: "does not compile"})
+	b.failRunning(d.IDs["A"], domain.Failure{Kind: "build", Summary: "does not compile"})
 	for _, k := range []string{"B", "C"} {
 		det, err := b.e.GetMission(b.ctx, d.IDs[k])
 		require.NoError(t, err)
-		require.Equal(t, engine.StateBlocked, det.Mission.State, k)
+		require.Equal(t, domain.StateBlocked, det.Mission.State, k)
 		require.Equal(t, "upstream_failed", det.Escalation.Kind)
 		require.Equal(t, d.IDs["A"], det.Escalation.CauseID)
 		require.Contains(t, det.Escalation.Reason, d.IDs["A"])
@@ -147,7 +148,7 @@ func TestB14_UpstreamFailureBlocksDependentsAndRetryReopens(t *testing.T) {
 	// The voyage settles as blocked instead of waiting forever.
 	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 	// voyage_status says why each dependent is blocked (it said "no decision recorded")
 	vs, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
@@ -161,25 +162,25 @@ func TestB14_UpstreamFailureBlocksDependentsAndRetryReopens(t *testing.T) {
 	_, err = b.e.Retry(b.ctx, d.IDs["A"], "t")
 	require.NoError(t, err)
 	for _, k := range []string{"A", "B", "C"} {
-		require.Equal(t, engine.StatePending, b.get(d.IDs[k]).State, k)
+		require.Equal(t, domain.StatePending, b.get(d.IDs[k]).State, k)
 	}
 	v, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageActive, v.Voyage.State)
+	require.Equal(t, domain.VoyageActive, v.Voyage.State)
 	require.Empty(t, v.Escalations, "the upstream escalation was resolved by the retry")
 	b.verifyReplay()
 
 	// Cycles and unknown ids are rejected at insert, naming them; nothing is stored.
 	_, err = b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "cycle", Missions: []engine.MissionSpec{
 		{Key: "X", Title: "X", DependsOn: []string{"Y"}}, {Key: "Y", Title: "Y", DependsOn: []string{"X"}}}}, "t")
-	var cyc *engine.CycleError
+	var cyc *domain.CycleError
 	require.ErrorAs(t, err, &cyc)
 	require.Equal(t, []string{"X", "Y", "X"}, cyc.Cycle)
 	_, err = b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "unknown", Missions: []engine.MissionSpec{
 		{Key: "X", Title: "X", DependsOn: []string{"msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}}}}, "t")
-	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.ErrorIs(t, err, domain.ErrUnknownMission)
 	_, err = b.e.CreateMission(b.ctx, engine.MissionSpec{Title: "bad", DependsOn: []string{"../../etc"}}, "t")
-	require.ErrorIs(t, err, engine.ErrInvalid)
+	require.ErrorIs(t, err, domain.ErrInvalid)
 	all, err := b.e.ListMissions(b.ctx, engine.MissionFilter{})
 	require.NoError(t, err)
 	require.Len(t, all, 3, "rejected dispatches stored nothing")
@@ -189,7 +190,7 @@ func TestB14_UpstreamFailureBlocksDependentsAndRetryReopens(t *testing.T) {
 func TestCreate_DependingOnFailedMissionBlocks(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	failed := b.inState(engine.StateFailed)
+	failed := b.inState(domain.StateFailed)
 	m := b.create(engine.MissionSpec{Title: "late", DependsOn: []string{failed.ID}})
-	require.Equal(t, engine.StateBlocked, b.get(m.ID).State)
+	require.Equal(t, domain.StateBlocked, b.get(m.ID).State)
 }

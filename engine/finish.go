@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"math"
 	"time"
 )
@@ -11,9 +12,9 @@ import (
 // is added to the mission and its voyage, the landing state becomes pending (or not_required
 // for read-only work), write-area conflicts are dropped, and a parent waiting for its
 // children resumes when this was its last one. Fenced by the epoch.
-func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Mission, error) {
-	var m Mission
-	if err := checkResult(&res, ResultCompleted); err != nil {
+func (e *Engine) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
+	var m domain.Mission
+	if err := checkResult(&res, domain.ResultCompleted); err != nil {
 		return m, err
 	}
 	err := e.update(ctx, "", func(o *op) error {
@@ -21,10 +22,10 @@ func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Missi
 		if m, err = o.fenced(f); err != nil {
 			return err
 		}
-		if m.State != StateRunning {
-			return &TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
+		if m.State != domain.StateRunning {
+			return &domain.TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
 		}
-		if err := o.endAttempt(&m, OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
+		if err := o.endAttempt(&m, domain.OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
 			return err
 		}
 		if err := o.addUsage(&m, res.Usage); err != nil {
@@ -32,16 +33,16 @@ func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Missi
 		}
 		m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
 		m.Lease.ExpiresAt = time.Time{}
-		landing := LandingPending
-		if m.Workspace == WorkspaceSnapshot || m.Workspace == WorkspaceMain || m.Kind == KindReview {
-			landing = LandingNotRequired
+		landing := domain.LandingPending
+		if m.Workspace == WorkspaceSnapshot || m.Workspace == WorkspaceMain || m.Kind == domain.KindReview {
+			landing = domain.LandingNotRequired
 		}
-		if err := checkLanding(m.ID, m.Landing, landing, LandOpComplete); err != nil {
+		if err := domain.CheckLanding(m.ID, m.Landing, landing, domain.LandOpComplete); err != nil {
 			return err
 		}
 		m.Landing = landing
-		if err := o.move(&m, StateCompleted, "complete", "mission.completed", map[string]any{
-			"summary": truncate(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
+		if err := o.move(&m, domain.StateCompleted, "complete", "mission.completed", map[string]any{
+			"summary": domain.Clip(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
 			return err
 		}
 		if err := o.detachWriteArea(&m); err != nil {
@@ -54,29 +55,29 @@ func (e *Engine) Complete(ctx context.Context, f Fence, res WorkerResult) (Missi
 }
 
 // checkResult validates a worker result for the given final status.
-func checkResult(res *WorkerResult, status string) error {
+func checkResult(res *domain.WorkerResult, status string) error {
 	if res.Status == "" {
 		res.Status = status
 	}
 	if res.Status != status {
-		return invalid("result.status", fmt.Sprintf("is %q here", res.Status), "complete_mission takes status completed; use fail_mission for a failure")
+		return domain.Invalid("result.status", fmt.Sprintf("is %q here", res.Status), "complete_mission takes status completed; use fail_mission for a failure")
 	}
 	switch res.Verdict {
-	case "", VerdictApproved, VerdictMinor, VerdictSevere, VerdictInsufficient:
+	case "", domain.VerdictApproved, domain.VerdictMinor, domain.VerdictSevere, domain.VerdictInsufficient:
 	default:
-		return invalid("result.verdict", fmt.Sprintf("%q is not a verdict", truncate(res.Verdict, 40)), "use approved, minor, severe or insufficient")
+		return domain.Invalid("result.verdict", fmt.Sprintf("%q is not a verdict", domain.Clip(res.Verdict, 40)), "use approved, minor, severe or insufficient")
 	}
 	if len(res.Summary) > 64<<10 {
-		return invalid("result.summary", "is too long", "keep it under 64 KiB; put details in the workspace")
+		return domain.Invalid("result.summary", "is too long", "keep it under 64 KiB; put details in the workspace")
 	}
 	if u := res.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0) {
-		return invalid("result.usage", "has a negative value", "report tokens and cost as non-negative numbers")
+		return domain.Invalid("result.usage", "has a negative value", "report tokens and cost as non-negative numbers")
 	}
 	return nil
 }
 
 // addUsage adds u to the mission and to its voyage.
-func (o *op) addUsage(m *Mission, u *Usage) error {
+func (o *op) addUsage(m *domain.Mission, u *domain.Usage) error {
 	if u == nil || (u.InputTokens == 0 && u.OutputTokens == 0 && u.CostUSD == 0) {
 		return nil
 	}
@@ -99,8 +100,8 @@ func (o *op) addUsage(m *Mission, u *Usage) error {
 
 // FailRequest is a failed attempt's report.
 type FailRequest struct {
-	Failure Failure
-	Usage   *Usage
+	Failure domain.Failure
+	Usage   *domain.Usage
 	Summary string
 	// ParallelInRepo says other work ran in the same repository during the attempt (the
 	// scheduler knows); a repeated failure then becomes retry_serial.
@@ -117,10 +118,10 @@ type FailRequest struct {
 // backoff, retry_serial, a debugger mission, block with an escalation (environment failures,
 // cost limit), or failed when the weighted budget is spent — then hard dependents are blocked
 // naming this mission. It returns the mission with its Decision. Fenced by the epoch.
-func (e *Engine) Fail(ctx context.Context, f Fence, req FailRequest) (Mission, error) {
-	var m Mission
+func (e *Engine) Fail(ctx context.Context, f domain.Fence, req FailRequest) (domain.Mission, error) {
+	var m domain.Mission
 	if req.Failure.Kind == "" {
-		req.Failure.Kind = FailureError
+		req.Failure.Kind = domain.FailureError
 	}
 	err := e.update(ctx, "", func(o *op) error {
 		var err error
@@ -140,33 +141,33 @@ func (e *Engine) Fail(ctx context.Context, f Fence, req FailRequest) (Mission, e
 }
 
 // applyFailure is the failure path shared by Fail and lease expiry.
-func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string) error {
+func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType string) error {
 	sig := Signature(req.Failure)
 	debug := o.e.opt.DebugAvailable != nil && o.e.opt.DebugAvailable()
 	out := decideFailure(failureInput{Failure: req.Failure, Signature: sig, PrevSignature: m.LastSignature,
 		AttemptsUsed: m.AttemptsUsed, Budget: m.RetryBudget, CostUSD: m.Usage.CostUSD,
 		CostLimitUSD: m.CostLimitUSD, ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
-	if req.Final && out.Decision != DecisionBlock {
-		out = failureOutcome{Decision: DecisionFail, To: StateFailed, Weight: max(out.Weight, 1),
+	if req.Final && out.Decision != domain.DecisionBlock {
+		out = failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: max(out.Weight, 1),
 			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure)}
 	}
-	if err := o.endAttempt(m, OutcomeFailed, &req.Failure, req.Usage, req.Summary); err != nil {
+	if err := o.endAttempt(m, domain.OutcomeFailed, &req.Failure, req.Usage, req.Summary); err != nil {
 		return err
 	}
 	fail := req.Failure
 	m.LastFailure, m.LastSignature = &fail, sig
 	m.AttemptsUsed += out.Weight
-	m.Decision = &Decision{Kind: out.Decision, Reason: out.Reason, At: o.now}
+	m.Decision = &domain.Decision{Kind: out.Decision, Reason: out.Reason, At: o.now}
 	m.Lease.ExpiresAt, m.Preempt, m.FinishedAt = time.Time{}, false, o.now
 	data := map[string]any{"decision": out.Decision, "reason": out.Reason, "signature": sig,
 		"weight": out.Weight, "failure": req.Failure}
 	switch out.Decision {
-	case DecisionBlock:
-		return o.blockWith(m, opName, Escalation{Route: out.Route, Kind: blockKind(req.Failure),
+	case domain.DecisionBlock:
+		return o.blockWith(m, opName, domain.Escalation{Route: out.Route, Kind: blockKind(req.Failure),
 			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry",
 			Evidence: failureEvidence(req.Failure), SafeNextStep: "resolve_escalation with action retry once fixed"}, data)
-	case DecisionFail:
-		if err := o.move(m, StateFailed, opName, eventType, data); err != nil {
+	case domain.DecisionFail:
+		if err := o.move(m, domain.StateFailed, opName, eventType, data); err != nil {
 			return err
 		}
 		if err := o.detachWriteArea(m); err != nil {
@@ -178,41 +179,41 @@ func (o *op) applyFailure(m *Mission, req FailRequest, opName, eventType string)
 		return o.childEnded(m)
 	}
 	m.NotBefore = o.now.Add(o.e.opt.Backoff.Delay(max(m.AttemptsUsed, 1)))
-	m.Serial = out.Decision == DecisionRetrySerial
+	m.Serial = out.Decision == domain.DecisionRetrySerial
 	data["not_before"] = m.NotBefore
-	to := StatePending
+	to := domain.StatePending
 	if opName == "expire" && m.Checkpoint != nil {
-		to = StateInterrupted // a lost attempt with a checkpoint resumes from it
+		to = domain.StateInterrupted // a lost attempt with a checkpoint resumes from it
 	}
 	if err := o.move(m, to, opName, eventType, data); err != nil {
 		return err
 	}
-	if out.Decision == DecisionDebug {
+	if out.Decision == domain.DecisionDebug {
 		return o.spawnDebugger(m, req.Failure)
 	}
 	return nil
 }
 
-func blockKind(f Failure) string {
-	if EnvironmentFailure(f.Kind) {
+func blockKind(f domain.Failure) string {
+	if domain.EnvironmentFailure(f.Kind) {
 		return "environment"
 	}
 	return "budget"
 }
 
-func failureLine(f Failure) string {
+func failureLine(f domain.Failure) string {
 	s := f.Summary
 	if s == "" {
 		s = f.Diagnostic
 	}
-	return truncate(fmt.Sprintf("%s %s", f.Kind, s), 300)
+	return domain.Clip(fmt.Sprintf("%s %s", f.Kind, s), 300)
 }
 
-func failureEvidence(f Failure) []string {
+func failureEvidence(f domain.Failure) []string {
 	var ev []string
 	for _, kv := range [][2]string{{"kind", f.Kind}, {"tool", f.Tool}, {"diagnostic", f.Diagnostic}, {"location", f.Location}, {"summary", f.Summary}} {
 		if kv[1] != "" {
-			ev = append(ev, kv[0]+": "+truncate(kv[1], 2000))
+			ev = append(ev, kv[0]+": "+domain.Clip(kv[1], 2000))
 		}
 	}
 	return ev
@@ -220,13 +221,13 @@ func failureEvidence(f Failure) []string {
 
 // spawnDebugger creates a debugger mission about m (same repository, voyage and write area)
 // and makes m wait for it (a hard edge), so the next attempt runs on top of its findings.
-func (o *op) spawnDebugger(m *Mission, f Failure) error {
+func (o *op) spawnDebugger(m *domain.Mission, f domain.Failure) error {
 	budget := 1
-	spec := MissionSpec{Title: truncate("Debug: "+m.Title, MaxTitleLen), Repository: m.Repository,
+	spec := MissionSpec{Title: domain.Clip("Debug: "+m.Title, MaxTitleLen), Repository: m.Repository,
 		TargetBranch: m.TargetBranch, Priority: m.Priority, Persona: "debugger", WriteArea: m.WriteArea,
 		Brief: fmt.Sprintf("Mission %s (%s) failed twice the same way. Find the cause and fix it if you can.\n\nFailure:\n%s\n\nOriginal brief:\n%s",
 			m.ID, m.Title, joinLines(failureEvidence(f)), m.Brief),
-		Kind: KindDebug, SubjectID: m.ID, RetryBudget: &budget}
+		Kind: domain.KindDebug, SubjectID: m.ID, RetryBudget: &budget}
 	if err := spec.normalise("", o.now); err != nil {
 		return err
 	}
@@ -234,7 +235,7 @@ func (o *op) spawnDebugger(m *Mission, f Failure) error {
 	if err != nil {
 		return err
 	}
-	return o.addEdge(m, Dependency{MissionID: m.ID, DependsOn: d.ID, Type: EdgeHard, Source: SourceScheduler,
+	return o.addEdge(m, domain.Dependency{MissionID: m.ID, DependsOn: d.ID, Type: domain.EdgeHard, Source: domain.SourceScheduler,
 		Reason: "a debugger mission investigates the repeated failure first"})
 }
 

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
@@ -48,7 +49,7 @@ func setup(t *testing.T, opts ...func(*engine.Options)) *bundle {
 	return &bundle{t: t, ctx: context.Background(), st: st, e: engine.New(st, opt), clock: clock, path: path}
 }
 
-func (b *bundle) create(spec engine.MissionSpec) engine.Mission {
+func (b *bundle) create(spec engine.MissionSpec) domain.Mission {
 	b.t.Helper()
 	if spec.Title == "" {
 		spec.Title = "mission"
@@ -58,14 +59,14 @@ func (b *bundle) create(spec engine.MissionSpec) engine.Mission {
 	return c.Mission
 }
 
-func (b *bundle) acquire(id string, start bool) engine.Mission {
+func (b *bundle) acquire(id string, start bool) domain.Mission {
 	b.t.Helper()
 	m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "agent", MissionID: id, Start: start})
 	require.NoError(b.t, err)
 	return m
 }
 
-func (b *bundle) get(id string) engine.Mission {
+func (b *bundle) get(id string) domain.Mission {
 	b.t.Helper()
 	d, err := b.e.GetMission(b.ctx, id)
 	require.NoError(b.t, err)
@@ -82,32 +83,32 @@ func (b *bundle) verifyReplay() {
 func budget(n int) *int { return &n }
 
 // inState makes a mission in state s and returns it as it stands.
-func (b *bundle) inState(s engine.MissionState) engine.Mission {
+func (b *bundle) inState(s domain.MissionState) domain.Mission {
 	b.t.Helper()
 	ctx := b.ctx
 	b.n++
 	m := b.create(engine.MissionSpec{RetryBudget: budget(0), WriteArea: []string{fmt.Sprintf("area%d/**", b.n)}})
 	switch s {
-	case engine.StatePending:
-	case engine.StateLeased:
+	case domain.StatePending:
+	case domain.StateLeased:
 		m = b.acquire(m.ID, false)
-	case engine.StateRunning:
+	case domain.StateRunning:
 		m = b.acquire(m.ID, true)
-	case engine.StateInterrupted:
+	case domain.StateInterrupted:
 		m = b.acquire(m.ID, true)
 		require.NoError(b.t, b.e.Yield(ctx, m.Fence(), []byte(`{"step":1}`), "test", ""))
-	case engine.StateCompleted:
+	case domain.StateCompleted:
 		m = b.acquire(m.ID, true)
-		_, err := b.e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+		_, err := b.e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 		require.NoError(b.t, err)
-	case engine.StateFailed:
+	case domain.StateFailed:
 		m = b.acquire(m.ID, true)
-		_, err := b.e.Fail(ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test", Summary: "boom"}})
+		_, err := b.e.Fail(ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: "test", Summary: "boom"}})
 		require.NoError(b.t, err)
-	case engine.StateBlocked:
+	case domain.StateBlocked:
 		_, err := b.e.Block(ctx, engine.BlockRequest{MissionID: m.ID, Reason: "why", DecisionRequired: "what"}, "test")
 		require.NoError(b.t, err)
-	case engine.StateCancelled:
+	case domain.StateCancelled:
 		_, err := b.e.Cancel(ctx, m.ID, "test", false, "test")
 		require.NoError(b.t, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
@@ -120,11 +121,11 @@ func helperAcquireComplete() int {
 			agentID := fmt.Sprintf("agent-%s-%d", os.Getenv(envWorker), g)
 			for {
 				m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: agentID, Start: true})
-				if errors.Is(err, engine.ErrNoWork) {
+				if errors.Is(err, domain.ErrNoWork) {
 					return
 				}
 				if err == nil {
-					_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+					_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 				}
 				mu.Lock()
 				if err != nil {

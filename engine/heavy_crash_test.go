@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
@@ -102,7 +103,7 @@ func checkAfterCrash(t *testing.T, ctx context.Context, path string) (stranded, 
 		}
 	}
 	require.Equal(t, stranded, reaped, "ReapExpired requeues every stranded lease")
-	live, err := e.ListMissions(ctx, engine.MissionFilter{States: []engine.MissionState{engine.StateLeased, engine.StateRunning}})
+	live, err := e.ListMissions(ctx, engine.MissionFilter{States: []domain.MissionState{domain.StateLeased, domain.StateRunning}})
 	require.NoError(t, err)
 	require.Empty(t, live)
 	diffs, err = e.VerifyReplay(ctx)
@@ -134,7 +135,7 @@ func helperCrashWriter() int {
 			w := crashWorker{e: e, ctx: ctx, rng: rand.New(rand.NewPCG(uint64(worker), uint64(g))),
 				agent: fmt.Sprintf("agent-%d-%d", worker, g)}
 			for {
-				if err := w.step(); err != nil && !engine.CallerError(err) {
+				if err := w.step(); err != nil && !domain.CallerError(err) {
 					fail <- err
 					return
 				}
@@ -152,7 +153,7 @@ type crashWorker struct {
 	ctx    context.Context
 	rng    *rand.Rand
 	agent  string
-	fences []engine.Fence
+	fences []domain.Fence
 	recent []string
 }
 
@@ -181,7 +182,7 @@ func (w *crashWorker) step() error {
 		m, err := w.e.Acquire(w.ctx, engine.AcquireRequest{AgentID: w.agent, Start: w.rng.IntN(2) == 0})
 		if err == nil {
 			w.fences = append(w.fences, m.Fence())
-			if m.State == engine.StateLeased {
+			if m.State == domain.StateLeased {
 				_, err = w.e.Start(w.ctx, m.Fence())
 			}
 		}
@@ -204,9 +205,9 @@ func (w *crashWorker) step() error {
 		run, _ := json.Marshal(map[string]any{"pid": os.Getpid()})
 		return w.e.SetRun(w.ctx, f, run, nil)
 	case n < 8:
-		_, err = w.e.Complete(w.ctx, f, engine.WorkerResult{Summary: "done"})
+		_, err = w.e.Complete(w.ctx, f, domain.WorkerResult{Summary: "done"})
 	default:
-		_, err = w.e.Fail(w.ctx, f, engine.FailRequest{Failure: engine.Failure{Kind: "test", Summary: "boom"}})
+		_, err = w.e.Fail(w.ctx, f, engine.FailRequest{Failure: domain.Failure{Kind: "test", Summary: "boom"}})
 	}
 	w.fences = append(w.fences[:i], w.fences[i+1:]...)
 	return err
@@ -268,11 +269,11 @@ func TestB13_KillBetweenAcquireAndSetRunLeavesReapableMission(t *testing.T) {
 			require.Equal(t, []string{id}, reaped)
 			d, err := e.GetMission(ctx, id)
 			require.NoError(t, err)
-			require.Equal(t, engine.StatePending, d.Mission.State)
+			require.Equal(t, domain.StatePending, d.Mission.State)
 			require.Len(t, d.Attempts, 1)
 			// nothing was ever heard from the launcher's agent: the attempt is abandoned (issue
 			// 11), costs no retry budget and counts towards the abandon limit
-			require.Equal(t, engine.OutcomeAbandoned, d.Attempts[0].Outcome)
+			require.Equal(t, domain.OutcomeAbandoned, d.Attempts[0].Outcome)
 			require.Equal(t, 1, d.Mission.Abandons)
 			require.Zero(t, d.Mission.AttemptsUsed)
 			diffs, err := e.VerifyReplay(ctx)

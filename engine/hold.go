@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 	"strings"
 	"time"
@@ -95,7 +96,7 @@ func (o *op) leftNoAgent(from, to Reason, missionID string) error {
 
 // closeMissionEscalations closes the open escalations of kinds that concern only missionID.
 func (o *op) closeMissionEscalations(missionID string, kinds []string, why string) error {
-	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, MissionID: missionID, Limit: 100})
+	escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: domain.EscalationOpen, MissionID: missionID, Limit: 100})
 	if err != nil {
 		return err
 	}
@@ -124,20 +125,20 @@ func OnceKey(kind, missionID string) string { return kind + ":" + missionID }
 // two leaders, or a leader after a restart, never raise it twice. Once that escalation is
 // resolved, the same cause may raise a new one. It returns the escalation raised or found,
 // and whether it was raised now. spec must name exactly one mission (mission_ids).
-func (e *Engine) EscalateOnce(ctx context.Context, spec EscalationSpec, actor string) (Escalation, bool, error) {
-	var out Escalation
+func (e *Engine) EscalateOnce(ctx context.Context, spec EscalationSpec, actor string) (domain.Escalation, bool, error) {
+	var out domain.Escalation
 	var raised bool
 	if err := spec.check(); err != nil {
 		return out, false, err
 	}
 	if len(spec.MissionIDs) != 1 {
-		return out, false, invalid("mission_ids", "EscalateOnce needs exactly one mission", "name the mission")
+		return out, false, domain.Invalid("mission_ids", "EscalateOnce needs exactly one mission", "name the mission")
 	}
 	id := spec.MissionIDs[0]
 	key := OnceKey(spec.Kind, id)
 	err := e.update(ctx, actor, func(o *op) error {
 		raised = false
-		escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: EscalationOpen, OnceKey: key, Limit: 1})
+		escs, err := o.tx.EscalationList(o.ctx, EscalationFilter{State: domain.EscalationOpen, OnceKey: key, Limit: 1})
 		if err != nil {
 			return err
 		}
@@ -148,7 +149,7 @@ func (e *Engine) EscalateOnce(ctx context.Context, spec EscalationSpec, actor st
 		if err := o.checkExisting(id, "mission_ids[0]"); err != nil {
 			return err
 		}
-		out, err = o.raise(Escalation{MissionIDs: spec.MissionIDs, VoyageID: spec.VoyageID, Route: spec.Route,
+		out, err = o.raise(domain.Escalation{MissionIDs: spec.MissionIDs, VoyageID: spec.VoyageID, Route: spec.Route,
 			Kind: spec.Kind, Reason: spec.Reason, DecisionRequired: spec.DecisionRequired,
 			Evidence: spec.Evidence, SafeNextStep: spec.SafeNextStep, OnceKey: key})
 		raised = err == nil
@@ -174,7 +175,7 @@ func (e *Engine) Holds(ctx context.Context) (map[string]Hold, error) {
 // agent, budget …) while a scheduler loop leads; no loop at all when none leads; otherwise the
 // mission waits for the next planning step. get_mission, voyage_status and the voyage's
 // settlement all read it, and the planner writes the hold from the same rules.
-func whyNotRunning(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission, leader Leader) ([]Reason, error) {
+func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Time, paused bool, live []domain.Mission, leader Leader) ([]Reason, error) {
 	rs, err := explain(ctx, r, m, now, paused, live)
 	if err != nil || len(rs) > 0 {
 		return rs, err
@@ -184,7 +185,7 @@ func whyNotRunning(ctx context.Context, r Reader, m *Mission, now time.Time, pau
 	}
 	h, err := r.HoldGet(ctx, m.ID)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		return nil, err
 	case PlannerCode(h.Reason.Code):
@@ -213,7 +214,7 @@ func PlannerCode(code string) bool {
 // mission's own cost limit is reached. Each needs a decision. The planner and the voyage's
 // settlement both apply it (nil: nothing holds it back); v may be nil for a mission without a
 // voyage.
-func VoyageHold(v *Voyage, m *Mission) *Reason {
+func VoyageHold(v *domain.Voyage, m *domain.Mission) *Reason {
 	if v != nil {
 		if r := voyageReason(v, m); r != nil {
 			return r

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -98,12 +99,12 @@ func TestEscalateOnce_DeduplicatesInTheDatabase(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, raised, "a restarted leader raised it again")
 	require.Equal(t, e1.ID, e3.ID)
-	checkout := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: engine.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
+	checkout := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: domain.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
 	e4, raised, err := restarted.EscalateOnce(b.ctx, checkout, "scheduler")
 	require.NoError(t, err)
 	require.True(t, raised)
 	require.NotEqual(t, e1.ID, e4.ID)
-	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: m.ID})
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: m.ID})
 	require.NoError(t, err)
 	require.Len(t, open, 2)
 
@@ -124,7 +125,7 @@ func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
 	up := b.create(engine.MissionSpec{WriteArea: []string{"u/**"}})
 	down := b.create(engine.MissionSpec{WriteArea: []string{"d/**"}, DependsOn: []string{up.ID}})
 	m := b.acquire(up.ID, true)
-	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
 	_, err = b.e.AwaitApproval(b.ctx, up.ID, "landing policy approval")
 	require.NoError(t, err)
@@ -144,7 +145,7 @@ func TestEscalateOnce_ConcurrentLeadersRaiseOne(t *testing.T) {
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
 	engines := []*engine.Engine{b.e, engine.New(st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"})}
-	spec := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: engine.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
+	spec := engine.EscalationSpec{MissionIDs: []string{m.ID}, Kind: "checkout", Route: domain.RoutePerson, Reason: "local changes", DecisionRequired: "commit them"}
 	var wg sync.WaitGroup
 	raised := make(chan bool, 8)
 	for i := range 8 {
@@ -165,7 +166,7 @@ func TestEscalateOnce_ConcurrentLeadersRaiseOne(t *testing.T) {
 		}
 	}
 	require.Equal(t, 1, n)
-	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: m.ID})
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: m.ID})
 	require.NoError(t, err)
 	require.Len(t, open, 1)
 }

@@ -5,18 +5,19 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
 // AcquireRequest asks for the next runnable mission (design brief §3) for one agent.
 type AcquireRequest struct {
-	AgentID      string        // lease owner: an external agent's id or a managed profile name
-	Profile      string        // recorded on the mission (defaults to AgentID)
-	Capabilities []string      // what the agent offers
-	Personas     []string      // personas the agent may take (nil: any)
-	Repository   string        // only this repository ("" = any)
-	MissionID    string        // only this mission (the scheduler chose it)
-	Kinds        []MissionKind // only these kinds (nil = any)
+	AgentID      string               // lease owner: an external agent's id or a managed profile name
+	Profile      string               // recorded on the mission (defaults to AgentID)
+	Capabilities []string             // what the agent offers
+	Personas     []string             // personas the agent may take (nil: any)
+	Repository   string               // only this repository ("" = any)
+	MissionID    string               // only this mission (the scheduler chose it)
+	Kinds        []domain.MissionKind // only these kinds (nil = any)
 	// Start acquires and starts in one step (running, not leased): one transaction instead of
 	// two when the caller starts the work at once.
 	Start bool
@@ -34,17 +35,17 @@ type AcquireRequest struct {
 // guarded statement plus its event row, in one transaction; two concurrent acquirers (any
 // process) never get the same attempt. The whole mission is read after the commit, from a
 // read snapshot (it is at least as new as the lease).
-func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (Mission, error) {
+func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (domain.Mission, error) {
 	a, err := e.acquireLease(ctx, req)
 	if err != nil {
-		return Mission{}, err
+		return domain.Mission{}, err
 	}
 	return e.readAcquired(ctx, a)
 }
 
 // readAcquired reads the mission of a lease just taken.
-func (e *Engine) readAcquired(ctx context.Context, a Acquired) (Mission, error) {
-	return viewValue(ctx, e, func(r Reader) (Mission, error) { return r.MissionGet(ctx, a.ID) })
+func (e *Engine) readAcquired(ctx context.Context, a Acquired) (domain.Mission, error) {
+	return viewValue(ctx, e, func(r Reader) (domain.Mission, error) { return r.MissionGet(ctx, a.ID) })
 }
 
 // acquireLease is Acquire without reading the mission: the lease as the acquiring statement
@@ -52,10 +53,10 @@ func (e *Engine) readAcquired(ctx context.Context, a Acquired) (Mission, error) 
 func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired, error) {
 	var a Acquired
 	if req.AgentID == "" {
-		return a, invalid("agent_id", "is empty", "name the agent that takes the mission")
+		return a, domain.Invalid("agent_id", "is empty", "name the agent that takes the mission")
 	}
 	if req.MissionID != "" {
-		if err := checkID("mission_id", PrefixMission, req.MissionID); err != nil {
+		if err := domain.CheckID("mission_id", domain.PrefixMission, req.MissionID); err != nil {
 			return a, err
 		}
 	}
@@ -75,9 +76,9 @@ func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired
 		a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
 			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
 			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds})
-		if errors.Is(err, ErrNoWork) {
+		if errors.Is(err, domain.ErrNoWork) {
 			if paused, perr := o.tx.Paused(o.ctx); perr == nil && paused {
-				return ErrPaused
+				return domain.ErrPaused
 			}
 			return err
 		}
@@ -100,7 +101,7 @@ func (o *op) acquired(a Acquired, leader *LeaderFence) error {
 		payload = &acquiredByLeader{ExpiresAt: data.ExpiresAt, Leader: leader.Owner, LeaderEpoch: leader.Epoch,
 			Owner: data.Owner, Profile: data.Profile, Resumed: data.Resumed, To: data.To}
 	}
-	m := Mission{ID: a.ID, VoyageID: a.VoyageID, Attempt: a.Attempt, Lease: a.Lease}
+	m := domain.Mission{ID: a.ID, VoyageID: a.VoyageID, Attempt: a.Attempt, Lease: a.Lease}
 	if err := o.emit("lease.acquired", &m, "", payload); err != nil {
 		return err
 	}
@@ -114,61 +115,61 @@ func (o *op) acquired(a Acquired, leader *LeaderFence) error {
 // the hot path, and its fields are in the sorted order a map would have been written in, so
 // the stored JSON is the same.
 type acquiredData struct {
-	ExpiresAt time.Time    `json:"expires_at"`
-	Owner     string       `json:"owner"`
-	Profile   string       `json:"profile"`
-	Resumed   bool         `json:"resumed"`
-	To        MissionState `json:"to"`
+	ExpiresAt time.Time           `json:"expires_at"`
+	Owner     string              `json:"owner"`
+	Profile   string              `json:"profile"`
+	Resumed   bool                `json:"resumed"`
+	To        domain.MissionState `json:"to"`
 }
 
 // acquiredByLeader is acquiredData of an acquire made under the scheduler's leader lease.
 type acquiredByLeader struct {
-	ExpiresAt   time.Time    `json:"expires_at"`
-	Leader      string       `json:"leader"`
-	LeaderEpoch int64        `json:"leader_epoch"`
-	Owner       string       `json:"owner"`
-	Profile     string       `json:"profile"`
-	Resumed     bool         `json:"resumed"`
-	To          MissionState `json:"to"`
+	ExpiresAt   time.Time           `json:"expires_at"`
+	Leader      string              `json:"leader"`
+	LeaderEpoch int64               `json:"leader_epoch"`
+	Owner       string              `json:"owner"`
+	Profile     string              `json:"profile"`
+	Resumed     bool                `json:"resumed"`
+	To          domain.MissionState `json:"to"`
 }
 
 func (o *op) activateVoyage(id string) error {
 	v, err := o.tx.VoyageGet(o.ctx, id)
-	if err != nil || v.State != VoyageOpen {
+	if err != nil || v.State != domain.VoyageOpen {
 		return err
 	}
-	v.State, v.UpdatedAt = VoyageActive, o.now
+	v.State, v.UpdatedAt = domain.VoyageActive, o.now
 	// the store moves the voyage's missions ahead of others in the pick order itself
 	// (Mission.VoyageActive)
-	if err := o.saveVoyage(&v, VoyageOpen, "activate"); err != nil {
+	if err := o.saveVoyage(&v, domain.VoyageOpen, "activate"); err != nil {
 		return err
 	}
-	return o.emit("voyage.activated", nil, id, map[string]any{"to": VoyageActive})
+	return o.emit("voyage.activated", nil, id, map[string]any{"to": domain.VoyageActive})
 }
 
 // Start moves a leased mission to running (the agent began). Fenced by the epoch.
-func (e *Engine) Start(ctx context.Context, f Fence) (Mission, error) {
-	var m Mission
+func (e *Engine) Start(ctx context.Context, f domain.Fence) (domain.Mission, error) {
+	var m domain.Mission
 	err := e.update(ctx, "", func(o *op) error {
 		var err error
 		if m, err = o.fenced(f); err != nil {
 			return err
 		}
-		if m.State != StateLeased {
-			return &TransitionError{MissionID: m.ID, Op: "start", State: m.State}
+		if m.State != domain.StateLeased {
+			return &domain.TransitionError{MissionID: m.ID, Op: "start", State: m.State}
 		}
 		m.StartedAt = o.now
 		m.Lease.ExpiresAt = o.now.Add(o.e.opt.LeaseTTL)
-		return o.move(&m, StateRunning, "start", "attempt.started", nil)
+		return o.move(&m, domain.StateRunning, "start", "attempt.started", nil)
 	})
 	return m, err
 }
 
 // HeartbeatAnswer tells a live agent how its lease stands.
 type HeartbeatAnswer struct {
-	State     MissionState `json:"state"`
-	Epoch     int64        `json:"epoch"`
-	ExpiresAt time.Time    `json:"expires_at"`
+	State     domain.MissionState `json:"state"`
+	Epoch     int64               `json:"epoch"`
+	ExpiresAt time.Time           `json:"expires_at"`
 	// Yield asks the agent to checkpoint and yield at its next boundary (preemption).
 	Yield bool `json:"yield"`
 	// Written is false when the heartbeat came within RenewInterval of the last lease write
@@ -181,7 +182,7 @@ type HeartbeatAnswer struct {
 // RenewInterval per attempt; sooner heartbeats only verify the lease (unless the last write
 // was a server renewal that recorded no contact). A stale epoch returns ErrLeaseLost and
 // changes nothing.
-func (e *Engine) Heartbeat(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+func (e *Engine) Heartbeat(ctx context.Context, f domain.Fence) (HeartbeatAnswer, error) {
 	return e.renew(ctx, f, true)
 }
 
@@ -191,7 +192,7 @@ type renewal struct {
 	contact bool // the write recorded contact with the agent
 }
 
-func (e *Engine) renew(ctx context.Context, f Fence, contact bool) (HeartbeatAnswer, error) {
+func (e *Engine) renew(ctx context.Context, f domain.Fence, contact bool) (HeartbeatAnswer, error) {
 	now := e.Now()
 	e.renewMu.Lock()
 	last, ok := e.renewed[f]
@@ -203,13 +204,13 @@ func (e *Engine) renew(ctx context.Context, f Fence, contact bool) (HeartbeatAns
 	err := e.store.Update(ctx, func(tx Tx) error {
 		var err error
 		m, err = tx.MissionRenew(ctx, f, now.Add(e.opt.LeaseTTL), contact)
-		if errors.Is(err, ErrGuard) {
+		if errors.Is(err, domain.ErrGuard) {
 			return leaseLostFrom(ctx, tx, f)
 		}
 		return err
 	})
 	if err != nil {
-		if errors.Is(err, ErrLeaseLost) {
+		if errors.Is(err, domain.ErrLeaseLost) {
 			e.forgetRenewal(f)
 		}
 		return HeartbeatAnswer{}, err
@@ -220,18 +221,18 @@ func (e *Engine) renew(ctx context.Context, f Fence, contact bool) (HeartbeatAns
 	return HeartbeatAnswer{State: m.State, Epoch: m.Epoch, ExpiresAt: m.ExpiresAt, Yield: m.Preempt, Written: true}, nil
 }
 
-func (e *Engine) heartbeatRead(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+func (e *Engine) heartbeatRead(ctx context.Context, f domain.Fence) (HeartbeatAnswer, error) {
 	var ans HeartbeatAnswer
 	err := e.view(ctx, func(r Reader) error {
 		l, err := r.MissionLease(ctx, f.MissionID)
-		if errors.Is(err, ErrNotFound) {
-			return &NotFoundError{Kind: "mission", ID: f.MissionID}
+		if errors.Is(err, domain.ErrNotFound) {
+			return &domain.NotFoundError{Kind: "mission", ID: f.MissionID}
 		}
 		if err != nil {
 			return err
 		}
 		if l.Epoch != f.Epoch || !l.State.Leased() {
-			return &LeaseLostError{MissionID: f.MissionID, Presented: f.Epoch, Current: l.Epoch, State: l.State}
+			return &domain.LeaseLostError{MissionID: f.MissionID, Presented: f.Epoch, Current: l.Epoch, State: l.State}
 		}
 		ans = HeartbeatAnswer{State: l.State, Epoch: l.Epoch, ExpiresAt: l.ExpiresAt, Yield: l.Preempt}
 		return nil
@@ -240,39 +241,39 @@ func (e *Engine) heartbeatRead(ctx context.Context, f Fence) (HeartbeatAnswer, e
 }
 
 // leaseLostFrom explains why a guarded lease write matched nothing.
-func leaseLostFrom(ctx context.Context, r Reader, f Fence) error {
+func leaseLostFrom(ctx context.Context, r Reader, f domain.Fence) error {
 	m, err := r.MissionGet(ctx, f.MissionID)
-	if errors.Is(err, ErrNotFound) {
-		return &NotFoundError{Kind: "mission", ID: f.MissionID}
+	if errors.Is(err, domain.ErrNotFound) {
+		return &domain.NotFoundError{Kind: "mission", ID: f.MissionID}
 	}
 	if err != nil {
 		return err
 	}
-	return &LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
+	return &domain.LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
 }
 
 // Progress records an agent's progress (percent 0..100, optional; message) and extends the
 // lease. Fenced by the epoch.
-func (e *Engine) Progress(ctx context.Context, f Fence, percent *float64, message string) error {
+func (e *Engine) Progress(ctx context.Context, f domain.Fence, percent *float64, message string) error {
 	if percent != nil && (*percent < 0 || *percent > 100) {
-		return invalid("percent", fmt.Sprintf("%v is out of range", *percent), "give 0 to 100")
+		return domain.Invalid("percent", fmt.Sprintf("%v is out of range", *percent), "give 0 to 100")
 	}
 	if len(message) > 4000 {
-		return invalid("message", "is too long", "at most 4000 bytes")
+		return domain.Invalid("message", "is too long", "at most 4000 bytes")
 	}
 	return e.update(ctx, "", func(o *op) error {
 		m, err := o.fenced(f)
 		if err != nil {
 			return err
 		}
-		m.Progress = &Progress{Percent: percent, Message: message, At: o.now}
+		m.Progress = &domain.Progress{Percent: percent, Message: message, At: o.now}
 		return o.touch(&m, "mission.progress", map[string]any{"percent": percent, "message": message})
 	})
 }
 
 // touch writes m with an extended lease and emits an event, without a state change; the
 // agent was heard from (Contacted).
-func (o *op) touch(m *Mission, eventType string, data map[string]any) error {
+func (o *op) touch(m *domain.Mission, eventType string, data map[string]any) error {
 	g := Guard{State: m.State, Epoch: m.Lease.Epoch}
 	m.Lease.ExpiresAt, m.UpdatedAt, m.Contacted = o.now.Add(o.e.opt.LeaseTTL), o.now, true
 	if err := o.save(m, g); err != nil {
@@ -286,7 +287,7 @@ const MaxCheckpointBytes = 1 << 20
 
 // Checkpoint saves an agent's progress (opaque JSON handed to the next attempt) and stays
 // running; it extends the lease. Fenced by the epoch.
-func (e *Engine) Checkpoint(ctx context.Context, f Fence, data json.RawMessage, message string) error {
+func (e *Engine) Checkpoint(ctx context.Context, f domain.Fence, data json.RawMessage, message string) error {
 	if err := checkCheckpoint(data); err != nil {
 		return err
 	}
@@ -295,8 +296,8 @@ func (e *Engine) Checkpoint(ctx context.Context, f Fence, data json.RawMessage, 
 		if err != nil {
 			return err
 		}
-		if m.State != StateRunning {
-			return &TransitionError{MissionID: m.ID, Op: "checkpoint", State: m.State}
+		if m.State != domain.StateRunning {
+			return &domain.TransitionError{MissionID: m.ID, Op: "checkpoint", State: m.State}
 		}
 		m.Checkpoint = data
 		return o.touch(&m, "mission.checkpointed", map[string]any{"bytes": len(data), "message": message})
@@ -308,10 +309,10 @@ func checkCheckpoint(data json.RawMessage) error {
 		return nil
 	}
 	if len(data) > MaxCheckpointBytes {
-		return invalid("checkpoint", fmt.Sprintf("is %d bytes", len(data)), fmt.Sprintf("keep it under %d bytes; store large state in the workspace", MaxCheckpointBytes))
+		return domain.Invalid("checkpoint", fmt.Sprintf("is %d bytes", len(data)), fmt.Sprintf("keep it under %d bytes; store large state in the workspace", MaxCheckpointBytes))
 	}
 	if !json.Valid(data) {
-		return invalid("checkpoint", "is not valid JSON", "send a JSON value")
+		return domain.Invalid("checkpoint", "is not valid JSON", "send a JSON value")
 	}
 	return nil
 }
@@ -322,12 +323,12 @@ const WaitChildren = "children"
 // Yield ends the attempt early with its checkpoint (running → interrupted); the next acquire
 // resumes from it ahead of fresh work. waitReason WaitChildren parks the mission until every
 // child mission completed. Fenced by the epoch.
-func (e *Engine) Yield(ctx context.Context, f Fence, checkpoint json.RawMessage, reason, waitReason string) error {
+func (e *Engine) Yield(ctx context.Context, f domain.Fence, checkpoint json.RawMessage, reason, waitReason string) error {
 	if err := checkCheckpoint(checkpoint); err != nil {
 		return err
 	}
 	if waitReason != "" && waitReason != WaitChildren {
-		return invalid("wait", fmt.Sprintf("%q is not a wait reason", truncate(waitReason, 40)), "use children, or nothing")
+		return domain.Invalid("wait", fmt.Sprintf("%q is not a wait reason", domain.Clip(waitReason, 40)), "use children, or nothing")
 	}
 	err := e.update(ctx, "", func(o *op) error {
 		m, err := o.fenced(f)
@@ -344,12 +345,12 @@ func (e *Engine) Yield(ctx context.Context, f Fence, checkpoint json.RawMessage,
 				m.WaitReason = WaitChildren
 			}
 		}
-		if err := o.endAttempt(&m, OutcomeYielded, nil, nil, reason); err != nil {
+		if err := o.endAttempt(&m, domain.OutcomeYielded, nil, nil, reason); err != nil {
 			return err
 		}
 		m.Preempt = false
 		m.Lease.Owner, m.Lease.ExpiresAt = "", time.Time{}
-		return o.move(&m, StateInterrupted, "yield", "mission.yielded", map[string]any{"reason": reason, "wait": m.WaitReason})
+		return o.move(&m, domain.StateInterrupted, "yield", "mission.yielded", map[string]any{"reason": reason, "wait": m.WaitReason})
 	})
 	e.forgetRenewal(f)
 	return err
@@ -357,19 +358,19 @@ func (e *Engine) Yield(ctx context.Context, f Fence, checkpoint json.RawMessage,
 
 // Release gives a leased or running mission back without failing it (no budget spent): it
 // becomes pending (or interrupted when it has a checkpoint). Fenced by the epoch.
-func (e *Engine) Release(ctx context.Context, f Fence, reason string) error {
+func (e *Engine) Release(ctx context.Context, f domain.Fence, reason string) error {
 	err := e.update(ctx, "", func(o *op) error {
 		m, err := o.fenced(f)
 		if err != nil {
 			return err
 		}
-		if err := o.endAttempt(&m, OutcomeReleased, nil, nil, reason); err != nil {
+		if err := o.endAttempt(&m, domain.OutcomeReleased, nil, nil, reason); err != nil {
 			return err
 		}
 		m.Lease.Owner, m.Lease.ExpiresAt, m.Preempt = "", time.Time{}, false
-		to := StatePending
+		to := domain.StatePending
 		if m.Checkpoint != nil {
-			to = StateInterrupted
+			to = domain.StateInterrupted
 		}
 		return o.move(&m, to, "release", "lease.released", map[string]any{"reason": reason})
 	})
@@ -380,7 +381,7 @@ func (e *Engine) Release(ctx context.Context, f Fence, reason string) error {
 // Preempt asks a running mission to checkpoint and yield: its next heartbeat answers
 // Yield=true. It changes no state.
 func (e *Engine) Preempt(ctx context.Context, missionID, reason, actor string) error {
-	if err := checkID("mission_id", PrefixMission, missionID); err != nil {
+	if err := domain.CheckID("mission_id", domain.PrefixMission, missionID); err != nil {
 		return err
 	}
 	return e.update(ctx, actor, func(o *op) error {
@@ -388,8 +389,8 @@ func (e *Engine) Preempt(ctx context.Context, missionID, reason, actor string) e
 		if err != nil {
 			return err
 		}
-		if m.State != StateRunning {
-			return &TransitionError{MissionID: m.ID, Op: "preempt", State: m.State}
+		if m.State != domain.StateRunning {
+			return &domain.TransitionError{MissionID: m.ID, Op: "preempt", State: m.State}
 		}
 		if m.Preempt {
 			return nil
@@ -407,9 +408,9 @@ func (e *Engine) Preempt(ctx context.Context, missionID, reason, actor string) e
 // directory) on a leased or running mission and, when ws is not nil, the attempt's workspace
 // record (WorkspaceRecord), with an attempt.launched event, in one transaction. Fenced by the
 // epoch.
-func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage, ws *Workspace) error {
+func (e *Engine) SetRun(ctx context.Context, f domain.Fence, run json.RawMessage, ws *Workspace) error {
 	if !json.Valid(run) {
-		return invalid("run", "is not valid JSON", "")
+		return domain.Invalid("run", "is not valid JSON", "")
 	}
 	return e.update(ctx, "scheduler", func(o *op) error {
 		m, err := o.fenced(f)
@@ -430,11 +431,11 @@ func (e *Engine) SetRun(ctx context.Context, f Fence, run json.RawMessage, ws *W
 
 // endAttempt writes the attempt record of m's current attempt (and resets m.Abandons unless
 // it ended abandoned).
-func (o *op) endAttempt(m *Mission, outcome AttemptOutcome, f *Failure, usage *Usage, summary string) error {
-	a := Attempt{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Agent: m.Lease.Owner,
-		Profile: m.Profile, Persona: m.Persona, Outcome: outcome, Failure: f, Summary: truncate(summary, 2000),
+func (o *op) endAttempt(m *domain.Mission, outcome domain.AttemptOutcome, f *domain.Failure, usage *domain.Usage, summary string) error {
+	a := domain.Attempt{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Agent: m.Lease.Owner,
+		Profile: m.Profile, Persona: m.Persona, Outcome: outcome, Failure: f, Summary: domain.Clip(summary, 2000),
 		StartedAt: m.StartedAt, EndedAt: o.now}
-	if outcome != OutcomeAbandoned {
+	if outcome != domain.OutcomeAbandoned {
 		m.Abandons = 0 // an attempt that ended any other way breaks the row of abandons
 	}
 	if usage != nil {

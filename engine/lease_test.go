@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // shared/cases B11: the reaper reads expired leases from a snapshot; a completion that
@@ -14,17 +15,17 @@ import (
 func TestB11_ReaperWithStaleSnapshotUpdatesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	b.clock.Advance(b.e.LeaseTTL() + time.Second) // the lease expired...
 	engine.SetReapHook(b.e, func() {              // ...but the worker completes in the gap
-		_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "finished just after expiry"})
+		_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "finished just after expiry"})
 		require.NoError(t, err)
 	})
 	reaped, err := b.e.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)
 	require.Empty(t, reaped)
 	after := b.get(m.ID)
-	require.Equal(t, engine.StateCompleted, after.State, "the completed mission is not moved back")
+	require.Equal(t, domain.StateCompleted, after.State, "the completed mission is not moved back")
 	require.Equal(t, 1, after.Attempt, "it does not run twice")
 	b.verifyReplay()
 }
@@ -33,13 +34,13 @@ func TestB11_ReaperWithStaleSnapshotUpdatesNothing(t *testing.T) {
 func TestB11_LateResultAfterReapIsRejected(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	b.clock.Advance(b.e.LeaseTTL() + time.Second)
 	reaped, err := b.e.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)
 	require.Equal(t, []string{m.ID}, reaped)
-	_, err = b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "too late"})
-	require.ErrorIs(t, err, engine.ErrLeaseLost)
+	_, err = b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "too late"})
+	require.ErrorIs(t, err, domain.ErrLeaseLost)
 	require.Nil(t, b.get(m.ID).Result)
 }
 
@@ -48,7 +49,7 @@ func TestB11_LateResultAfterReapIsRejected(t *testing.T) {
 func TestB12_HeartbeatsKeepALongRunAlive(t *testing.T) {
 	t.Parallel()
 	b := setup(t, func(o *engine.Options) { o.LeaseTTL = 5 * time.Second })
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	for i := 0; i < 20; i++ { // 20 s of work, a heartbeat every second
 		b.clock.Advance(time.Second)
 		_, err := b.e.Heartbeat(b.ctx, m.Fence())
@@ -64,12 +65,12 @@ func TestB12_HeartbeatsKeepALongRunAlive(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []string{m.ID}, reaped)
 	_, err = b.e.Heartbeat(b.ctx, m.Fence())
-	require.ErrorIs(t, err, engine.ErrLeaseLost)
+	require.ErrorIs(t, err, domain.ErrLeaseLost)
 	other, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "second", MissionID: m.ID})
 	if err == nil {
 		require.Greater(t, other.Lease.Epoch, m.Lease.Epoch)
 	} else {
-		require.ErrorIs(t, err, engine.ErrNoWork, "in retry backoff")
+		require.ErrorIs(t, err, domain.ErrNoWork, "in retry backoff")
 	}
 }
 
@@ -78,7 +79,7 @@ func TestB12_HeartbeatsKeepALongRunAlive(t *testing.T) {
 func TestHeartbeat_WritesAtMostOncePerInterval(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	first, err := b.e.Heartbeat(b.ctx, m.Fence())
 	require.NoError(t, err)
 	require.True(t, first.Written)
@@ -108,7 +109,7 @@ func TestExpiryWithCheckpointAndPreemption(t *testing.T) {
 	_, err = b.e.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)
 	after := b.get(m.ID)
-	require.Equal(t, engine.StateInterrupted, after.State)
+	require.Equal(t, domain.StateInterrupted, after.State)
 	b.clock.Advance(time.Hour)
 	again := b.acquire(m.ID, true)
 	require.JSONEq(t, `{"done":["step1"]}`, string(again.Checkpoint), "the checkpoint is handed on")
@@ -120,13 +121,13 @@ func TestExpiryWithCheckpointAndPreemption(t *testing.T) {
 func TestReap_KeepRenewsLiveAgents(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	b.clock.Advance(b.e.LeaseTTL() + time.Second)
-	reaped, err := b.e.ReapExpired(b.ctx, func(engine.Mission) bool { return true })
+	reaped, err := b.e.ReapExpired(b.ctx, func(domain.Mission) bool { return true })
 	require.NoError(t, err)
 	require.Empty(t, reaped)
 	after := b.get(m.ID)
-	require.Equal(t, engine.StateRunning, after.State)
+	require.Equal(t, domain.StateRunning, after.State)
 	require.True(t, after.Lease.ExpiresAt.After(b.clock.Now()))
 }
 
@@ -146,7 +147,7 @@ func TestSpawn_ParentWaitsForChildren(t *testing.T) {
 	for _, k := range kids {
 		require.Equal(t, p.ID, k.ParentID)
 		m := b.acquire(k.ID, true)
-		_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "child done"})
+		_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "child done"})
 		require.NoError(t, err)
 	}
 	resumed, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "a", Start: true})
@@ -165,9 +166,9 @@ func TestSpawn_FailedChildBlocksParent(t *testing.T) {
 	kids, err := b.e.Spawn(b.ctx, run.Fence(), []engine.MissionSpec{{Title: "child", WriteArea: []string{"c/**"}, RetryBudget: budget(0)}})
 	require.NoError(t, err)
 	require.NoError(t, b.e.Yield(b.ctx, run.Fence(), nil, "spawned", engine.WaitChildren))
-	b.failRunning(kids[0].ID, engine.Failure{Kind: "test"})
-	require.Equal(t, engine.StateBlocked, b.get(p.ID).State)
+	b.failRunning(kids[0].ID, domain.Failure{Kind: "test"})
+	require.Equal(t, domain.StateBlocked, b.get(p.ID).State)
 	_, err = b.e.Retry(b.ctx, kids[0].ID, "t")
 	require.NoError(t, err)
-	require.Equal(t, engine.StatePending, b.get(p.ID).State)
+	require.Equal(t, domain.StatePending, b.get(p.ID).State)
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A model name that an agent's command line would read as an option, or that carries a
@@ -14,25 +15,25 @@ import (
 func TestModelPolicy_BadModelRefusedNamingTheField(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	forced := func(m string) engine.ModelPolicy {
-		return engine.ModelPolicy{Mode: engine.ModeSchedulerForced, Model: m}
+	forced := func(m string) domain.ModelPolicy {
+		return domain.ModelPolicy{Mode: domain.ModeSchedulerForced, Model: m}
 	}
-	allowed := func(m ...string) engine.ModelPolicy {
-		return engine.ModelPolicy{Mode: engine.ModeAgentSelect, Allowed: m}
+	allowed := func(m ...string) domain.ModelPolicy {
+		return domain.ModelPolicy{Mode: domain.ModeAgentSelect, Allowed: m}
 	}
 	cases := []struct {
 		field  string
-		policy engine.ModelPolicy
+		policy domain.ModelPolicy
 	}{
 		{"model_policy.model", forced("--dangerously-skip-permissions")},
 		{"model_policy.model", forced("gpt\n--yolo")},
-		{"model_policy.model", engine.ModelPolicy{Model: "-p"}}, // mode inferred
+		{"model_policy.model", domain.ModelPolicy{Model: "-p"}}, // mode inferred
 		{"model_policy.allowed[1]", allowed("gpt-5.5", "-m")},
 		{"model_policy.allowed[0]", allowed("a\x00b")},
 	}
 	for _, tc := range cases {
 		_, err := b.e.CreateMission(b.ctx, engine.MissionSpec{Title: "t", ModelPolicy: tc.policy}, "t")
-		var fe *engine.FieldError
+		var fe *domain.FieldError
 		require.ErrorAs(t, err, &fe, "%+v", tc.policy)
 		require.Equal(t, tc.field, fe.Field)
 		require.Contains(t, fe.Problem, "use the provider's model id")
@@ -51,7 +52,7 @@ func TestModelPolicy_BadModelRefusedNamingTheField(t *testing.T) {
 	for _, tc := range cases {
 		p := tc.policy
 		_, err = b.e.UpdateMission(b.ctx, m.Mission.ID, engine.MissionPatch{ModelPolicy: &p}, "t")
-		var fe *engine.FieldError
+		var fe *domain.FieldError
 		require.ErrorAs(t, err, &fe)
 		require.Equal(t, tc.field, fe.Field)
 	}

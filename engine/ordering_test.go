@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Pick order (design brief §3): priority, then active voyage, then resumed, then FIFO, then id.
@@ -44,7 +45,7 @@ func TestOrdering_PriorityVoyageResumedFIFO(t *testing.T) {
 	require.Equal(t, "voyage one", order()) // activates the voyage
 	require.Equal(t, "voyage two", order())
 	_, err = b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "a"})
-	require.ErrorIs(t, err, engine.ErrNoWork)
+	require.ErrorIs(t, err, domain.ErrNoWork)
 	require.Len(t, d.IDs, 2)
 }
 
@@ -66,7 +67,7 @@ func TestOrdering_ActiveVoyageFirst(t *testing.T) {
 	require.Equal(t, "voyage b", m.Title)
 	v, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageActive, v.Voyage.State)
+	require.Equal(t, domain.VoyageActive, v.Voyage.State)
 }
 
 // Runnable rules: hard dependencies must complete and land, serialization predecessors must
@@ -80,16 +81,16 @@ func TestRunnable_DependenciesConflictsExclusive(t *testing.T) {
 		_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "t", MissionID: id, Start: true})
 		return err
 	}
-	require.ErrorIs(t, try(down.ID), engine.ErrNoWork)
+	require.ErrorIs(t, try(down.ID), domain.ErrNoWork)
 	why, err := b.e.Explain(b.ctx, down.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.WhyHardDep, why[0].Code)
 
 	m := b.acquire(up.ID, true)
-	_, err = b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+	_, err = b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	require.ErrorIs(t, try(down.ID), engine.ErrNoWork, "completed but not landed")
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: up.ID, Attempt: 1, Status: "landed"}, engine.LandingLanded)
+	require.ErrorIs(t, try(down.ID), domain.ErrNoWork, "completed but not landed")
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: up.ID, Attempt: 1, Status: "landed"}, domain.LandingLanded)
 	require.NoError(t, err)
 	require.NoError(t, try(down.ID))
 
@@ -98,7 +99,7 @@ func TestRunnable_DependenciesConflictsExclusive(t *testing.T) {
 	y := b.create(engine.MissionSpec{Title: "y", WriteArea: []string{"internal/auth/token.go"}})
 	z := b.create(engine.MissionSpec{Title: "z", WriteArea: []string{"internal/db/**"}})
 	require.NoError(t, try(x.ID))
-	require.ErrorIs(t, try(y.ID), engine.ErrNoWork)
+	require.ErrorIs(t, try(y.ID), domain.ErrNoWork)
 	why, err = b.e.Explain(b.ctx, y.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.WhyConflict, why[0].Code)
@@ -106,7 +107,7 @@ func TestRunnable_DependenciesConflictsExclusive(t *testing.T) {
 
 	// A mission without a write area is exclusive in its repository.
 	excl := b.create(engine.MissionSpec{Title: "exclusive"})
-	require.ErrorIs(t, try(excl.ID), engine.ErrNoWork)
+	require.ErrorIs(t, try(excl.ID), domain.ErrNoWork)
 	why, err = b.e.Explain(b.ctx, excl.ID)
 	require.NoError(t, err)
 	require.Equal(t, engine.WhyExclusive, why[0].Code)
@@ -120,12 +121,12 @@ func TestRunnable_SerializationWaitsForTerminal(t *testing.T) {
 	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "first", Title: "first", WriteArea: []string{"a/**"}, RetryBudget: budget(0)},
 		{Key: "then", Title: "then", WriteArea: []string{"b/**"}},
-	}, Edges: []engine.EdgeSpec{{Mission: "then", DependsOn: "first", Type: engine.EdgeSerialization}}}, "t")
+	}, Edges: []engine.EdgeSpec{{Mission: "then", DependsOn: "first", Type: domain.EdgeSerialization}}}, "t")
 	require.NoError(t, err)
 	_, err = b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "t", MissionID: d.IDs["then"]})
-	require.ErrorIs(t, err, engine.ErrNoWork)
+	require.ErrorIs(t, err, domain.ErrNoWork)
 	m := b.acquire(d.IDs["first"], true)
-	_, err = b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test"}})
+	_, err = b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: "test"}})
 	require.NoError(t, err)
 	// Failed is terminal: a serialization successor may run (unlike a hard dependent).
 	b.acquire(d.IDs["then"], true)
@@ -134,11 +135,11 @@ func TestRunnable_SerializationWaitsForTerminal(t *testing.T) {
 func TestPause_StopsAcquiresOnly(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	running := b.inState(engine.StateRunning)
+	running := b.inState(domain.StateRunning)
 	b.create(engine.MissionSpec{Title: "waits", WriteArea: []string{"w/**"}})
 	require.NoError(t, b.e.SetPaused(b.ctx, true, "maintenance", "t"))
 	_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "t"})
-	require.ErrorIs(t, err, engine.ErrPaused)
+	require.ErrorIs(t, err, domain.ErrPaused)
 	_, err = b.e.Heartbeat(b.ctx, running.Fence())
 	require.NoError(t, err, "running work goes on while paused")
 	require.NoError(t, b.e.SetPaused(b.ctx, false, "", "t"))
@@ -152,7 +153,7 @@ func TestAcquire_FiltersCapabilitiesPersonasKinds(t *testing.T) {
 	goMission := b.create(engine.MissionSpec{Title: "go work", Capabilities: []string{"go"}, WriteArea: []string{"g/**"}})
 	review := b.create(engine.MissionSpec{Title: "review", Persona: "reviewer", WriteArea: []string{"r/**"}})
 	_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "py", Capabilities: []string{"python"}, Personas: []string{"implementer"}})
-	require.True(t, errors.Is(err, engine.ErrNoWork))
+	require.True(t, errors.Is(err, domain.ErrNoWork))
 	m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "rev", Personas: []string{"reviewer"}})
 	require.NoError(t, err)
 	require.Equal(t, review.ID, m.ID)
@@ -167,7 +168,7 @@ func TestAcquire_FiltersCapabilitiesPersonasKinds(t *testing.T) {
 // (the settle that sees progress, or the resolution of its report).
 func TestOrdering_ReopenedVoyageFirst(t *testing.T) {
 	t.Parallel()
-	noAgent := func(m *engine.Mission) *engine.Reason {
+	noAgent := func(m *domain.Mission) *engine.Reason {
 		return &engine.Reason{Code: engine.WhyUnavailable, Message: "no agent took it"}
 	}
 	for _, how := range []string{"settle", "resolve"} {
@@ -180,7 +181,7 @@ func TestOrdering_ReopenedVoyageFirst(t *testing.T) {
 			require.NoError(t, err)
 			s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, noAgent)
 			require.NoError(t, err)
-			require.Equal(t, engine.VoyageBlocked, s.Voyage.State)
+			require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
 			if how == "settle" {
 				s, err = b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
 				require.NoError(t, err)
@@ -190,7 +191,7 @@ func TestOrdering_ReopenedVoyageFirst(t *testing.T) {
 			}
 			v, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
 			require.NoError(t, err)
-			require.Equal(t, engine.VoyageActive, v.Voyage.State)
+			require.Equal(t, domain.VoyageActive, v.Voyage.State)
 			m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "x", Start: true})
 			require.NoError(t, err)
 			require.Equal(t, "voyage a", m.Title, "the active voyage's mission goes before %s", loose.ID)

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -17,7 +18,7 @@ import (
 func (pm *propMachine) plannerView(t *rapid.T) planner.Snapshot {
 	v, err := pm.e.PlanningView(pm.ctx, 10*propMaxMissions, pm.now().Add(-time.Hour))
 	require.NoError(t, err)
-	require.True(t, slices.IsSortedFunc(v.Candidates, func(a, b engine.Mission) int { return planner.PickOrder(&a, &b) }),
+	require.True(t, slices.IsSortedFunc(v.Candidates, func(a, b domain.Mission) int { return planner.PickOrder(&a, &b) }),
 		"the store's candidate order is not planner.PickOrder: %v", ids(v.Candidates))
 	return planner.Snapshot{Missions: v.Candidates, Edges: v.Edges, Paused: v.Paused, Running: v.Live}
 }
@@ -41,7 +42,7 @@ func (pm *propMachine) plannerBlockers(t *rapid.T, id string) []engine.Reason {
 	return engine.Blockers(&d.Mission, engine.Edges{}, s.Paused, s.Running, pm.now())
 }
 
-func ids(ms []engine.Mission) []string {
+func ids(ms []domain.Mission) []string {
 	out := make([]string, len(ms))
 	for i := range ms {
 		out[i] = ms[i].ID

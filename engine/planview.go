@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -13,25 +14,25 @@ import (
 type PlanningView struct {
 	// Candidates are the pending and interrupted missions in pick order (at most the wave
 	// size), whatever their dependencies.
-	Candidates []Mission
+	Candidates []domain.Mission
 	// Edges are each candidate's edges for the runnable rule (Blockers), by mission id; a
 	// candidate that is not in a runnable state has none.
 	Edges map[string]Edges
 	// Paused is the scheduler's pause flag.
 	Paused bool
 	// Live is every leased or running mission, by id.
-	Live []Mission
+	Live []domain.Mission
 	// Voyages are the candidates' voyages, by id.
-	Voyages map[string]Voyage
+	Voyages map[string]domain.Voyage
 	// Subjects are the missions the review candidates review, by id (a subject that no
 	// longer exists is absent).
-	Subjects map[string]Mission
+	Subjects map[string]domain.Mission
 	// Holds are the holds the last planning step recorded, by mission id.
 	Holds map[string]Hold
 	// Outcomes is the attempt history per profile and persona.
 	Outcomes []OutcomeCount
 	// Agents are the agents seen at or after the time asked for, most recent first.
-	Agents []Agent
+	Agents []domain.Agent
 }
 
 // PlanningView reads, in one read transaction, up to limit candidates in pick order with
@@ -41,7 +42,7 @@ func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.T
 	var v PlanningView
 	err := e.view(ctx, func(r Reader) error {
 		var err error
-		v = PlanningView{Edges: map[string]Edges{}, Voyages: map[string]Voyage{}, Subjects: map[string]Mission{}}
+		v = PlanningView{Edges: map[string]Edges{}, Voyages: map[string]domain.Voyage{}, Subjects: map[string]domain.Mission{}}
 		if v.Candidates, err = r.MissionsRunnableOrder(ctx, limit); err != nil {
 			return fmt.Errorf("runnable missions: %w", err)
 		}
@@ -59,7 +60,7 @@ func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.T
 }
 
 // readCandidate reads one candidate's edges, voyage and review subject.
-func (v *PlanningView) readCandidate(ctx context.Context, r Reader, m *Mission) error {
+func (v *PlanningView) readCandidate(ctx context.Context, r Reader, m *domain.Mission) error {
 	if m.State.Runnable() {
 		edges, err := ReadEdges(ctx, r, m.ID)
 		if err != nil {
@@ -74,10 +75,10 @@ func (v *PlanningView) readCandidate(ctx context.Context, r Reader, m *Mission) 
 		}
 		v.Voyages[m.VoyageID] = vo
 	}
-	if _, ok := v.Subjects[m.SubjectID]; m.Kind == KindReview && m.SubjectID != "" && !ok {
+	if _, ok := v.Subjects[m.SubjectID]; m.Kind == domain.KindReview && m.SubjectID != "" && !ok {
 		u, err := r.MissionGet(ctx, m.SubjectID)
 		switch {
-		case errors.Is(err, ErrNotFound): // pruned: the reviewer has no model to avoid
+		case errors.Is(err, domain.ErrNotFound): // pruned: the reviewer has no model to avoid
 		case err != nil:
 			return fmt.Errorf("subject %s of review %s: %w", m.SubjectID, m.ID, err)
 		default:

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Backoff is the retry delay policy: Initial doubling up to Max, each delay randomised by
@@ -54,7 +55,7 @@ var (
 // location + summary, lower-cased, with numbers, hex ids, temporary paths and runs of white
 // space folded, so that the same fault seen twice gives the same signature even when line
 // numbers, pids or temp dirs differ (design brief §2).
-func Signature(f Failure) string {
+func Signature(f domain.Failure) string {
 	parts := []string{f.Kind, f.Tool, f.Diagnostic, f.Location, f.Summary}
 	for i, p := range parts {
 		p = strings.ToLower(p)
@@ -72,7 +73,7 @@ func Signature(f Failure) string {
 
 // failureInput is what the failure policy looks at.
 type failureInput struct {
-	Failure        Failure
+	Failure        domain.Failure
 	Signature      string
 	PrevSignature  string
 	AttemptsUsed   int // weighted, before this failure
@@ -81,17 +82,17 @@ type failureInput struct {
 	CostLimitUSD   float64
 	ParallelInRepo bool // other work ran in the same repository during the attempt
 	DebugAvailable bool
-	Kind           MissionKind
+	Kind           domain.MissionKind
 }
 
 // failureOutcome is the policy's answer: the decision, its reason, the weight this failure
 // costs and where the mission goes.
 type failureOutcome struct {
-	Decision DecisionKind
+	Decision domain.DecisionKind
 	Reason   string
 	Weight   int
-	To       MissionState
-	Route    Route // for DecisionBlock
+	To       domain.MissionState
+	Route    domain.Route // for DecisionBlock
 }
 
 // decideFailure applies the retry rules of the design brief §2: environment kinds block with
@@ -100,16 +101,16 @@ type failureOutcome struct {
 // retry_serial when other work ran beside it, else a debugger mission when one can run.
 func decideFailure(in failureInput) failureOutcome {
 	kind := in.Failure.Kind
-	if EnvironmentFailure(kind) {
-		route := RouteMainAgent
-		if kind == FailurePermission {
-			route = RoutePerson
+	if domain.EnvironmentFailure(kind) {
+		route := domain.RouteMainAgent
+		if kind == domain.FailurePermission {
+			route = domain.RoutePerson
 		}
-		return failureOutcome{Decision: DecisionBlock, To: StateBlocked, Route: route,
+		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: route,
 			Reason: fmt.Sprintf("%s failure: the environment cannot do this, retrying would not help", kind)}
 	}
 	if in.CostLimitUSD > 0 && in.CostUSD >= in.CostLimitUSD {
-		return failureOutcome{Decision: DecisionBlock, To: StateBlocked, Route: RouteMainAgent,
+		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: domain.RouteMainAgent,
 			Reason: fmt.Sprintf("cost limit reached: spent $%.4f of $%.4f", in.CostUSD, in.CostLimitUSD)}
 	}
 	weight, repeated := 1, in.PrevSignature != "" && in.Signature == in.PrevSignature
@@ -118,21 +119,21 @@ func decideFailure(in failureInput) failureOutcome {
 	}
 	used := in.AttemptsUsed + weight
 	if used > in.Budget {
-		return failureOutcome{Decision: DecisionFail, To: StateFailed, Weight: weight,
+		return failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: weight,
 			Reason: fmt.Sprintf("retry budget spent: %d of %d used (identical failures count double)", used, in.Budget)}
 	}
 	switch {
 	case repeated && in.ParallelInRepo:
-		return failureOutcome{Decision: DecisionRetrySerial, To: StatePending, Weight: weight,
+		return failureOutcome{Decision: domain.DecisionRetrySerial, To: domain.StatePending, Weight: weight,
 			Reason: "the same failure twice while other work ran in the repository: retry with nothing in parallel"}
-	case repeated && in.DebugAvailable && in.Kind != KindDebug:
-		return failureOutcome{Decision: DecisionDebug, To: StatePending, Weight: weight,
+	case repeated && in.DebugAvailable && in.Kind != domain.KindDebug:
+		return failureOutcome{Decision: domain.DecisionDebug, To: domain.StatePending, Weight: weight,
 			Reason: "the same failure twice: a debugger mission investigates before the next attempt"}
 	case repeated:
-		return failureOutcome{Decision: DecisionRetry, To: StatePending, Weight: weight,
+		return failureOutcome{Decision: domain.DecisionRetry, To: domain.StatePending, Weight: weight,
 			Reason: "the same failure twice (counts double): retry after backoff"}
 	}
-	return failureOutcome{Decision: DecisionRetry, To: StatePending, Weight: weight,
+	return failureOutcome{Decision: domain.DecisionRetry, To: domain.StatePending, Weight: weight,
 		Reason: fmt.Sprintf("%s failure: retry after backoff (%d of %d retries used)", orDefault(kind, "unclassified"), used, in.Budget)}
 }
 

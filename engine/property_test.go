@@ -18,6 +18,7 @@ import (
 	"pgregory.net/rapid"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
@@ -68,7 +69,7 @@ func TestProperty_EngineMatchesModel(t *testing.T) {
 			e: engine.New(st, engine.Options{Clock: clock, LeaseTTL: propTTL, DefaultRepository: "/repo",
 				Backoff: engine.Backoff{Initial: time.Second, Max: 8 * time.Second, Jitter: 0.1}}),
 			missions: map[string]*modelMission{}, voyages: map[string]bool{},
-			fences: map[string][]engine.Fence{}, renewed: map[engine.Fence]time.Time{},
+			fences: map[string][]domain.Fence{}, renewed: map[domain.Fence]time.Time{},
 		}
 		rt.Repeat(rapid.StateMachineActions(pm))
 	})
@@ -102,12 +103,12 @@ var (
 	propAgents = []string{"agent-1", "agent-2", "agent-3"}
 	propRepos  = []string{"/repo", "/repo2"}
 	propAreas  = [][]string{nil, {"a/**"}, {"a/x/**"}, {"b/**"}, {"b/y.go"}, {"c/**"}, {"c/z/**", "d/**"}}
-	propEdges  = []engine.EdgeType{engine.EdgeHard, engine.EdgeSoft, engine.EdgeSerialization, engine.EdgeConflict}
+	propEdges  = []domain.EdgeType{domain.EdgeHard, domain.EdgeSoft, domain.EdgeSerialization, domain.EdgeConflict}
 	// Two ordinary failures (same kind, different summaries) and an environment failure.
-	propFailures = []engine.Failure{
-		{Kind: engine.FailureError, Tool: "go test", Summary: "TestA fails"},
-		{Kind: engine.FailureError, Tool: "go build", Summary: "does not compile"},
-		{Kind: engine.FailureAuth, Summary: "credentials rejected"},
+	propFailures = []domain.Failure{
+		{Kind: domain.FailureError, Tool: "go test", Summary: "TestA fails"},
+		{Kind: domain.FailureError, Tool: "go build", Summary: "does not compile"},
+		{Kind: domain.FailureAuth, Summary: "credentials rejected"},
 	}
 )
 
@@ -115,7 +116,7 @@ var (
 type modelMission struct {
 	id         string
 	created    time.Time
-	state      engine.MissionState
+	state      domain.MissionState
 	epoch      int64
 	attempt    int
 	used       int // weighted attempts
@@ -127,7 +128,7 @@ type modelMission struct {
 	hard       []string // hard dependencies
 	serial     []string // serialization predecessors
 	conflicts  []string // explicit conflict edges, either direction
-	landing    engine.LandingState
+	landing    domain.LandingState
 	expires    time.Time
 	notBefore  time.Time // copied from the engine after a failure (the backoff has jitter)
 	checkpoint bool
@@ -151,8 +152,8 @@ type propMachine struct {
 	missions map[string]*modelMission
 	order    []string                   // ids in creation order
 	voyages  map[string]bool            // voyage id → active
-	fences   map[string][]engine.Fence  // every fence each agent was given
-	renewed  map[engine.Fence]time.Time // the engine's last lease write per fence (RenewInterval)
+	fences   map[string][]domain.Fence  // every fence each agent was given
+	renewed  map[domain.Fence]time.Time // the engine's last lease write per fence (RenewInterval)
 	paused   bool
 	seq      int64 // the last event sequence number seen
 }
@@ -175,7 +176,7 @@ func (pm *propMachine) whyNot(m *modelMission) string {
 	}
 	for _, d := range m.hard {
 		u := pm.missions[d]
-		if u.state != engine.StateCompleted || !u.landing.Satisfies() {
+		if u.state != domain.StateCompleted || !u.landing.Satisfies() {
 			return "hard dependency " + d
 		}
 	}
@@ -212,7 +213,7 @@ func (pm *propMachine) pickOrder(ids []string) {
 		if m.voyage != "" && pm.voyages[m.voyage] {
 			active = 0
 		}
-		if m.state == engine.StateInterrupted {
+		if m.state == domain.StateInterrupted {
 			resumed = 0
 		}
 		return m.priority, active, resumed
@@ -241,7 +242,7 @@ func (pm *propMachine) pickOrder(ids []string) {
 func (pm *propMachine) failedUpstream(m *modelMission) string {
 	deps := slices.Sorted(slices.Values(m.hard))
 	for _, d := range deps {
-		if s := pm.missions[d].state; s == engine.StateFailed || s == engine.StateCancelled {
+		if s := pm.missions[d].state; s == domain.StateFailed || s == domain.StateCancelled {
 			return d
 		}
 	}
@@ -264,7 +265,7 @@ func (pm *propMachine) propagate(up string) {
 			seen[x] = true
 			queue = append(queue, x)
 			if m.state.Runnable() {
-				m.state, m.cause = engine.StateBlocked, up
+				m.state, m.cause = domain.StateBlocked, up
 			}
 		}
 	}
@@ -273,9 +274,9 @@ func (pm *propMachine) propagate(up string) {
 // reopen moves m back to pending (retry, resolution); a mission whose hard dependency failed
 // or was cancelled is blocked again at once, naming it.
 func (pm *propMachine) reopen(m *modelMission) {
-	m.state, m.cause, m.notBefore, m.abandons = engine.StatePending, "", time.Time{}, 0
+	m.state, m.cause, m.notBefore, m.abandons = domain.StatePending, "", time.Time{}, 0
 	if up := pm.failedUpstream(m); up != "" {
-		m.state, m.cause = engine.StateBlocked, up
+		m.state, m.cause = domain.StateBlocked, up
 	}
 }
 
@@ -285,7 +286,7 @@ func (pm *propMachine) failure(m *modelMission, sig string, env, expire bool) bo
 	prev := m.lastSig
 	m.lastSig, m.expires = sig, time.Time{}
 	if env {
-		m.state, m.cause = engine.StateBlocked, ""
+		m.state, m.cause = domain.StateBlocked, ""
 		return false
 	}
 	w := 1
@@ -294,20 +295,20 @@ func (pm *propMachine) failure(m *modelMission, sig string, env, expire bool) bo
 	}
 	m.used += w
 	if m.used > m.budget {
-		m.state = engine.StateFailed
+		m.state = domain.StateFailed
 		pm.propagate(m.id)
 		return false
 	}
-	m.state = engine.StatePending
+	m.state = domain.StatePending
 	if expire && m.checkpoint {
-		m.state = engine.StateInterrupted
+		m.state = domain.StateInterrupted
 	}
 	return true
 }
 
 // ---- helpers that talk to the engine ---------------------------------------------------
 
-func (pm *propMachine) get(t *rapid.T, id string) engine.Mission {
+func (pm *propMachine) get(t *rapid.T, id string) domain.Mission {
 	d, err := pm.e.GetMission(pm.ctx, id)
 	require.NoError(t, err)
 	return d.Mission
@@ -326,7 +327,7 @@ func (pm *propMachine) lastSeq(t *rapid.T) int64 {
 }
 
 // refused checks that err wraps want and that mission id and the event log did not change.
-func (pm *propMachine) refused(t *rapid.T, err, want error, id string, before engine.Mission, seq int64, what string) {
+func (pm *propMachine) refused(t *rapid.T, err, want error, id string, before domain.Mission, seq int64, what string) {
 	require.Error(t, err, what)
 	require.True(t, errors.Is(err, want), "%s: want %v, got %v", what, want, err)
 	require.Equal(t, before, pm.get(t, id), "%s: a refused operation changed the mission", what)
@@ -340,10 +341,10 @@ func (pm *propMachine) copyBackoff(t *rapid.T, m *modelMission) {
 }
 
 // pickFence draws an agent and one of the fences it was given, preferring live ones.
-func (pm *propMachine) pickFence(t *rapid.T) (string, engine.Fence) {
+func (pm *propMachine) pickFence(t *rapid.T) (string, domain.Fence) {
 	type held struct {
 		agent string
-		f     engine.Fence
+		f     domain.Fence
 	}
 	var all, live []held
 	for _, a := range propAgents {
@@ -366,7 +367,7 @@ func (pm *propMachine) pickFence(t *rapid.T) (string, engine.Fence) {
 	return h.agent, h.f
 }
 
-func (pm *propMachine) live(f engine.Fence) (*modelMission, bool) {
+func (pm *propMachine) live(f domain.Fence) (*modelMission, bool) {
 	m := pm.missions[f.MissionID]
 	return m, m.epoch == f.Epoch && m.state.Leased()
 }
@@ -388,11 +389,11 @@ func (pm *propMachine) Create(t *rapid.T) {
 		RetryBudget: budget(rapid.IntRange(0, 3).Draw(t, "budget")), DependsOn: deps}
 	c, err := pm.e.CreateMission(pm.ctx, spec, "test")
 	require.NoError(t, err)
-	m := &modelMission{id: c.Mission.ID, created: pm.now(), state: engine.StatePending, budget: *spec.RetryBudget,
-		priority: spec.Priority, repo: repo, area: area, hard: deps, landing: engine.LandingNone}
+	m := &modelMission{id: c.Mission.ID, created: pm.now(), state: domain.StatePending, budget: *spec.RetryBudget,
+		priority: spec.Priority, repo: repo, area: area, hard: deps, landing: domain.LandingNone}
 	pm.add(m)
 	if up := pm.failedUpstream(m); up != "" {
-		m.state, m.cause = engine.StateBlocked, up
+		m.state, m.cause = domain.StateBlocked, up
 	}
 }
 
@@ -409,7 +410,7 @@ func (pm *propMachine) Dispatch(t *rapid.T) {
 	spec := engine.VoyageSpec{Title: "v", Repository: rapid.SampledFrom(propRepos).Draw(t, "repo")}
 	type edge struct {
 		from, to int // index into new missions; to < 0: existing mission -to-1
-		typ      engine.EdgeType
+		typ      domain.EdgeType
 	}
 	seen := map[edge]bool{}
 	var edges []edge
@@ -446,8 +447,8 @@ func (pm *propMachine) Dispatch(t *rapid.T) {
 	pm.voyages[d.Voyage.ID] = false
 	news := make([]*modelMission, n)
 	for i, ms := range spec.Missions {
-		m := &modelMission{id: d.IDs[ms.Key], created: pm.now(), state: engine.StatePending, budget: *ms.RetryBudget,
-			priority: ms.Priority, repo: spec.Repository, area: ms.WriteArea, voyage: d.Voyage.ID, landing: engine.LandingNone}
+		m := &modelMission{id: d.IDs[ms.Key], created: pm.now(), state: domain.StatePending, budget: *ms.RetryBudget,
+			priority: ms.Priority, repo: spec.Repository, area: ms.WriteArea, voyage: d.Voyage.ID, landing: domain.LandingNone}
 		news[i] = m
 		pm.add(m)
 	}
@@ -460,18 +461,18 @@ func (pm *propMachine) Dispatch(t *rapid.T) {
 			to = pm.order[-e.to-1]
 		}
 		switch e.typ {
-		case engine.EdgeHard:
+		case domain.EdgeHard:
 			from.hard = append(from.hard, to)
-		case engine.EdgeSerialization:
+		case domain.EdgeSerialization:
 			from.serial = append(from.serial, to)
-		case engine.EdgeConflict:
+		case domain.EdgeConflict:
 			from.conflicts = append(from.conflicts, to)
 			pm.missions[to].conflicts = append(pm.missions[to].conflicts, from.id)
 		}
 	}
 	for _, m := range news {
 		if up := pm.failedUpstream(m); up != "" {
-			m.state, m.cause = engine.StateBlocked, up
+			m.state, m.cause = domain.StateBlocked, up
 		}
 	}
 }
@@ -491,9 +492,9 @@ func (pm *propMachine) AcquireNext(t *rapid.T) {
 	got, err := pm.e.Acquire(pm.ctx, engine.AcquireRequest{AgentID: agentID, Start: start})
 	require.Equal(t, first, got.ID, "the planner's first runnable is %q, acquire-next took %q (%v)", first, got.ID, err)
 	if len(want) == 0 {
-		want := engine.ErrNoWork
+		want := domain.ErrNoWork
 		if pm.paused {
-			want = engine.ErrPaused
+			want = domain.ErrPaused
 		}
 		require.ErrorIs(t, err, want)
 		return
@@ -520,9 +521,9 @@ func (pm *propMachine) AcquireTargeted(t *rapid.T) {
 	require.Equal(t, len(reasons) == 0, err == nil, "Explain said %v, acquire said %v", reasons, err)
 	if why != "" {
 		require.NotEmpty(t, reasons, "model: not runnable (%s)", why)
-		want := engine.ErrNoWork
+		want := domain.ErrNoWork
 		if pm.paused {
-			want = engine.ErrPaused
+			want = domain.ErrPaused
 		}
 		require.ErrorIs(t, err, want, "model: not runnable (%s)", why)
 		return
@@ -531,12 +532,12 @@ func (pm *propMachine) AcquireTargeted(t *rapid.T) {
 	pm.acquired(t, agentID, got, start)
 }
 
-func (pm *propMachine) acquired(t *rapid.T, agentID string, got engine.Mission, start bool) {
+func (pm *propMachine) acquired(t *rapid.T, agentID string, got domain.Mission, start bool) {
 	m := pm.missions[got.ID]
 	require.Empty(t, pm.whyNot(m), "acquired a mission the model holds back")
-	want := engine.StateLeased
+	want := domain.StateLeased
 	if start {
-		want = engine.StateRunning
+		want = domain.StateRunning
 	}
 	require.Equal(t, want, got.State)
 	require.Equal(t, m.epoch+1, got.Lease.Epoch, "every acquire takes the next epoch")
@@ -560,12 +561,12 @@ func (pm *propMachine) Start(t *rapid.T) {
 	_, err := pm.e.Start(pm.ctx, f)
 	switch {
 	case !live:
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "start with a stale epoch")
-	case m.state != engine.StateLeased:
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "start while "+string(m.state))
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "start with a stale epoch")
+	case m.state != domain.StateLeased:
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "start while "+string(m.state))
 	default:
 		require.NoError(t, err)
-		m.state, m.expires = engine.StateRunning, pm.now().Add(propTTL)
+		m.state, m.expires = domain.StateRunning, pm.now().Add(propTTL)
 	}
 }
 
@@ -577,7 +578,7 @@ func (pm *propMachine) Heartbeat(t *rapid.T) {
 	last, ok := pm.renewed[f]
 	write := !ok || pm.now().Sub(last) >= propRenew
 	if !live {
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "heartbeat with a stale epoch")
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "heartbeat with a stale epoch")
 		if write {
 			delete(pm.renewed, f)
 		}
@@ -604,13 +605,13 @@ func (pm *propMachine) Yield(t *rapid.T) {
 	delete(pm.renewed, f)
 	switch {
 	case !live:
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "yield with a stale epoch")
-	case m.state != engine.StateRunning:
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "yield while "+string(m.state))
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "yield with a stale epoch")
+	case m.state != domain.StateRunning:
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "yield while "+string(m.state))
 	default:
 		require.NoError(t, err)
 		m.endAttempt()
-		m.state, m.expires, m.checkpoint = engine.StateInterrupted, time.Time{}, m.checkpoint || cp != nil
+		m.state, m.expires, m.checkpoint = domain.StateInterrupted, time.Time{}, m.checkpoint || cp != nil
 	}
 }
 
@@ -621,14 +622,14 @@ func (pm *propMachine) Release(t *rapid.T) {
 	err := pm.e.Release(pm.ctx, f, "test")
 	delete(pm.renewed, f)
 	if !live {
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "release with a stale epoch")
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "release with a stale epoch")
 		return
 	}
 	require.NoError(t, err)
 	m.endAttempt()
-	m.state, m.expires = engine.StatePending, time.Time{}
+	m.state, m.expires = domain.StatePending, time.Time{}
 	if m.checkpoint {
-		m.state = engine.StateInterrupted
+		m.state = domain.StateInterrupted
 	}
 }
 
@@ -636,17 +637,17 @@ func (pm *propMachine) Complete(t *rapid.T) {
 	_, f := pm.pickFence(t)
 	m, live := pm.live(f)
 	before, seq := pm.get(t, f.MissionID), pm.lastSeq(t)
-	_, err := pm.e.Complete(pm.ctx, f, engine.WorkerResult{Summary: "done"})
+	_, err := pm.e.Complete(pm.ctx, f, domain.WorkerResult{Summary: "done"})
 	delete(pm.renewed, f)
 	switch {
 	case !live:
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "complete with a stale epoch")
-	case m.state != engine.StateRunning:
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "complete while "+string(m.state))
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "complete with a stale epoch")
+	case m.state != domain.StateRunning:
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "complete while "+string(m.state))
 	default:
 		require.NoError(t, err)
 		m.endAttempt()
-		m.state, m.expires, m.landing = engine.StateCompleted, time.Time{}, engine.LandingPending
+		m.state, m.expires, m.landing = domain.StateCompleted, time.Time{}, domain.LandingPending
 	}
 }
 
@@ -661,12 +662,12 @@ func (pm *propMachine) Fail(t *rapid.T) {
 		Lost: kind == "lost", Final: kind == "final"})
 	delete(pm.renewed, f)
 	if !live {
-		pm.refused(t, err, engine.ErrLeaseLost, m.id, before, seq, "fail with a stale epoch")
+		pm.refused(t, err, domain.ErrLeaseLost, m.id, before, seq, "fail with a stale epoch")
 		return
 	}
 	require.NoError(t, err)
 	m.endAttempt()
-	env := engine.EnvironmentFailure(propFailures[i].Kind)
+	env := domain.EnvironmentFailure(propFailures[i].Kind)
 	if kind == "final" && !env {
 		m.budget = -1 // the model's way to say: whatever the weight, the budget is spent
 		pm.failure(m, fmt.Sprintf("fail%d", i), false, false)
@@ -703,7 +704,7 @@ func (pm *propMachine) reap(t *rapid.T) {
 	require.ElementsMatch(t, want, got, "reaped")
 	for _, id := range want {
 		m := pm.missions[id]
-		delete(pm.renewed, engine.Fence{MissionID: id, Epoch: m.epoch})
+		delete(pm.renewed, domain.Fence{MissionID: id, Epoch: m.epoch})
 		if !m.contacted {
 			pm.abandoned(m)
 			continue
@@ -722,11 +723,11 @@ func (pm *propMachine) abandoned(m *modelMission) {
 	m.contacted, m.expires = false, time.Time{}
 	switch {
 	case m.abandons >= engine.DefaultAbandonLimit:
-		m.state, m.cause = engine.StateBlocked, ""
+		m.state, m.cause = domain.StateBlocked, ""
 	case m.checkpoint:
-		m.state = engine.StateInterrupted
+		m.state = domain.StateInterrupted
 	default:
-		m.state = engine.StatePending
+		m.state = domain.StatePending
 	}
 }
 
@@ -738,14 +739,14 @@ func (pm *propMachine) Cancel(t *rapid.T) {
 	before, seq := pm.get(t, m.id), pm.lastSeq(t)
 	_, err := pm.e.Cancel(pm.ctx, m.id, "test", rapid.Bool().Draw(t, "skip"), "test")
 	if m.state.Terminal() {
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "cancel while "+string(m.state))
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "cancel while "+string(m.state))
 		return
 	}
 	require.NoError(t, err)
 	if m.state.Leased() {
 		m.endAttempt()
 	}
-	m.state, m.expires, m.cause = engine.StateCancelled, time.Time{}, ""
+	m.state, m.expires, m.cause = domain.StateCancelled, time.Time{}, ""
 	pm.propagate(m.id)
 }
 
@@ -757,16 +758,16 @@ func (pm *propMachine) Retry(t *rapid.T) {
 	before, seq := pm.get(t, m.id), pm.lastSeq(t)
 	_, err := pm.e.Retry(pm.ctx, m.id, "test")
 	switch m.state {
-	case engine.StateFailed, engine.StateBlocked, engine.StateCancelled:
+	case domain.StateFailed, domain.StateBlocked, domain.StateCancelled:
 	default:
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "retry while "+string(m.state))
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "retry while "+string(m.state))
 		return
 	}
 	require.NoError(t, err)
 	m.used, m.lastSig = 0, ""
 	pm.reopen(m)
 	for _, id := range pm.order {
-		if x := pm.missions[id]; x.state == engine.StateBlocked && x.cause == m.id {
+		if x := pm.missions[id]; x.state == domain.StateBlocked && x.cause == m.id {
 			pm.reopen(x)
 		}
 	}
@@ -780,19 +781,19 @@ func (pm *propMachine) Land(t *rapid.T) {
 		t.Skip("no missions")
 	}
 	m := pm.missions[rapid.SampledFrom(pm.order).Draw(t, "mission")]
-	to := rapid.SampledFrom([]engine.LandingState{engine.LandingLanded, engine.LandingNotRequired}).Draw(t, "landing")
+	to := rapid.SampledFrom([]domain.LandingState{domain.LandingLanded, domain.LandingNotRequired}).Draw(t, "landing")
 	before, seq := pm.get(t, m.id), pm.lastSeq(t)
-	_, err := pm.e.RecordLanding(pm.ctx, engine.Landing{MissionID: m.id, Attempt: before.Attempt, Status: "landed"}, to)
+	_, err := pm.e.RecordLanding(pm.ctx, domain.Landing{MissionID: m.id, Attempt: before.Attempt, Status: "landed"}, to)
 	switch {
-	case m.state != engine.StateCompleted:
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "land while "+string(m.state))
+	case m.state != domain.StateCompleted:
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "land while "+string(m.state))
 		return
 	case m.landing == to:
 		require.NoError(t, err)
 		require.Equal(t, seq, pm.lastSeq(t), "a repeated landing outcome writes no event")
 		return
-	case !engine.CanLand(m.landing, to, engine.LandOpLand):
-		pm.refused(t, err, engine.ErrIllegalTransition, m.id, before, seq, "land "+string(to)+" while landing "+string(m.landing))
+	case !domain.CanLand(m.landing, to, domain.LandOpLand):
+		pm.refused(t, err, domain.ErrIllegalTransition, m.id, before, seq, "land "+string(to)+" while landing "+string(m.landing))
 		return
 	}
 	require.NoError(t, err)
@@ -810,7 +811,7 @@ func (pm *propMachine) Check(t *rapid.T) {
 	ms, err := pm.e.ListMissions(pm.ctx, engine.MissionFilter{Limit: 1000})
 	require.NoError(t, err)
 	require.Len(t, ms, len(pm.order))
-	counts := map[engine.MissionState]int{}
+	counts := map[domain.MissionState]int{}
 	for _, got := range ms {
 		m := pm.missions[got.ID]
 		require.NotNil(t, m, "unknown mission %s", got.ID)
@@ -825,13 +826,13 @@ func (pm *propMachine) Check(t *rapid.T) {
 		if m.state.Leased() {
 			require.Equal(t, m.contacted, got.Contacted, "%s agent heard from", m.id)
 		}
-		if m.state == engine.StateBlocked {
+		if m.state == domain.StateBlocked {
 			require.NotEmpty(t, got.EscalationID, "%s is blocked without an escalation", m.id)
 		}
 		if m.state.Leased() {
 			require.True(t, m.expires.Equal(got.Lease.ExpiresAt), "%s lease expiry: model %v, engine %v", m.id, m.expires, got.Lease.ExpiresAt)
 		}
-		if m.state != engine.StateFailed {
+		if m.state != domain.StateFailed {
 			require.LessOrEqual(t, got.AttemptsUsed, got.RetryBudget, "%s spent more than its budget and may still run", m.id)
 		}
 		if m.state.Runnable() {
@@ -841,7 +842,7 @@ func (pm *propMachine) Check(t *rapid.T) {
 	pm.checkLive(t)
 	st, err := pm.e.Status(pm.ctx)
 	require.NoError(t, err)
-	for _, s := range engine.AllStates() {
+	for _, s := range domain.AllStates() {
 		require.Equal(t, counts[s], st.Counts[s], "counter of %s", s)
 	}
 	diffs, err := pm.e.VerifyReplay(pm.ctx)
@@ -858,7 +859,7 @@ func (pm *propMachine) checkLive(t *rapid.T) {
 			live = append(live, m)
 			for _, d := range m.hard {
 				u := pm.missions[d]
-				require.True(t, u.state == engine.StateCompleted && u.landing.Satisfies(), "%s runs before its hard dependency %s", m.id, d)
+				require.True(t, u.state == domain.StateCompleted && u.landing.Satisfies(), "%s runs before its hard dependency %s", m.id, d)
 			}
 		}
 	}

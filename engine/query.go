@@ -3,33 +3,34 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
 // MissionDetail is a mission with everything a caller asks about it.
 type MissionDetail struct {
-	Mission    Mission      `json:"mission"`
-	DependsOn  []Dependency `json:"depends_on,omitempty"`
-	Dependents []Dependency `json:"dependents,omitempty"`
-	Attempts   []Attempt    `json:"attempts,omitempty"`
-	Landings   []Landing    `json:"landings,omitempty"`
+	Mission    domain.Mission      `json:"mission"`
+	DependsOn  []domain.Dependency `json:"depends_on,omitempty"`
+	Dependents []domain.Dependency `json:"dependents,omitempty"`
+	Attempts   []domain.Attempt    `json:"attempts,omitempty"`
+	Landings   []domain.Landing    `json:"landings,omitempty"`
 	// Workspaces are the attempts' workspace records, oldest attempt first.
-	Workspaces    []WorkspaceRecord `json:"workspaces,omitempty"`
-	Escalation    *Escalation       `json:"escalation,omitempty"`
-	WhyNotRunning []Reason          `json:"why_not_running,omitempty"`
+	Workspaces    []WorkspaceRecord  `json:"workspaces,omitempty"`
+	Escalation    *domain.Escalation `json:"escalation,omitempty"`
+	WhyNotRunning []Reason           `json:"why_not_running,omitempty"`
 }
 
 // GetMission returns a mission with its edges, attempts, landings, workspaces, open
 // escalation and, when it is waiting, why it is not running.
 func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, error) {
 	var d MissionDetail
-	if err := checkID("mission_id", PrefixMission, id); err != nil {
+	if err := domain.CheckID("mission_id", domain.PrefixMission, id); err != nil {
 		return d, err
 	}
 	err := e.view(ctx, func(r Reader) error {
 		m, err := r.MissionGet(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			return &NotFoundError{Kind: "mission", ID: id}
+		if errors.Is(err, domain.ErrNotFound) {
+			return &domain.NotFoundError{Kind: "mission", ID: id}
 		}
 		if err != nil {
 			return err
@@ -63,7 +64,7 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 	return d, err
 }
 
-func whyNotRunningIn(ctx context.Context, r Reader, m *Mission, now time.Time) ([]Reason, error) {
+func whyNotRunningIn(ctx context.Context, r Reader, m *domain.Mission, now time.Time) ([]Reason, error) {
 	paused, live, err := pausedAndLive(ctx, r)
 	if err != nil {
 		return nil, err
@@ -76,40 +77,40 @@ func whyNotRunningIn(ctx context.Context, r Reader, m *Mission, now time.Time) (
 }
 
 // ListMissions pages through missions; pass the last id as f.Cursor for the next page.
-func (e *Engine) ListMissions(ctx context.Context, f MissionFilter) ([]Mission, error) {
+func (e *Engine) ListMissions(ctx context.Context, f MissionFilter) ([]domain.Mission, error) {
 	if f.VoyageID != "" {
-		if err := checkID("voyage_id", PrefixVoyage, f.VoyageID); err != nil {
+		if err := domain.CheckID("voyage_id", domain.PrefixVoyage, f.VoyageID); err != nil {
 			return nil, err
 		}
 	}
 	for _, s := range f.States {
 		if !s.Valid() {
-			return nil, invalid("states", "unknown state "+string(s), "use pending, leased, running, interrupted, completed, failed, blocked or cancelled")
+			return nil, domain.Invalid("states", "unknown state "+string(s), "use pending, leased, running, interrupted, completed, failed, blocked or cancelled")
 		}
 	}
-	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionList(ctx, f) })
+	return viewValue(ctx, e, func(r Reader) ([]domain.Mission, error) { return r.MissionList(ctx, f) })
 }
 
 // VoyageDetail is a voyage with its missions and open escalations.
 type VoyageDetail struct {
-	Voyage      Voyage               `json:"voyage"`
-	Counts      map[MissionState]int `json:"counts"`
-	Missions    []MissionLine        `json:"missions"`
-	Escalations []Escalation         `json:"escalations,omitempty"`
+	Voyage      domain.Voyage               `json:"voyage"`
+	Counts      map[domain.MissionState]int `json:"counts"`
+	Missions    []MissionLine               `json:"missions"`
+	Escalations []domain.Escalation         `json:"escalations,omitempty"`
 }
 
 // MissionLine is a mission in a voyage listing.
 type MissionLine struct {
-	ID       string       `json:"id"`
-	Key      string       `json:"key,omitempty"`
-	Title    string       `json:"title"`
-	State    MissionState `json:"state"`
-	Landing  LandingState `json:"landing"`
-	Kind     MissionKind  `json:"kind"`
-	Attempt  int          `json:"attempt"`
-	Priority int          `json:"priority"`
-	CostUSD  float64      `json:"cost_usd,omitempty"`
-	Summary  string       `json:"summary,omitempty"`
+	ID       string              `json:"id"`
+	Key      string              `json:"key,omitempty"`
+	Title    string              `json:"title"`
+	State    domain.MissionState `json:"state"`
+	Landing  domain.LandingState `json:"landing"`
+	Kind     domain.MissionKind  `json:"kind"`
+	Attempt  int                 `json:"attempt"`
+	Priority int                 `json:"priority"`
+	CostUSD  float64             `json:"cost_usd,omitempty"`
+	Summary  string              `json:"summary,omitempty"`
 	// Why says why a waiting mission is not running.
 	Why []Reason `json:"why,omitempty"`
 }
@@ -117,18 +118,18 @@ type MissionLine struct {
 // VoyageStatus returns a voyage with each mission's state, landing and reason.
 func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, error) {
 	var d VoyageDetail
-	if err := checkID("voyage_id", PrefixVoyage, id); err != nil {
+	if err := domain.CheckID("voyage_id", domain.PrefixVoyage, id); err != nil {
 		return d, err
 	}
 	err := e.view(ctx, func(r Reader) error {
 		v, err := r.VoyageGet(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			return &NotFoundError{Kind: "voyage", ID: id}
+		if errors.Is(err, domain.ErrNotFound) {
+			return &domain.NotFoundError{Kind: "voyage", ID: id}
 		}
 		if err != nil {
 			return err
 		}
-		d.Voyage, d.Counts = v, map[MissionState]int{}
+		d.Voyage, d.Counts = v, map[domain.MissionState]int{}
 		ms, err := r.VoyageMissions(ctx, id)
 		if err != nil {
 			return err
@@ -153,24 +154,24 @@ func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, err
 			d.Counts[ms[i].State]++
 			d.Missions = append(d.Missions, line)
 		}
-		d.Escalations, err = r.EscalationList(ctx, EscalationFilter{State: EscalationOpen, VoyageID: id, Limit: 100})
+		d.Escalations, err = r.EscalationList(ctx, EscalationFilter{State: domain.EscalationOpen, VoyageID: id, Limit: 100})
 		return err
 	})
 	return d, err
 }
 
-func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, paused bool, live []Mission, leader Leader) (MissionLine, error) {
+func missionLine(ctx context.Context, r Reader, m *domain.Mission, now time.Time, paused bool, live []domain.Mission, leader Leader) (MissionLine, error) {
 	l := MissionLine{ID: m.ID, Key: m.Key, Title: m.Title, State: m.State, Landing: m.Landing, Kind: m.Kind,
 		Attempt: m.Attempt, Priority: m.Priority, CostUSD: m.Usage.CostUSD}
 	if m.Result != nil {
-		l.Summary = truncate(m.Result.Summary, 300)
+		l.Summary = domain.Clip(m.Result.Summary, 300)
 	}
 	if m.State.Runnable() {
 		var err error
 		l.Why, err = whyNotRunning(ctx, r, m, now, paused, live, leader)
 		return l, err
 	}
-	if m.State == StateBlocked || m.State == StateFailed {
+	if m.State == domain.StateBlocked || m.State == domain.StateFailed {
 		msg := decisionReason(m)
 		if m.Decision == nil && m.EscalationID != "" {
 			// blocked by an escalation (an upstream mission failed, a block_mission …): its
@@ -187,12 +188,12 @@ func missionLine(ctx context.Context, r Reader, m *Mission, now time.Time, pause
 
 // Status is the scheduler at a glance.
 type Status struct {
-	Counts          map[MissionState]int `json:"counts"`
-	Paused          bool                 `json:"paused"`
-	ActiveVoyages   []Voyage             `json:"active_voyages,omitempty"`
-	OpenEscalations int                  `json:"open_escalations"`
-	Agents          []Agent              `json:"agents,omitempty"`
-	Leader          Leader               `json:"leader"`
+	Counts          map[domain.MissionState]int `json:"counts"`
+	Paused          bool                        `json:"paused"`
+	ActiveVoyages   []domain.Voyage             `json:"active_voyages,omitempty"`
+	OpenEscalations int                         `json:"open_escalations"`
+	Agents          []domain.Agent              `json:"agents,omitempty"`
+	Leader          Leader                      `json:"leader"`
 }
 
 // Status reads counters kept in the same transactions as the missions (never counting rows),
@@ -207,10 +208,10 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		if s.Paused, err = r.Paused(ctx); err != nil {
 			return err
 		}
-		if s.ActiveVoyages, err = r.VoyageList(ctx, []VoyageState{VoyageOpen, VoyageActive, VoyageBlocked}, 20); err != nil {
+		if s.ActiveVoyages, err = r.VoyageList(ctx, []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive, domain.VoyageBlocked}, 20); err != nil {
 			return err
 		}
-		escs, err := r.EscalationList(ctx, EscalationFilter{State: EscalationOpen, Limit: 1000})
+		escs, err := r.EscalationList(ctx, EscalationFilter{State: domain.EscalationOpen, Limit: 1000})
 		if err != nil {
 			return err
 		}
@@ -225,28 +226,28 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 }
 
 // Events returns events in sequence order after f.AfterSeq.
-func (e *Engine) Events(ctx context.Context, f EventFilter) ([]Event, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Event, error) { return r.EventList(ctx, f) })
+func (e *Engine) Events(ctx context.Context, f EventFilter) ([]domain.Event, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Event, error) { return r.EventList(ctx, f) })
 }
 
 // Escalations lists escalations.
-func (e *Engine) Escalations(ctx context.Context, f EscalationFilter) ([]Escalation, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Escalation, error) { return r.EscalationList(ctx, f) })
+func (e *Engine) Escalations(ctx context.Context, f EscalationFilter) ([]domain.Escalation, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Escalation, error) { return r.EscalationList(ctx, f) })
 }
 
 // Agents lists the agents the scheduler knows.
-func (e *Engine) Agents(ctx context.Context) ([]Agent, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Agent, error) { return r.AgentList(ctx) })
+func (e *Engine) Agents(ctx context.Context) ([]domain.Agent, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Agent, error) { return r.AgentList(ctx) })
 }
 
 // AgentsSeenSince lists the agents seen at or after since (at most 1,000, most recent first).
-func (e *Engine) AgentsSeenSince(ctx context.Context, since time.Time) ([]Agent, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Agent, error) { return r.AgentsSeenSince(ctx, since) })
+func (e *Engine) AgentsSeenSince(ctx context.Context, since time.Time) ([]domain.Agent, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Agent, error) { return r.AgentsSeenSince(ctx, since) })
 }
 
 // TouchAgent records that an agent was seen (external agents on each call, managed profiles
 // at start).
-func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {
+func (e *Engine) TouchAgent(ctx context.Context, a domain.Agent) error {
 	a.LastSeen = e.Now()
 	err := e.store.Update(ctx, func(tx Tx) error { return tx.AgentUpsert(ctx, &a) })
 	if err == nil {
@@ -258,13 +259,13 @@ func (e *Engine) TouchAgent(ctx context.Context, a Agent) error {
 // Summary is the scheduler at a glance, from counters and counts only (cheap enough to call on
 // every status request).
 type Summary struct {
-	Counts          map[MissionState]int `json:"counts"`
-	Paused          bool                 `json:"paused"`
-	Voyages         map[VoyageState]int  `json:"voyages"`
-	RecentVoyages   []Voyage             `json:"recent_voyages,omitempty"` // active or blocked, newest first
-	OpenEscalations int                  `json:"open_escalations"`
-	Agents          int                  `json:"agents"`
-	Leader          Leader               `json:"leader"`
+	Counts          map[domain.MissionState]int `json:"counts"`
+	Paused          bool                        `json:"paused"`
+	Voyages         map[domain.VoyageState]int  `json:"voyages"`
+	RecentVoyages   []domain.Voyage             `json:"recent_voyages,omitempty"` // active or blocked, newest first
+	OpenEscalations int                         `json:"open_escalations"`
+	Agents          int                         `json:"agents"`
+	Leader          Leader                      `json:"leader"`
 	// Waiting counts the missions the planner holds back, per reason code (its last
 	// decision; empty while no loop leads).
 	Waiting map[string]int `json:"waiting"`
@@ -287,11 +288,11 @@ func (e *Engine) Summary(ctx context.Context, recent int) (Summary, error) {
 			return err
 		}
 		if recent > 0 {
-			if s.RecentVoyages, err = r.VoyageList(ctx, []VoyageState{VoyageActive, VoyageBlocked}, recent); err != nil {
+			if s.RecentVoyages, err = r.VoyageList(ctx, []domain.VoyageState{domain.VoyageActive, domain.VoyageBlocked}, recent); err != nil {
 				return err
 			}
 		}
-		if s.OpenEscalations, err = r.EscalationCount(ctx, EscalationOpen); err != nil {
+		if s.OpenEscalations, err = r.EscalationCount(ctx, domain.EscalationOpen); err != nil {
 			return err
 		}
 		if s.Agents, err = r.AgentCount(ctx); err != nil {

@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // ReapExpired requeues leased and running missions whose lease expired (design brief §5
@@ -16,9 +17,9 @@ import (
 // whose agent never was is abandoned (see abandon: no budget, its own limit). With a
 // checkpoint the mission becomes interrupted and resumes from it. It returns the ids requeued
 // (or failed or blocked).
-func (e *Engine) ReapExpired(ctx context.Context, keep func(Mission) bool) ([]string, error) {
+func (e *Engine) ReapExpired(ctx context.Context, keep func(domain.Mission) bool) ([]string, error) {
 	now := e.Now()
-	var expired []Mission
+	var expired []domain.Mission
 	err := e.view(ctx, func(r Reader) error {
 		var err error
 		expired, err = r.MissionsExpired(ctx, now, 1000)
@@ -33,7 +34,7 @@ func (e *Engine) ReapExpired(ctx context.Context, keep func(Mission) bool) ([]st
 	var reaped []string
 	for _, snap := range expired {
 		if keep != nil && keep(snap) {
-			if _, err := e.RenewLease(ctx, snap.Fence()); err != nil && !CallerError(err) {
+			if _, err := e.RenewLease(ctx, snap.Fence()); err != nil && !domain.CallerError(err) {
 				return reaped, err
 			}
 			continue
@@ -49,7 +50,7 @@ func (e *Engine) ReapExpired(ctx context.Context, keep func(Mission) bool) ([]st
 	return reaped, nil
 }
 
-func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
+func (e *Engine) reapOne(ctx context.Context, snap domain.Mission) (bool, error) {
 	reaped := false
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		m, err := o.get(snap.ID)
@@ -65,7 +66,7 @@ func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
 			return o.abandon(&m, fmt.Sprintf("lease of %s expired before anything was heard from it (no heartbeat, progress or checkpoint)",
 				orDefault(m.Lease.Owner, "its agent")))
 		}
-		f := Failure{Kind: FailureCrash, Tool: "lease",
+		f := domain.Failure{Kind: domain.FailureCrash, Tool: "lease",
 			Summary: fmt.Sprintf("lease of %s expired: no heartbeat", orDefault(m.Lease.Owner, "its agent"))}
 		return o.applyFailure(&m, FailRequest{Failure: f, Summary: f.Summary}, "expire", "lease.expired")
 	})
@@ -78,7 +79,7 @@ func (e *Engine) reapOne(ctx context.Context, snap Mission) (bool, error) {
 // RenewLease extends a live lease now, whatever RenewInterval says: the server renews it on
 // the agent's behalf (the scheduler for agent processes it knows are alive, a claim while it
 // prepares the workspace), so it records no contact with the agent. Fenced by the epoch.
-func (e *Engine) RenewLease(ctx context.Context, f Fence) (HeartbeatAnswer, error) {
+func (e *Engine) RenewLease(ctx context.Context, f domain.Fence) (HeartbeatAnswer, error) {
 	e.forgetRenewal(f)
 	return e.renew(ctx, f, false)
 }

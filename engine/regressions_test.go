@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Regressions found by TestProperty_EngineMatchesModel, each as a small named case.
@@ -19,9 +20,9 @@ func TestFail_EnvironmentKindBlocksFromLeasedAndRunning(t *testing.T) {
 		b := setup(t)
 		m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
 		m = b.acquire(m.ID, start)
-		got, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: engine.FailureAuth, Summary: "401"}})
+		got, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureAuth, Summary: "401"}})
 		require.NoError(t, err, "from %s", m.State)
-		require.Equal(t, engine.StateBlocked, got.State)
+		require.Equal(t, domain.StateBlocked, got.State)
 		require.NotEmpty(t, got.EscalationID)
 		require.Zero(t, got.AttemptsUsed, "an environment failure spends no budget")
 		b.verifyReplay()
@@ -43,8 +44,8 @@ func TestReap_ExpiryWithBudgetSpentFailsTheMission(t *testing.T) {
 		reaped, err := b.e.ReapExpired(b.ctx, nil)
 		require.NoError(t, err)
 		require.Equal(t, []string{up.ID}, reaped)
-		require.Equal(t, engine.StateFailed, b.get(up.ID).State)
-		require.Equal(t, engine.StateBlocked, b.get(down.ID).State, "the failure blocks its hard dependents")
+		require.Equal(t, domain.StateFailed, b.get(up.ID).State)
+		require.Equal(t, domain.StateBlocked, b.get(down.ID).State, "the failure blocks its hard dependents")
 		b.verifyReplay()
 	}
 }
@@ -55,7 +56,7 @@ func TestReap_ExpiryOverCostLimitBlocks(t *testing.T) {
 	b := setup(t)
 	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}, CostLimitUSD: 5})
 	m = b.acquire(m.ID, true)
-	_, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test"}, Usage: &engine.Usage{CostUSD: 2}})
+	_, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: "test"}, Usage: &domain.Usage{CostUSD: 2}})
 	require.NoError(t, err)
 	limit := 1.0
 	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{CostLimitUSD: &limit}, "test")
@@ -67,7 +68,7 @@ func TestReap_ExpiryOverCostLimitBlocks(t *testing.T) {
 	b.clock.Advance(b.e.LeaseTTL() + time.Second)
 	_, err = b.e.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.StateBlocked, b.get(m.ID).State)
+	require.Equal(t, domain.StateBlocked, b.get(m.ID).State)
 	b.verifyReplay()
 }
 
@@ -80,17 +81,17 @@ func TestB14_RetriedDependentOfCancelledUpstreamBlocksAgain(t *testing.T) {
 	down := b.create(engine.MissionSpec{DependsOn: []string{up.ID}, WriteArea: []string{"b/**"}})
 	_, err := b.e.Cancel(b.ctx, up.ID, "no longer needed", false, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.StateBlocked, b.get(down.ID).State)
+	require.Equal(t, domain.StateBlocked, b.get(down.ID).State)
 	_, err = b.e.Retry(b.ctx, down.ID, "test")
 	require.NoError(t, err)
 	d, err := b.e.GetMission(b.ctx, down.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.StateBlocked, d.Mission.State)
+	require.Equal(t, domain.StateBlocked, d.Mission.State)
 	require.NotNil(t, d.Escalation)
 	require.Equal(t, up.ID, d.Escalation.CauseID)
 	_, err = b.e.Retry(b.ctx, up.ID, "test")
 	require.NoError(t, err)
-	require.Equal(t, engine.StatePending, b.get(down.ID).State, "retrying the upstream reopens it")
+	require.Equal(t, domain.StatePending, b.get(down.ID).State, "retrying the upstream reopens it")
 	b.verifyReplay()
 }
 
@@ -102,13 +103,13 @@ func TestDispatch_UserConflictEdgeOverOverlappingWriteAreas(t *testing.T) {
 	old := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
 	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "new", Title: "n", WriteArea: []string{"a/x/**"}}},
-		Edges: []engine.EdgeSpec{{Mission: "new", DependsOn: old.ID, Type: engine.EdgeConflict, Reason: "same service"}}}, "test")
+		Edges: []engine.EdgeSpec{{Mission: "new", DependsOn: old.ID, Type: domain.EdgeConflict, Reason: "same service"}}}, "test")
 	require.NoError(t, err)
 	id := d.IDs["new"]
 	detail, err := b.e.GetMission(b.ctx, id)
 	require.NoError(t, err)
 	require.Len(t, detail.DependsOn, 1)
-	require.Equal(t, engine.SourceUser, detail.DependsOn[0].Source)
+	require.Equal(t, domain.SourceUser, detail.DependsOn[0].Source)
 	require.Equal(t, "same service", detail.DependsOn[0].Reason)
 	// The old mission's write area ends with it; the user's conflict edge stays.
 	_, err = b.e.Cancel(b.ctx, old.ID, "", false, "test")
@@ -127,12 +128,12 @@ func TestDispatch_EdgeErrorsNameTheCallersField(t *testing.T) {
 	b := setup(t)
 	_, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a", "nokey"}}}}, "t")
-	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.ErrorIs(t, err, domain.ErrUnknownMission)
 	require.Contains(t, err.Error(), "missions[1].depends_on[1]")
 	_, err = b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "a", Title: "a"}, {Key: "b", Title: "b", DependsOn: []string{"a"}}},
 		Edges: []engine.EdgeSpec{{Mission: "a", DependsOn: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}}}, "t")
-	require.ErrorIs(t, err, engine.ErrUnknownMission)
+	require.ErrorIs(t, err, domain.ErrUnknownMission)
 	require.Contains(t, err.Error(), "edges[0].depends_on")
 }
 
@@ -142,22 +143,22 @@ func TestDispatch_EdgeErrorsNameTheCallersField(t *testing.T) {
 func TestLanding_ClosesItsWaitingEscalations(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateCompleted)
-	other := b.inState(engine.StateCompleted)
+	m := b.inState(domain.StateCompleted)
+	other := b.inState(domain.StateCompleted)
 	var ids []string
 	for _, spec := range []engine.EscalationSpec{
-		{MissionIDs: []string{m.ID}, Route: engine.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
-		{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent, Kind: "approval", Reason: "ready to land", DecisionRequired: "approve"},
-		{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent, Kind: "report", Reason: "something else", DecisionRequired: "decide"},
-		{MissionIDs: []string{other.ID}, Route: engine.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
+		{MissionIDs: []string{m.ID}, Route: domain.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
+		{MissionIDs: []string{m.ID}, Route: domain.RouteMainAgent, Kind: "approval", Reason: "ready to land", DecisionRequired: "approve"},
+		{MissionIDs: []string{m.ID}, Route: domain.RouteMainAgent, Kind: "report", Reason: "something else", DecisionRequired: "decide"},
+		{MissionIDs: []string{other.ID}, Route: domain.RoutePerson, Kind: "checkout", Reason: "local changes", DecisionRequired: "commit or stash them"},
 	} {
 		e, err := b.e.Escalate(b.ctx, spec, "t")
 		require.NoError(t, err)
 		ids = append(ids, e.ID)
 	}
-	_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, engine.LandingLanded)
+	_, err := b.e.RecordLanding(b.ctx, domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, domain.LandingLanded)
 	require.NoError(t, err)
-	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen})
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: domain.EscalationOpen})
 	require.NoError(t, err)
 	var still []string
 	for _, e := range open {
@@ -174,21 +175,21 @@ func TestLanding_ClosesItsWaitingEscalations(t *testing.T) {
 func TestLanding_CheckoutEscalationClosesWhenTheWaitEnds(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateCompleted)
-	waiting := b.inState(engine.StateCompleted)
+	m := b.inState(domain.StateCompleted)
+	waiting := b.inState(domain.StateCompleted)
 	raise := func(id, kind string) string {
-		e, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{id}, Route: engine.RoutePerson, Kind: kind,
+		e, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{id}, Route: domain.RoutePerson, Kind: kind,
 			Reason: "cannot land yet", DecisionRequired: "act"}, "t")
 		require.NoError(t, err)
 		return e.ID
 	}
 	checkout, approval, stillWaiting := raise(m.ID, "checkout"), raise(m.ID, "approval"), raise(waiting.ID, "checkout")
-	_, err := b.e.RecordLanding(b.ctx, engine.Landing{MissionID: waiting.ID, Attempt: waiting.Attempt, Status: "waiting_for_clean_checkout"}, engine.LandingWaiting)
+	_, err := b.e.RecordLanding(b.ctx, domain.Landing{MissionID: waiting.ID, Attempt: waiting.Attempt, Status: "waiting_for_clean_checkout"}, domain.LandingWaiting)
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "conflicted"}, engine.LandingRepair)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "conflicted"}, domain.LandingRepair)
 	require.NoError(t, err)
 	openIDs := func() []string {
-		open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: engine.EscalationOpen})
+		open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{State: domain.EscalationOpen})
 		require.NoError(t, err)
 		var ids []string
 		for _, e := range open {
@@ -197,11 +198,11 @@ func TestLanding_CheckoutEscalationClosesWhenTheWaitEnds(t *testing.T) {
 		return ids
 	}
 	require.ElementsMatch(t, []string{approval, stillWaiting}, openIDs(), "the checkout wait of %s ended", checkout)
-	r := b.create(engine.MissionSpec{Title: "repair", Kind: engine.KindRepair, SubjectID: m.ID})
+	r := b.create(engine.MissionSpec{Title: "repair", Kind: domain.KindRepair, SubjectID: m.ID})
 	r = b.acquire(r.ID, true)
-	_, err = b.e.Complete(b.ctx, r.Fence(), engine.WorkerResult{Summary: "merged"})
+	_, err = b.e.Complete(b.ctx, r.Fence(), domain.WorkerResult{Summary: "merged"})
 	require.NoError(t, err)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: r.ID, Attempt: r.Attempt, Status: "landed"}, engine.LandingLanded)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: r.ID, Attempt: r.Attempt, Status: "landed"}, domain.LandingLanded)
 	require.NoError(t, err)
 	_, err = b.e.CarryLanding(b.ctx, m.ID, r.ID)
 	require.NoError(t, err)

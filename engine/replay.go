@@ -4,31 +4,32 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Replayed is a mission's state rebuilt from the event log alone.
 type Replayed struct {
-	State    MissionState
+	State    domain.MissionState
 	Epoch    int64
 	Attempt  int
 	Priority int
-	Landing  LandingState
+	Landing  domain.LandingState
 	Purged   bool
 }
 
 // eventData is the part of an event's data replay reads.
 type eventData struct {
-	From     MissionState `json:"from"`
-	To       MissionState `json:"to"`
-	Priority *int         `json:"priority"`
-	Landing  LandingState `json:"landing"`
+	From     domain.MissionState `json:"from"`
+	To       domain.MissionState `json:"to"`
+	Priority *int                `json:"priority"`
+	Landing  domain.LandingState `json:"landing"`
 }
 
 // Replay rebuilds every mission's state, epoch, attempt, priority and landing from events in
 // sequence order. Every state change is an event carrying its target state (and, except for
 // acquires, its source state, which must match what replay has so far); an event that does
 // not fit is an error naming it.
-func Replay(events []Event) (map[string]Replayed, error) {
+func Replay(events []domain.Event) (map[string]Replayed, error) {
 	out := map[string]Replayed{}
 	for _, ev := range events {
 		if ev.MissionID == "" {
@@ -41,7 +42,7 @@ func Replay(events []Event) (map[string]Replayed, error) {
 	return out, nil
 }
 
-func replayOne(out map[string]Replayed, ev Event) error {
+func replayOne(out map[string]Replayed, ev domain.Event) error {
 	var d eventData
 	if len(ev.Data) > 0 && ev.Data[0] == '{' {
 		if err := json.Unmarshal(ev.Data, &d); err != nil {
@@ -54,7 +55,7 @@ func replayOne(out map[string]Replayed, ev Event) error {
 		if seen {
 			return fmt.Errorf("created twice")
 		}
-		r = Replayed{State: d.To, Landing: LandingNone}
+		r = Replayed{State: d.To, Landing: domain.LandingNone}
 	case "mission.purged":
 		r.Purged = true
 	case "lease.acquired":
@@ -88,7 +89,7 @@ func replayOne(out map[string]Replayed, ev Event) error {
 func (e *Engine) VerifyReplay(ctx context.Context) ([]string, error) {
 	var diffs []string
 	err := e.view(ctx, func(r Reader) error {
-		var events []Event
+		var events []domain.Event
 		for after := int64(0); ; {
 			page, err := r.EventList(ctx, EventFilter{AfterSeq: after, Limit: 10000})
 			if err != nil {

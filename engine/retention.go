@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -66,7 +67,7 @@ type PruneReport struct {
 // a history.pruned event. Errors of one batch end the run; what earlier batches did stays.
 func (e *Engine) PruneHistory(ctx context.Context, opt PruneOptions) (PruneReport, error) {
 	if opt.Before.IsZero() {
-		return PruneReport{}, invalid("before", "is not set", "give the cutoff time (now minus the retention)")
+		return PruneReport{}, domain.Invalid("before", "is not set", "give the cutoff time (now minus the retention)")
 	}
 	if opt.Batch <= 0 {
 		opt.Batch = DefaultPruneBatch
@@ -191,7 +192,7 @@ func (p *pruner) voyages(ctx context.Context) error {
 				return err
 			}
 			got, err := o.tx.VoyagePrune(o.ctx, cand.ID)
-			if errors.Is(err, ErrGuard) || errors.Is(err, ErrNotFound) {
+			if errors.Is(err, domain.ErrGuard) || errors.Is(err, domain.ErrNotFound) {
 				continue // missions of it are kept (counted above), or it is gone
 			}
 			if err != nil {

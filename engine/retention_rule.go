@@ -1,12 +1,15 @@
 package engine
 
-import "errors"
+import (
+	"errors"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
 
 // missionBatch prunes the candidates the rule lets go, inside the batch's transaction.
 func (p *pruner) missionBatch(o *op, b *pruneBatch, page []PruneCandidate) error {
 	for _, cand := range page {
 		m, err := o.tx.MissionGet(o.ctx, cand.ID)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			continue // gone meanwhile (purged)
 		}
 		if err != nil {
@@ -31,19 +34,19 @@ func (p *pruner) missionBatch(o *op, b *pruneBatch, page []PruneCandidate) error
 }
 
 // keepReason is the rule: "" when m may be pruned, else why it stays.
-func (p *pruner) keepReason(o *op, m *Mission) (string, error) {
+func (p *pruner) keepReason(o *op, m *domain.Mission) (string, error) {
 	if !m.State.Terminal() || m.FinishedAt.IsZero() || !m.FinishedAt.Before(p.opt.Before) {
 		return KeepTooRecent, nil // a retried mission is not finished any more
 	}
-	if m.State == StateCompleted && !landingSettled(m.Landing) {
+	if m.State == domain.StateCompleted && !landingSettled(m.Landing) {
 		return KeepLanding, nil
 	}
 	if m.VoyageID != "" {
 		v, err := o.tx.VoyageGet(o.ctx, m.VoyageID)
-		if err != nil && !errors.Is(err, ErrNotFound) {
+		if err != nil && !errors.Is(err, domain.ErrNotFound) {
 			return "", err
 		}
-		if err == nil && v.State != VoyageCompleted && v.State != VoyageCancelled {
+		if err == nil && v.State != domain.VoyageCompleted && v.State != domain.VoyageCancelled {
 			return KeepVoyageUnfinished, nil
 		}
 	}
@@ -76,9 +79,9 @@ func (p *pruner) keptByOthers(o *op, id string) (string, error) {
 
 // landingSettled: nothing of a completed mission's landing waits for the scheduler, an
 // approval, a review or a decision.
-func landingSettled(l LandingState) bool {
+func landingSettled(l domain.LandingState) bool {
 	switch l {
-	case LandingLanded, LandingNotRequired, LandingLeft, LandingRepair, LandingNone:
+	case domain.LandingLanded, domain.LandingNotRequired, domain.LandingLeft, domain.LandingRepair, domain.LandingNone:
 		return true
 	}
 	return false

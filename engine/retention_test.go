@@ -7,17 +7,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 const day = 24 * time.Hour
 
 // landed completes a running mission's attempt and records it landed.
-func (b *bundle) landed(m engine.Mission) engine.Mission {
+func (b *bundle) landed(m domain.Mission) domain.Mission {
 	b.t.Helper()
-	_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 	require.NoError(b.t, err)
 	m = b.get(m.ID)
-	_, err = b.e.RecordLanding(b.ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, engine.LandingLanded)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: "landed"}, domain.LandingLanded)
 	require.NoError(b.t, err)
 	return b.get(m.ID)
 }
@@ -28,7 +29,7 @@ func (b *bundle) exists(id string) bool {
 	if err == nil {
 		return true
 	}
-	require.ErrorIs(b.t, err, engine.ErrNotFound)
+	require.ErrorIs(b.t, err, domain.ErrNotFound)
 	return false
 }
 
@@ -46,17 +47,17 @@ func (b *bundle) prune(before time.Time, dry bool) engine.PruneReport {
 // run changes nothing, and small batches get through more candidates than one batch holds.
 func TestPruneHistory_PrunesFinishedKeepsWhatIsStillNeeded(t *testing.T) {
 	b := setup(t)
-	old := []engine.Mission{b.inState(engine.StateFailed), b.inState(engine.StateCancelled)}
+	old := []domain.Mission{b.inState(domain.StateFailed), b.inState(domain.StateCancelled)}
 	landedOld := b.landed(b.acquire(b.create(engine.MissionSpec{Title: "landed"}).ID, true))
 
 	upstream := b.landed(b.acquire(b.create(engine.MissionSpec{Title: "upstream", WriteArea: []string{"up/**"}}).ID, true))
 	downstream := b.create(engine.MissionSpec{Title: "downstream", WriteArea: []string{"down/**"}, DependsOn: []string{upstream.ID}})
 
-	escalated := b.inState(engine.StateFailed)
+	escalated := b.inState(domain.StateFailed)
 	_, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{escalated.ID}, Reason: "look", DecisionRequired: "decide"}, "test")
 	require.NoError(t, err)
 	waiting := b.acquire(b.create(engine.MissionSpec{Title: "waits for landing", WriteArea: []string{"wait/**"}}).ID, true)
-	_, err = b.e.Complete(b.ctx, waiting.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = b.e.Complete(b.ctx, waiting.Fence(), domain.WorkerResult{Summary: "done"})
 	require.NoError(t, err)
 
 	open, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "open voyage", Missions: []engine.MissionSpec{
@@ -71,7 +72,7 @@ func TestPruneHistory_PrunesFinishedKeepsWhatIsStillNeeded(t *testing.T) {
 	require.NoError(t, err)
 
 	b.clock.Advance(31 * day)
-	recent := b.inState(engine.StateCompleted)
+	recent := b.inState(domain.StateCompleted)
 	cutoff := b.clock.Now().Add(-30 * day)
 
 	before, err := b.e.Summary(b.ctx, 5)
@@ -101,8 +102,8 @@ func TestPruneHistory_PrunesFinishedKeepsWhatIsStillNeeded(t *testing.T) {
 		require.Empty(t, evs, "the events of %s went with it", id)
 	}
 	_, err = b.e.VoyageStatus(b.ctx, done.Voyage.ID)
-	require.ErrorIs(t, err, engine.ErrNotFound, "the finished voyage went with its missions")
-	for _, m := range []engine.Mission{upstream, downstream, escalated, waiting, inOpen, recent} {
+	require.ErrorIs(t, err, domain.ErrNotFound, "the finished voyage went with its missions")
+	for _, m := range []domain.Mission{upstream, downstream, escalated, waiting, inOpen, recent} {
 		require.True(t, b.exists(m.ID), m.Title)
 	}
 	require.Equal(t, 1, rep.Kept[engine.KeepDependent])
@@ -123,7 +124,7 @@ func TestPruneHistory_PrunesFinishedKeepsWhatIsStillNeeded(t *testing.T) {
 // A mission retried after it failed is not finished any more, whatever its age: it stays.
 func TestPruneHistory_RetriedMissionStays(t *testing.T) {
 	b := setup(t)
-	m := b.inState(engine.StateFailed)
+	m := b.inState(domain.StateFailed)
 	b.clock.Advance(40 * day)
 	_, err := b.e.Retry(b.ctx, m.ID, "test")
 	require.NoError(t, err)
@@ -136,9 +137,9 @@ func TestPruneHistory_RetriedMissionStays(t *testing.T) {
 // The cutoff is required: a zero time is refused naming the field, nothing is deleted.
 func TestPruneHistory_RefusesZeroCutoff(t *testing.T) {
 	b := setup(t)
-	m := b.inState(engine.StateCompleted)
+	m := b.inState(domain.StateCompleted)
 	_, err := b.e.PruneHistory(b.ctx, engine.PruneOptions{})
-	var fe *engine.FieldError
+	var fe *domain.FieldError
 	require.ErrorAs(t, err, &fe)
 	require.Equal(t, "before", fe.Field)
 	require.True(t, b.exists(m.ID))
@@ -149,9 +150,9 @@ func TestPruneHistory_RefusesZeroCutoff(t *testing.T) {
 // pending keeps its landed subject.
 func TestPruneHistory_ResolvedEscalationsAndSubjects(t *testing.T) {
 	b := setup(t)
-	alone := b.inState(engine.StateFailed)
-	shared := b.inState(engine.StateFailed)
-	other := b.inState(engine.StatePending)
+	alone := b.inState(domain.StateFailed)
+	shared := b.inState(domain.StateFailed)
+	other := b.inState(domain.StatePending)
 	e1, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{alone.ID}, Reason: "r", DecisionRequired: "d"}, "test")
 	require.NoError(t, err)
 	e2, err := b.e.Escalate(b.ctx, engine.EscalationSpec{MissionIDs: []string{shared.ID, other.ID}, Reason: "r", DecisionRequired: "d"}, "test")
@@ -161,7 +162,7 @@ func TestPruneHistory_ResolvedEscalationsAndSubjects(t *testing.T) {
 		require.NoError(t, err)
 	}
 	subject := b.landed(b.acquire(b.create(engine.MissionSpec{Title: "subject", WriteArea: []string{"s/**"}}).ID, true))
-	review := b.create(engine.MissionSpec{Title: "review it", Kind: engine.KindReview, SubjectID: subject.ID, WriteArea: []string{"r/**"}})
+	review := b.create(engine.MissionSpec{Title: "review it", Kind: domain.KindReview, SubjectID: subject.ID, WriteArea: []string{"r/**"}})
 
 	b.clock.Advance(31 * day)
 	rep := b.prune(b.clock.Now().Add(-30*day), false)

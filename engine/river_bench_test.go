@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -107,11 +108,11 @@ func benchEngineQueue(b *testing.B) {
 		wg.Go(func() {
 			for done.Load() < int64(b.N) {
 				m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "bench", Start: true})
-				if errors.Is(err, engine.ErrNoWork) {
+				if errors.Is(err, domain.ErrNoWork) {
 					return
 				}
 				if err == nil {
-					_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+					_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 				}
 				if err != nil {
 					errs <- err

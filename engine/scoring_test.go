@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // The assignment rules of design brief §3 and of Armada's persona routing
@@ -16,18 +17,18 @@ import (
 func TestEligible_HardFilters(t *testing.T) {
 	cases := []struct {
 		name string
-		m    engine.Mission
+		m    domain.Mission
 		c    engine.Candidate
 		want bool
 	}{
-		{"no needs, any candidate", engine.Mission{}, engine.Candidate{}, true},
-		{"capability offered", engine.Mission{Capabilities: []string{"go"}}, engine.Candidate{Capabilities: []string{"go", "sql"}}, true},
-		{"capability missing", engine.Mission{Capabilities: []string{"go", "gpu"}}, engine.Candidate{Capabilities: []string{"go"}}, false},
-		{"candidate offers nothing", engine.Mission{Capabilities: []string{"go"}}, engine.Candidate{}, false},
-		{"persona allowed", engine.Mission{Persona: "reviewer"}, engine.Candidate{Personas: []string{"implementer", "reviewer"}}, true},
-		{"persona not allowed", engine.Mission{Persona: "architect"}, engine.Candidate{Personas: []string{"implementer"}}, false},
-		{"no allowed list: any role", engine.Mission{Persona: "architect"}, engine.Candidate{}, true},
-		{"mission without persona fits a restricted candidate", engine.Mission{}, engine.Candidate{Personas: []string{"reviewer"}}, true},
+		{"no needs, any candidate", domain.Mission{}, engine.Candidate{}, true},
+		{"capability offered", domain.Mission{Capabilities: []string{"go"}}, engine.Candidate{Capabilities: []string{"go", "sql"}}, true},
+		{"capability missing", domain.Mission{Capabilities: []string{"go", "gpu"}}, engine.Candidate{Capabilities: []string{"go"}}, false},
+		{"candidate offers nothing", domain.Mission{Capabilities: []string{"go"}}, engine.Candidate{}, false},
+		{"persona allowed", domain.Mission{Persona: "reviewer"}, engine.Candidate{Personas: []string{"implementer", "reviewer"}}, true},
+		{"persona not allowed", domain.Mission{Persona: "architect"}, engine.Candidate{Personas: []string{"implementer"}}, false},
+		{"no allowed list: any role", domain.Mission{Persona: "architect"}, engine.Candidate{}, true},
+		{"mission without persona fits a restricted candidate", domain.Mission{}, engine.Candidate{Personas: []string{"reviewer"}}, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -37,7 +38,7 @@ func TestEligible_HardFilters(t *testing.T) {
 }
 
 func TestScoreCandidate_Breakdown(t *testing.T) {
-	m := engine.Mission{Priority: 40, Capabilities: []string{"go"}, Persona: "implementer"}
+	m := domain.Mission{Priority: 40, Capabilities: []string{"go"}, Persona: "implementer"}
 	s := engine.ScoreCandidate(&m, engine.Candidate{Name: "p", Capabilities: []string{"go", "sql", "js", "css"},
 		Load: 0.5, Confidence: 0.8, PreferredPersona: "implementer"})
 	require.Equal(t, "p", s.Profile)
@@ -49,7 +50,7 @@ func TestScoreCandidate_Breakdown(t *testing.T) {
 	require.InDelta(t, 0.25*0.5*0.8*1.6, s.Total, 1e-9)
 
 	// no capabilities asked: overlap 1; load is clamped to [0,1]; priority past 100 gives no boost
-	s = engine.ScoreCandidate(&engine.Mission{Priority: 200}, engine.Candidate{Capabilities: []string{"go"}, Load: 3, Confidence: 1})
+	s = engine.ScoreCandidate(&domain.Mission{Priority: 200}, engine.Candidate{Capabilities: []string{"go"}, Load: 3, Confidence: 1})
 	require.InDelta(t, 1, s.CapabilityOverlap, 1e-9)
 	require.InDelta(t, 1, s.Load, 1e-9)
 	require.InDelta(t, 0, s.PriorityBoost, 1e-9)
@@ -63,22 +64,22 @@ func TestAssign_PersonaRoutingAndFallback(t *testing.T) {
 
 	cases := []struct {
 		name  string
-		m     engine.Mission
+		m     domain.Mission
 		cands []engine.Candidate
 		want  string
 		ok    bool
 		all   int
 	}{
 		// the preferred persona wins over a higher score
-		{"preferred persona beats score", engine.Mission{Persona: "architect"}, []engine.Candidate{worker, architect}, "opus", true, 2},
+		{"preferred persona beats score", domain.Mission{Persona: "architect"}, []engine.Candidate{worker, architect}, "opus", true, 2},
 		// no candidate prefers the persona: the best score among the eligible (fallback)
-		{"fallback to the best eligible", engine.Mission{Persona: "debugger"}, []engine.Candidate{architect, worker, only}, "sonnet", true, 2},
+		{"fallback to the best eligible", domain.Mission{Persona: "debugger"}, []engine.Candidate{architect, worker, only}, "sonnet", true, 2},
 		// the allowed-persona filter is hard: only the reviewers' profile may review
-		{"allowed personas filter", engine.Mission{Persona: "reviewer"}, []engine.Candidate{only}, "reviewers", true, 1},
-		{"nobody may", engine.Mission{Persona: "auditor"}, []engine.Candidate{only}, "", false, 0},
-		{"capability filter", engine.Mission{Capabilities: []string{"gpu"}}, []engine.Candidate{worker, {Name: "gpu", Capabilities: []string{"gpu"}, Confidence: 0.1}}, "gpu", true, 1},
+		{"allowed personas filter", domain.Mission{Persona: "reviewer"}, []engine.Candidate{only}, "reviewers", true, 1},
+		{"nobody may", domain.Mission{Persona: "auditor"}, []engine.Candidate{only}, "", false, 0},
+		{"capability filter", domain.Mission{Capabilities: []string{"gpu"}}, []engine.Candidate{worker, {Name: "gpu", Capabilities: []string{"gpu"}, Confidence: 0.1}}, "gpu", true, 1},
 		// equal scores: the earlier candidate (deterministic)
-		{"tie goes to the first", engine.Mission{}, []engine.Candidate{{Name: "a", Confidence: 1}, {Name: "b", Confidence: 1}}, "a", true, 2},
+		{"tie goes to the first", domain.Mission{}, []engine.Candidate{{Name: "a", Confidence: 1}, {Name: "b", Confidence: 1}}, "a", true, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -96,7 +97,7 @@ func TestAssign_PersonaRoutingAndFallback(t *testing.T) {
 
 // A less loaded, more confident specialist beats a busy generalist.
 func TestAssign_LoadAndConfidenceDecide(t *testing.T) {
-	m := engine.Mission{Capabilities: []string{"go"}}
+	m := domain.Mission{Capabilities: []string{"go"}}
 	busy := engine.Candidate{Name: "busy", Capabilities: []string{"go"}, Load: 0.75, Confidence: 0.9}
 	idle := engine.Candidate{Name: "idle", Capabilities: []string{"go"}, Load: 0, Confidence: 0.6}
 	generalist := engine.Candidate{Name: "generalist", Capabilities: []string{"go", "js", "sql"}, Load: 0, Confidence: 0.9}

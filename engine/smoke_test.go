@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
@@ -21,12 +22,12 @@ func TestSmokeLifecycle(t *testing.T) {
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "agent-1", Start: true})
 	require.NoError(t, err)
 	require.Equal(t, c.Mission.ID, m.ID)
-	require.Equal(t, engine.StateRunning, m.State)
+	require.Equal(t, domain.StateRunning, m.State)
 	_, err = e.Heartbeat(ctx, m.Fence())
 	require.NoError(t, err)
-	done, err := e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "ok"})
+	done, err := e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "ok"})
 	require.NoError(t, err)
-	require.Equal(t, engine.StateCompleted, done.State)
+	require.Equal(t, domain.StateCompleted, done.State)
 	diffs, err := e.VerifyReplay(ctx)
 	require.NoError(t, err)
 	require.Empty(t, diffs)

@@ -11,6 +11,7 @@ import (
 	"github.com/bmatcuk/doublestar/v4"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -54,30 +55,30 @@ type MissionSpec struct {
 	// Key is the client key of a mission inside Dispatch; edges may refer to it.
 	Key string `json:"key,omitempty"`
 	// IdempotencyKey makes create safe to repeat: the same key returns the existing mission.
-	IdempotencyKey     string      `json:"idempotency_key,omitempty"`
-	Title              string      `json:"title"`
-	Brief              string      `json:"brief,omitempty"`
-	Repository         string      `json:"repository,omitempty"`
-	TargetBranch       string      `json:"target_branch,omitempty"`
-	Priority           int         `json:"priority,omitempty"`
-	Persona            string      `json:"persona,omitempty"`
-	Capabilities       []string    `json:"capabilities,omitempty"`
-	WriteArea          []string    `json:"write_area,omitempty"`
-	ModelPolicy        ModelPolicy `json:"model_policy,omitzero"`
-	Workspace          string      `json:"workspace,omitempty"`
-	Review             string      `json:"review,omitempty"`
-	AcceptanceCriteria []string    `json:"acceptance_criteria,omitempty"`
-	Deadline           time.Time   `json:"deadline,omitzero"`
-	RetryBudget        *int        `json:"retry_budget,omitempty"`
-	CostLimitUSD       float64     `json:"cost_limit_usd,omitempty"`
+	IdempotencyKey     string             `json:"idempotency_key,omitempty"`
+	Title              string             `json:"title"`
+	Brief              string             `json:"brief,omitempty"`
+	Repository         string             `json:"repository,omitempty"`
+	TargetBranch       string             `json:"target_branch,omitempty"`
+	Priority           int                `json:"priority,omitempty"`
+	Persona            string             `json:"persona,omitempty"`
+	Capabilities       []string           `json:"capabilities,omitempty"`
+	WriteArea          []string           `json:"write_area,omitempty"`
+	ModelPolicy        domain.ModelPolicy `json:"model_policy,omitzero"`
+	Workspace          string             `json:"workspace,omitempty"`
+	Review             string             `json:"review,omitempty"`
+	AcceptanceCriteria []string           `json:"acceptance_criteria,omitempty"`
+	Deadline           time.Time          `json:"deadline,omitzero"`
+	RetryBudget        *int               `json:"retry_budget,omitempty"`
+	CostLimitUSD       float64            `json:"cost_limit_usd,omitempty"`
 	// DependsOn lists hard dependencies: mission ids (or, in Dispatch, client keys).
 	DependsOn []string `json:"depends_on,omitempty"`
 	VoyageID  string   `json:"voyage_id,omitempty"`
 
 	// Set by the engine and the scheduler, not by tool callers.
-	ParentID  string      `json:"-"`
-	Kind      MissionKind `json:"-"`
-	SubjectID string      `json:"-"`
+	ParentID  string             `json:"-"`
+	Kind      domain.MissionKind `json:"-"`
+	SubjectID string             `json:"-"`
 }
 
 // normalise checks s field by field (field names are prefixed with path, e.g.
@@ -85,13 +86,13 @@ type MissionSpec struct {
 func (s *MissionSpec) normalise(path string, now time.Time) error {
 	s.Title = strings.TrimSpace(s.Title)
 	if s.Title == "" {
-		return invalid(path+"title", "is empty", "give the mission a short title")
+		return domain.Invalid(path+"title", "is empty", "give the mission a short title")
 	}
 	if utf8.RuneCountInString(s.Title) > MaxTitleLen || !utf8.ValidString(s.Title) || hasControl(s.Title, false) {
-		return invalid(path+"title", fmt.Sprintf("must be one line of valid UTF-8 of at most %d characters, without control characters", MaxTitleLen), "put details in brief")
+		return domain.Invalid(path+"title", fmt.Sprintf("must be one line of valid UTF-8 of at most %d characters, without control characters", MaxTitleLen), "put details in brief")
 	}
 	if len(s.Brief) > MaxBriefBytes || !utf8.ValidString(s.Brief) || hasControl(s.Brief, true) {
-		return invalid(path+"brief", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxBriefBytes), "split the work into several missions")
+		return domain.Invalid(path+"brief", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxBriefBytes), "split the work into several missions")
 	}
 	if s.Brief == "" {
 		s.Brief = s.Title
@@ -100,20 +101,20 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 		s.Priority = DefaultPriority
 	}
 	if s.Priority < MinPriority || s.Priority > MaxPriority {
-		return invalid(path+"priority", fmt.Sprintf("%d is out of range", s.Priority), "use 1 (urgent) to 1000; the default is 100")
+		return domain.Invalid(path+"priority", fmt.Sprintf("%d is out of range", s.Priority), "use 1 (urgent) to 1000; the default is 100")
 	}
 	if s.TargetBranch != "" {
 		// refused here, before any git process sees it, rather than when an attempt starts
 		// (which spent the attempt and failed the mission) (bug case B32)
 		if err := worktree.ValidateBranchName(s.TargetBranch); err != nil {
-			return invalid(path+"target_branch", err.Error(), "give a short branch name such as main or feature/x, or none for the repository's checked-out branch")
+			return domain.Invalid(path+"target_branch", err.Error(), "give a short branch name such as main or feature/x, or none for the repository's checked-out branch")
 		}
 	}
 	if s.IdempotencyKey != "" && !keyPattern.MatchString(s.IdempotencyKey) {
-		return invalid(path+"idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")
+		return domain.Invalid(path+"idempotency_key", "must be 1-64 characters of A-Z a-z 0-9 _ . : -", "")
 	}
 	if s.Persona != "" && !namePattern.MatchString(s.Persona) {
-		return invalid(path+"persona", fmt.Sprintf("%q is not a persona name", truncate(s.Persona, 40)), "use lower-case letters, digits, _ and -, e.g. implementer, reviewer")
+		return domain.Invalid(path+"persona", fmt.Sprintf("%q is not a persona name", domain.Clip(s.Persona, 40)), "use lower-case letters, digits, _ and -, e.g. implementer, reviewer")
 	}
 	if err := checkNames(path+"capabilities", s.Capabilities); err != nil {
 		return err
@@ -128,20 +129,20 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 		return err
 	}
 	if !s.Deadline.IsZero() && !s.Deadline.After(now) {
-		return invalid(path+"deadline", "is in the past", "give an RFC 3339 time in the future, or none")
+		return domain.Invalid(path+"deadline", "is in the past", "give an RFC 3339 time in the future, or none")
 	}
 	if s.RetryBudget == nil {
 		b := DefaultBudget
 		s.RetryBudget = &b
 	}
 	if *s.RetryBudget < 0 || *s.RetryBudget > MaxRetryBudget {
-		return invalid(path+"retry_budget", fmt.Sprintf("%d is out of range", *s.RetryBudget), fmt.Sprintf("use 0 to %d; the default is %d", MaxRetryBudget, DefaultBudget))
+		return domain.Invalid(path+"retry_budget", fmt.Sprintf("%d is out of range", *s.RetryBudget), fmt.Sprintf("use 0 to %d; the default is %d", MaxRetryBudget, DefaultBudget))
 	}
 	if s.CostLimitUSD < 0 {
-		return invalid(path+"cost_limit_usd", "is negative", "use 0 for no limit")
+		return domain.Invalid(path+"cost_limit_usd", "is negative", "use 0 for no limit")
 	}
 	if s.Kind == "" {
-		s.Kind = KindWork
+		s.Kind = domain.KindWork
 	}
 	return nil
 }
@@ -152,46 +153,46 @@ func (s *MissionSpec) normaliseChoices(path string) error {
 		s.Workspace = WorkspaceWorktree
 	case WorkspaceWorktree, WorkspaceSnapshot, WorkspaceMain, WorkspaceIsolatedCopy:
 	default:
-		return invalid(path+"workspace", fmt.Sprintf("%q is not a workspace strategy", truncate(s.Workspace, 40)), "use worktree, snapshot, main or isolated_copy")
+		return domain.Invalid(path+"workspace", fmt.Sprintf("%q is not a workspace strategy", domain.Clip(s.Workspace, 40)), "use worktree, snapshot, main or isolated_copy")
 	}
 	switch s.Review {
 	case "":
 		s.Review = ReviewNone
 	case ReviewNone, ReviewRequired:
 	default:
-		return invalid(path+"review", fmt.Sprintf("%q is not a review policy", truncate(s.Review, 40)), "use none or required")
+		return domain.Invalid(path+"review", fmt.Sprintf("%q is not a review policy", domain.Clip(s.Review, 40)), "use none or required")
 	}
 	return validateModelPolicy(&s.ModelPolicy, path+"model_policy")
 }
 
 // validateModelPolicy checks p and fills in its mode from its fields when none is given.
-func validateModelPolicy(p *ModelPolicy, field string) error {
+func validateModelPolicy(p *domain.ModelPolicy, field string) error {
 	switch p.Mode {
 	case "":
 		if p.Model != "" {
-			p.Mode = ModeSchedulerForced
+			p.Mode = domain.ModeSchedulerForced
 		} else if len(p.Allowed) > 0 {
-			p.Mode = ModeAgentSelect
+			p.Mode = domain.ModeAgentSelect
 		}
-	case ModeSchedulerForced:
+	case domain.ModeSchedulerForced:
 		if p.Model == "" {
-			return invalid(field+".model", "is empty", "scheduler_forced needs the model to run")
+			return domain.Invalid(field+".model", "is empty", "scheduler_forced needs the model to run")
 		}
-	case ModeAgentSelect:
+	case domain.ModeAgentSelect:
 	default:
-		return invalid(field+".mode", fmt.Sprintf("%q is not a model policy", truncate(p.Mode, 40)), "use scheduler_forced or agent_select")
+		return domain.Invalid(field+".mode", fmt.Sprintf("%q is not a model policy", domain.Clip(p.Mode, 40)), "use scheduler_forced or agent_select")
 	}
 	if len(p.Allowed) > MaxListItems {
-		return invalid(field+".allowed", fmt.Sprintf("has %d entries", len(p.Allowed)), fmt.Sprintf("name at most %d models", MaxListItems))
+		return domain.Invalid(field+".allowed", fmt.Sprintf("has %d entries", len(p.Allowed)), fmt.Sprintf("name at most %d models", MaxListItems))
 	}
 	if p.Model != "" {
 		if err := agent.CheckModel(p.Model); err != nil {
-			return invalid(field+".model", err.Error(), "")
+			return domain.Invalid(field+".model", err.Error(), "")
 		}
 	}
 	for i, m := range p.Allowed {
 		if err := agent.CheckModel(m); err != nil {
-			return invalid(fmt.Sprintf("%s.allowed[%d]", field, i), err.Error(), "")
+			return domain.Invalid(fmt.Sprintf("%s.allowed[%d]", field, i), err.Error(), "")
 		}
 	}
 	return nil
@@ -199,11 +200,11 @@ func validateModelPolicy(p *ModelPolicy, field string) error {
 
 func checkNames(field string, names []string) error {
 	if len(names) > MaxListItems {
-		return invalid(field, fmt.Sprintf("has %d entries", len(names)), fmt.Sprintf("give at most %d", MaxListItems))
+		return domain.Invalid(field, fmt.Sprintf("has %d entries", len(names)), fmt.Sprintf("give at most %d", MaxListItems))
 	}
 	for i, n := range names {
 		if !namePattern.MatchString(n) {
-			return invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%q is not a name", truncate(n, 40)), "use lower-case letters, digits, _ and -, starting with a letter")
+			return domain.Invalid(fmt.Sprintf("%s[%d]", field, i), fmt.Sprintf("%q is not a name", domain.Clip(n, 40)), "use lower-case letters, digits, _ and -, starting with a letter")
 		}
 	}
 	return nil
@@ -212,19 +213,19 @@ func checkNames(field string, names []string) error {
 // checkWriteArea validates glob patterns relative to the repository root (doublestar syntax).
 func checkWriteArea(field string, patterns []string) error {
 	if len(patterns) > MaxListItems {
-		return invalid(field, fmt.Sprintf("has %d patterns", len(patterns)), fmt.Sprintf("give at most %d", MaxListItems))
+		return domain.Invalid(field, fmt.Sprintf("has %d patterns", len(patterns)), fmt.Sprintf("give at most %d", MaxListItems))
 	}
 	for i, p := range patterns {
 		f := fmt.Sprintf("%s[%d]", field, i)
 		switch {
 		case p == "" || len(p) > maxPatternLength || hasControl(p, false):
-			return invalid(f, "is empty or too long", "give a glob such as internal/auth/**")
+			return domain.Invalid(f, "is empty or too long", "give a glob such as internal/auth/**")
 		case strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-"):
-			return invalid(f, fmt.Sprintf("%q must be relative to the repository root", truncate(p, 60)), "drop the leading / or -")
+			return domain.Invalid(f, fmt.Sprintf("%q must be relative to the repository root", domain.Clip(p, 60)), "drop the leading / or -")
 		case slices.Contains(strings.Split(p, "/"), ".."):
-			return invalid(f, fmt.Sprintf("%q leaves the repository", truncate(p, 60)), "remove .. components")
+			return domain.Invalid(f, fmt.Sprintf("%q leaves the repository", domain.Clip(p, 60)), "remove .. components")
 		case !doublestar.ValidatePattern(p):
-			return invalid(f, fmt.Sprintf("%q is not a valid glob", truncate(p, 60)), "use doublestar syntax: *, **, ?, [abc], {a,b}")
+			return domain.Invalid(f, fmt.Sprintf("%q is not a valid glob", domain.Clip(p, 60)), "use doublestar syntax: *, **, ?, [abc], {a,b}")
 		}
 	}
 	return nil
@@ -232,11 +233,11 @@ func checkWriteArea(field string, patterns []string) error {
 
 func checkCriteria(field string, items []string) error {
 	if len(items) > MaxListItems {
-		return invalid(field, fmt.Sprintf("has %d entries", len(items)), fmt.Sprintf("give at most %d", MaxListItems))
+		return domain.Invalid(field, fmt.Sprintf("has %d entries", len(items)), fmt.Sprintf("give at most %d", MaxListItems))
 	}
 	for i, c := range items {
 		if len(c) > maxCriterionLen || !utf8.ValidString(c) {
-			return invalid(fmt.Sprintf("%s[%d]", field, i), "is too long or not UTF-8", fmt.Sprintf("at most %d bytes each", maxCriterionLen))
+			return domain.Invalid(fmt.Sprintf("%s[%d]", field, i), "is too long or not UTF-8", fmt.Sprintf("at most %d bytes each", maxCriterionLen))
 		}
 	}
 	return nil

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -68,26 +69,26 @@ func TestGuardMiss_IsALostRace(t *testing.T) {
 	require.NoError(t, err)
 
 	rs.armed = true
-	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 	var stale *engine.StaleError
 	require.ErrorAs(t, err, &stale)
-	require.ErrorIs(t, err, engine.ErrGuard)
-	require.ErrorIs(t, err, engine.ErrLeaseLost, "the lease holder is told its lease is gone")
+	require.ErrorIs(t, err, domain.ErrGuard)
+	require.ErrorIs(t, err, domain.ErrLeaseLost, "the lease holder is told its lease is gone")
 	require.NotContains(t, err.Error(), "changed under its own transaction")
 	require.Contains(t, err.Error(), "moved by another writer")
 
 	after, err := e.GetMission(ctx, m.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.StateRunning, after.Mission.State, "nothing of the completion was written")
+	require.Equal(t, domain.StateRunning, after.Mission.State, "nothing of the completion was written")
 	require.Equal(t, before.Mission.Lease.Epoch, after.Mission.Lease.Epoch, "the whole transaction rolled back, the racing write with it")
 	require.Len(t, after.Attempts, len(before.Attempts))
 
 	// Without the race the same completion goes through.
-	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 	require.NoError(t, err)
 	done, err := e.GetMission(ctx, m.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.StateCompleted, done.Mission.State)
+	require.Equal(t, domain.StateCompleted, done.Mission.State)
 }
 
 // save writes only what a transition changed: a progress report rewrites the progress, the
@@ -116,7 +117,7 @@ func TestSave_WritesOnlyTheChangedFields(t *testing.T) {
 
 	sets = nil
 	clock.Advance(time.Second)
-	_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+	_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 	require.NoError(t, err)
 	require.Len(t, sets, 1)
 	require.Equal(t, engine.FieldState|engine.FieldResult|engine.FieldLeaseExpiresAt|engine.FieldLanding|

@@ -11,13 +11,13 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 const (
-	diagramBegin = "<!-- transitions:begin (generated from engine/state.go by UPDATE_DOCS=1 go test ./engine -run StateMachineDoc) -->"
+	diagramBegin = "<!-- transitions:begin (generated from engine/domain/state.go by UPDATE_DOCS=1 go test ./engine -run StateMachineDoc) -->"
 	diagramEnd   = "<!-- transitions:end -->"
-	landingBegin = "<!-- landing:begin (generated from engine/landingstate.go by UPDATE_DOCS=1 go test ./engine -run StateMachineDoc) -->"
+	landingBegin = "<!-- landing:begin (generated from engine/domain/landingstate.go by UPDATE_DOCS=1 go test ./engine -run StateMachineDoc) -->"
 	landingEnd   = "<!-- landing:end -->"
 )
 
@@ -28,7 +28,7 @@ func edge(from, to string, ops []string) string {
 
 func missionEdges() []string {
 	var out []string
-	for _, t := range engine.Transitions() {
+	for _, t := range domain.Transitions() {
 		out = append(out, edge(string(t.From), string(t.To), t.Ops))
 	}
 	return out
@@ -36,7 +36,7 @@ func missionEdges() []string {
 
 func landingEdges() []string {
 	var out []string
-	for _, t := range engine.LandingTransitions() {
+	for _, t := range domain.LandingTransitions() {
 		ops := make([]string, len(t.Ops))
 		for i, o := range t.Ops {
 			ops[i] = string(o)
@@ -64,7 +64,7 @@ func mermaid(entry string, edges, exits []string) string {
 
 func missionDiagram() string {
 	var exits []string
-	for _, s := range engine.AllStates() {
+	for _, s := range domain.AllStates() {
 		if s.Terminal() {
 			exits = append(exits, string(s))
 		}
@@ -74,8 +74,8 @@ func missionDiagram() string {
 
 func landingDiagram() string {
 	var exits []string
-	for _, s := range engine.AllLandingStates() {
-		if s.Satisfies() || s == engine.LandingLeft {
+	for _, s := range domain.AllLandingStates() {
+		if s.Satisfies() || s == domain.LandingLeft {
 			exits = append(exits, string(s))
 		}
 	}
@@ -112,7 +112,7 @@ func checkDiagram(t *testing.T, begin, end string, want []string, render func() 
 }
 
 // docs/state-machine.md draws the same transitions as the code's tables: the mission's
-// (engine/state.go) and the landing's (engine/landingstate.go). One test, so that
+// (engine/domain/state.go) and the landing's (engine/domain/landingstate.go). One test, so that
 // UPDATE_DOCS=1 rewrites the file without two writers.
 func TestStateMachineDoc_AgreesWithTable(t *testing.T) {
 	checkDiagram(t, diagramBegin, diagramEnd, missionEdges(), missionDiagram)

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -105,7 +106,7 @@ type LeaderTake struct {
 // Guard is what a guarded update expects to find: the row's state and epoch. The update
 // matches no row (ErrGuard) when either differs.
 type Guard struct {
-	State MissionState
+	State domain.MissionState
 	Epoch int64
 }
 
@@ -114,9 +115,9 @@ type Guard struct {
 // for the rest.
 type Acquired struct {
 	ID, VoyageID string
-	State        MissionState
+	State        domain.MissionState
 	Attempt      int
-	Lease        Lease
+	Lease        domain.Lease
 	Profile      string
 	// Resumed: the mission has a checkpoint to resume from.
 	Resumed bool
@@ -127,34 +128,34 @@ type Acquired struct {
 }
 
 // Fence returns the fence of the lease.
-func (a Acquired) Fence() Fence { return Fence{MissionID: a.ID, Epoch: a.Lease.Epoch} }
+func (a Acquired) Fence() domain.Fence { return domain.Fence{MissionID: a.ID, Epoch: a.Lease.Epoch} }
 
 // AcquireQuery selects the next runnable mission (design brief §3) and leases it in one
 // statement. Empty filters match everything.
 type AcquireQuery struct {
 	Now          time.Time
-	Owner        string        // lease owner: agent id or profile name
-	Profile      string        // recorded on the mission
-	LeaseTTL     time.Duration // the lease expires at Now + LeaseTTL
-	Start        bool          // acquire and start in one step (state running instead of leased)
-	MissionID    string        // only this mission (the scheduler already chose it)
-	Repository   string        // only missions of this repository
-	Capabilities []string      // the agent's capabilities: every required one must be offered
-	Personas     []string      // the agent's personas: the mission's persona must be one (nil = any)
-	Kinds        []MissionKind // only these kinds (nil = any)
+	Owner        string               // lease owner: agent id or profile name
+	Profile      string               // recorded on the mission
+	LeaseTTL     time.Duration        // the lease expires at Now + LeaseTTL
+	Start        bool                 // acquire and start in one step (state running instead of leased)
+	MissionID    string               // only this mission (the scheduler already chose it)
+	Repository   string               // only missions of this repository
+	Capabilities []string             // the agent's capabilities: every required one must be offered
+	Personas     []string             // the agent's personas: the mission's persona must be one (nil = any)
+	Kinds        []domain.MissionKind // only these kinds (nil = any)
 }
 
 // MissionFilter selects missions for listings, in id order. Cursor is the last id of the
 // previous page; Limit is 1..1,000, else 100.
 type MissionFilter struct {
-	States     []MissionState
+	States     []domain.MissionState
 	VoyageID   string
 	Repository string
 	Persona    string
-	Kind       MissionKind
+	Kind       domain.MissionKind
 	ParentID   string
 	SubjectID  string
-	Landing    LandingState
+	Landing    domain.LandingState
 	Cursor     string
 	Limit      int
 }
@@ -173,7 +174,7 @@ type EscalationFilter struct {
 	State     string // open | resolved | "" (both)
 	VoyageID  string
 	MissionID string
-	Route     Route
+	Route     domain.Route
 	CauseID   string
 	OnceKey   string // the de-duplication key of an escalation raised once (EscalateOnce)
 	Limit     int
@@ -181,7 +182,7 @@ type EscalationFilter struct {
 
 // Renewed is a lease after MissionRenew.
 type Renewed struct {
-	State     MissionState
+	State     domain.MissionState
 	Epoch     int64
 	ExpiresAt time.Time
 	Preempt   bool
@@ -208,67 +209,67 @@ type Overlap struct {
 
 // Reader is the read side of the store.
 type Reader interface {
-	MissionGet(ctx context.Context, id string) (Mission, error)
-	MissionByIdempotencyKey(ctx context.Context, key string) (Mission, error)
+	MissionGet(ctx context.Context, id string) (domain.Mission, error)
+	MissionByIdempotencyKey(ctx context.Context, key string) (domain.Mission, error)
 	// MissionLease reads only a mission's lease (the heartbeat's read path).
 	MissionLease(ctx context.Context, id string) (Renewed, error)
-	MissionList(ctx context.Context, f MissionFilter) ([]Mission, error)
+	MissionList(ctx context.Context, f MissionFilter) ([]domain.Mission, error)
 	// MissionCounts returns the number of missions per state, from counters kept in the same
 	// transactions as the missions (not by counting rows).
-	MissionCounts(ctx context.Context) (map[MissionState]int, error)
+	MissionCounts(ctx context.Context) (map[domain.MissionState]int, error)
 	// MissionsLeased returns leased and running missions (all of them).
-	MissionsLeased(ctx context.Context) ([]Mission, error)
+	MissionsLeased(ctx context.Context) ([]domain.Mission, error)
 	// LeaseFences returns the fence (id and epoch) of every leased or running mission: what
 	// the monitor compares its supervised agents with each tick, without reading whole rows.
-	LeaseFences(ctx context.Context) ([]Fence, error)
+	LeaseFences(ctx context.Context) ([]domain.Fence, error)
 	// MissionsExpired returns leased or running missions whose lease expired before now.
-	MissionsExpired(ctx context.Context, now time.Time, limit int) ([]Mission, error)
+	MissionsExpired(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error)
 	// MissionsRunnableOrder returns pending and interrupted missions in pick order (design
 	// brief §3), at most limit, whatever their dependencies.
-	MissionsRunnableOrder(ctx context.Context, limit int) ([]Mission, error)
+	MissionsRunnableOrder(ctx context.Context, limit int) ([]domain.Mission, error)
 	// MissionsLandingQueue returns completed missions whose landing can go on (landing
 	// pending, approved, review or waiting), oldest first, at most limit; its cost follows the
 	// queue's length, not the number of missions ever completed.
-	MissionsLandingQueue(ctx context.Context, limit int) ([]Mission, error)
+	MissionsLandingQueue(ctx context.Context, limit int) ([]domain.Mission, error)
 	// MissionsPastDeadline returns non-terminal missions whose deadline passed and that have no
 	// deadline escalation yet.
-	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]Mission, error)
+	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error)
 
-	DependenciesOf(ctx context.Context, missionID string) ([]Dependency, error) // edges from missionID
-	DependentsOf(ctx context.Context, missionID string) ([]Dependency, error)   // edges to missionID
+	DependenciesOf(ctx context.Context, missionID string) ([]domain.Dependency, error) // edges from missionID
+	DependentsOf(ctx context.Context, missionID string) ([]domain.Dependency, error)   // edges to missionID
 	// WriteAreaOverlaps returns candidate missions whose write-area literal prefixes are
 	// related to one of prefixes (one a prefix of the other) in repository.
 	WriteAreaOverlaps(ctx context.Context, repository string, prefixes []string) ([]Overlap, error)
 
-	VoyageGet(ctx context.Context, id string) (Voyage, error)
-	VoyageByIdempotencyKey(ctx context.Context, key string) (Voyage, error)
-	VoyageList(ctx context.Context, states []VoyageState, limit int) ([]Voyage, error)
-	VoyageMissions(ctx context.Context, voyageID string) ([]Mission, error)
+	VoyageGet(ctx context.Context, id string) (domain.Voyage, error)
+	VoyageByIdempotencyKey(ctx context.Context, key string) (domain.Voyage, error)
+	VoyageList(ctx context.Context, states []domain.VoyageState, limit int) ([]domain.Voyage, error)
+	VoyageMissions(ctx context.Context, voyageID string) ([]domain.Mission, error)
 	// VoyageCounts counts voyages per state.
-	VoyageCounts(ctx context.Context) (map[VoyageState]int, error)
+	VoyageCounts(ctx context.Context) (map[domain.VoyageState]int, error)
 	// EscalationCount counts escalations in a state (open, resolved).
 	EscalationCount(ctx context.Context, state string) (int, error)
 	// AgentCount counts the agents the scheduler knows.
 	AgentCount(ctx context.Context) (int, error)
 
-	EventList(ctx context.Context, f EventFilter) ([]Event, error)
-	EscalationGet(ctx context.Context, id string) (Escalation, error)
-	EscalationList(ctx context.Context, f EscalationFilter) ([]Escalation, error)
-	AttemptList(ctx context.Context, missionID string) ([]Attempt, error)
+	EventList(ctx context.Context, f EventFilter) ([]domain.Event, error)
+	EscalationGet(ctx context.Context, id string) (domain.Escalation, error)
+	EscalationList(ctx context.Context, f EscalationFilter) ([]domain.Escalation, error)
+	AttemptList(ctx context.Context, missionID string) ([]domain.Attempt, error)
 	// AttemptOutcomes counts finished attempts by profile and persona: total and completed,
 	// from counters kept in the attempts' own transactions (not by counting rows).
 	AttemptOutcomes(ctx context.Context) ([]OutcomeCount, error)
-	LandingList(ctx context.Context, missionID string) ([]Landing, error)
+	LandingList(ctx context.Context, missionID string) ([]domain.Landing, error)
 	// WorkspaceGet returns the workspace record of one attempt (ErrNotFound when none).
 	WorkspaceGet(ctx context.Context, missionID string, attempt int) (WorkspaceRecord, error)
 	// WorkspaceList returns a mission's workspace records, oldest attempt first.
 	WorkspaceList(ctx context.Context, missionID string) ([]WorkspaceRecord, error)
-	AgentList(ctx context.Context) ([]Agent, error)
+	AgentList(ctx context.Context) ([]domain.Agent, error)
 	// AgentsSeenSince returns the agents seen at or after since, most recent first, at most
 	// 1,000, without their running counts (the planner's read: bounded by recent activity,
 	// not by every agent ever seen).
-	AgentsSeenSince(ctx context.Context, since time.Time) ([]Agent, error)
-	WaveLatest(ctx context.Context) (Wave, error)
+	AgentsSeenSince(ctx context.Context, since time.Time) ([]domain.Agent, error)
+	WaveLatest(ctx context.Context) (domain.Wave, error)
 	// HoldList returns every recorded hold (the planner keeps at most one planning step's
 	// worth: bounded by its wave size, not by history).
 	HoldList(ctx context.Context) ([]Hold, error)
@@ -338,7 +339,7 @@ type OutcomeCount struct {
 // Tx is a write transaction.
 type Tx interface {
 	Reader
-	MissionInsert(ctx context.Context, m *Mission) error
+	MissionInsert(ctx context.Context, m *domain.Mission) error
 	// MissionSet is one guarded transition: it writes the fields c.Set of c.Row, and only
 	// those, in one statement (SQL: UPDATE … SET <those columns> WHERE id = ? AND state = ?
 	// AND epoch = ?), where the row still has c.From's state and epoch; ErrGuard when it does
@@ -352,34 +353,34 @@ type Tx interface {
 	// records that the attempt's agent was heard from (Mission.Contacted; a renewal by the
 	// server on the agent's behalf passes false). It returns the lease as renewed (a
 	// heartbeat's answer, nothing more: the hot path).
-	MissionRenew(ctx context.Context, f Fence, expiresAt time.Time, contact bool) (Renewed, error)
+	MissionRenew(ctx context.Context, f domain.Fence, expiresAt time.Time, contact bool) (Renewed, error)
 	// MissionDelete removes a mission with its edges, write areas and hold; ErrNotFound when
 	// it is gone.
 	MissionDelete(ctx context.Context, id string) error
 
 	// DependencyInsert stores an edge; the same (mission, depends_on, type) twice is
 	// ErrDuplicateID, except that an edge from any other source replaces a scheduler-made one.
-	DependencyInsert(ctx context.Context, d Dependency) error
+	DependencyInsert(ctx context.Context, d domain.Dependency) error
 	// DependencyDeleteConflicts removes scheduler-made conflict edges touching missionID.
-	DependencyDeleteConflicts(ctx context.Context, missionID string) ([]Dependency, error)
+	DependencyDeleteConflicts(ctx context.Context, missionID string) ([]domain.Dependency, error)
 	// WriteAreaSet records missionID's write-area literal prefixes (replacing older ones);
 	// nil prefixes clear them.
 	WriteAreaSet(ctx context.Context, missionID, repository string, prefixes []string) error
 
-	VoyageInsert(ctx context.Context, v *Voyage) error
-	VoyageUpdate(ctx context.Context, v *Voyage, expect VoyageState) error
+	VoyageInsert(ctx context.Context, v *domain.Voyage) error
+	VoyageUpdate(ctx context.Context, v *domain.Voyage, expect domain.VoyageState) error
 
-	EventAppend(ctx context.Context, e *Event) error
-	EscalationInsert(ctx context.Context, e *Escalation) error
-	EscalationUpdate(ctx context.Context, e *Escalation) error
-	AttemptInsert(ctx context.Context, a *Attempt) error
-	LandingUpsert(ctx context.Context, l *Landing) error
+	EventAppend(ctx context.Context, e *domain.Event) error
+	EscalationInsert(ctx context.Context, e *domain.Escalation) error
+	EscalationUpdate(ctx context.Context, e *domain.Escalation) error
+	AttemptInsert(ctx context.Context, a *domain.Attempt) error
+	LandingUpsert(ctx context.Context, l *domain.Landing) error
 	// WorkspacePut records (or, for the same mission and attempt, replaces) a workspace.
 	WorkspacePut(ctx context.Context, w *WorkspaceRecord) error
 	// WorkspaceMarkRemoved sets an attempt's workspace removed at at (ErrNotFound when none).
 	WorkspaceMarkRemoved(ctx context.Context, missionID string, attempt int, at time.Time) error
-	AgentUpsert(ctx context.Context, a *Agent) error
-	WaveInsert(ctx context.Context, w *Wave) error
+	AgentUpsert(ctx context.Context, a *domain.Agent) error
+	WaveInsert(ctx context.Context, w *domain.Wave) error
 	// HoldUpsert records (or replaces) the hold of h.MissionID. A hold goes away with its
 	// mission, else by HoldDelete.
 	HoldUpsert(ctx context.Context, h *Hold) error

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Every operation in every state: the outcome is the state the transition table allows, or
@@ -14,65 +15,65 @@ import (
 func TestTransitions_EveryOperationInEveryState(t *testing.T) {
 	t.Parallel()
 	type outcome struct {
-		to  engine.MissionState // expected state after a successful op ("" = unchanged)
+		to  domain.MissionState // expected state after a successful op ("" = unchanged)
 		err error               // expected sentinel
 	}
-	ok := func(s engine.MissionState) outcome { return outcome{to: s} }
+	ok := func(s domain.MissionState) outcome { return outcome{to: s} }
 	fail := func(err error) outcome { return outcome{err: err} }
-	lost, illegal, nowork := fail(engine.ErrLeaseLost), fail(engine.ErrIllegalTransition), fail(engine.ErrNoWork)
+	lost, illegal, nowork := fail(domain.ErrLeaseLost), fail(domain.ErrIllegalTransition), fail(domain.ErrNoWork)
 	const (
-		P, L, R, I = engine.StatePending, engine.StateLeased, engine.StateRunning, engine.StateInterrupted
-		C, F, B, X = engine.StateCompleted, engine.StateFailed, engine.StateBlocked, engine.StateCancelled
+		P, L, R, I = domain.StatePending, domain.StateLeased, domain.StateRunning, domain.StateInterrupted
+		C, F, B, X = domain.StateCompleted, domain.StateFailed, domain.StateBlocked, domain.StateCancelled
 	)
 	ops := []struct {
 		name string
-		do   func(b *bundle, m engine.Mission) error
-		want map[engine.MissionState]outcome
+		do   func(b *bundle, m domain.Mission) error
+		want map[domain.MissionState]outcome
 	}{
-		{"acquire", func(b *bundle, m engine.Mission) error {
+		{"acquire", func(b *bundle, m domain.Mission) error {
 			_, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "other", MissionID: m.ID})
 			return err
-		}, map[engine.MissionState]outcome{P: ok(L), I: ok(L), L: nowork, R: nowork, C: nowork, F: nowork, B: nowork, X: nowork}},
-		{"start", func(b *bundle, m engine.Mission) error { _, err := b.e.Start(b.ctx, m.Fence()); return err },
-			map[engine.MissionState]outcome{L: ok(R), R: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"heartbeat", func(b *bundle, m engine.Mission) error { _, err := b.e.Heartbeat(b.ctx, m.Fence()); return err },
-			map[engine.MissionState]outcome{L: ok(L), R: ok(R), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"progress", func(b *bundle, m engine.Mission) error { return b.e.Progress(b.ctx, m.Fence(), nil, "half") },
-			map[engine.MissionState]outcome{L: ok(L), R: ok(R), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"checkpoint", func(b *bundle, m engine.Mission) error {
+		}, map[domain.MissionState]outcome{P: ok(L), I: ok(L), L: nowork, R: nowork, C: nowork, F: nowork, B: nowork, X: nowork}},
+		{"start", func(b *bundle, m domain.Mission) error { _, err := b.e.Start(b.ctx, m.Fence()); return err },
+			map[domain.MissionState]outcome{L: ok(R), R: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"heartbeat", func(b *bundle, m domain.Mission) error { _, err := b.e.Heartbeat(b.ctx, m.Fence()); return err },
+			map[domain.MissionState]outcome{L: ok(L), R: ok(R), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"progress", func(b *bundle, m domain.Mission) error { return b.e.Progress(b.ctx, m.Fence(), nil, "half") },
+			map[domain.MissionState]outcome{L: ok(L), R: ok(R), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"checkpoint", func(b *bundle, m domain.Mission) error {
 			return b.e.Checkpoint(b.ctx, m.Fence(), []byte(`{"a":1}`), "")
 		},
-			map[engine.MissionState]outcome{R: ok(R), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"yield", func(b *bundle, m engine.Mission) error {
+			map[domain.MissionState]outcome{R: ok(R), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"yield", func(b *bundle, m domain.Mission) error {
 			return b.e.Yield(b.ctx, m.Fence(), []byte(`{"a":1}`), "x", "")
 		},
-			map[engine.MissionState]outcome{R: ok(I), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"complete", func(b *bundle, m engine.Mission) error {
-			_, err := b.e.Complete(b.ctx, m.Fence(), engine.WorkerResult{Summary: "s"})
+			map[domain.MissionState]outcome{R: ok(I), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"complete", func(b *bundle, m domain.Mission) error {
+			_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "s"})
 			return err
-		}, map[engine.MissionState]outcome{R: ok(C), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"fail", func(b *bundle, m engine.Mission) error {
-			_, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: engine.Failure{Kind: "test"}})
+		}, map[domain.MissionState]outcome{R: ok(C), L: illegal, P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"fail", func(b *bundle, m domain.Mission) error {
+			_, err := b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: "test"}})
 			return err
-		}, map[engine.MissionState]outcome{R: ok(F), L: ok(F), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"release", func(b *bundle, m engine.Mission) error { return b.e.Release(b.ctx, m.Fence(), "give back") },
-			map[engine.MissionState]outcome{R: ok(P), L: ok(P), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
-		{"block", func(b *bundle, m engine.Mission) error {
+		}, map[domain.MissionState]outcome{R: ok(F), L: ok(F), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"release", func(b *bundle, m domain.Mission) error { return b.e.Release(b.ctx, m.Fence(), "give back") },
+			map[domain.MissionState]outcome{R: ok(P), L: ok(P), P: lost, I: lost, C: lost, F: lost, B: lost, X: lost}},
+		{"block", func(b *bundle, m domain.Mission) error {
 			_, err := b.e.Block(b.ctx, engine.BlockRequest{MissionID: m.ID, Reason: "r", DecisionRequired: "d"}, "t")
 			return err
-		}, map[engine.MissionState]outcome{P: ok(B), L: ok(B), R: ok(B), I: ok(B), B: illegal, C: illegal, F: illegal, X: illegal}},
-		{"cancel", func(b *bundle, m engine.Mission) error {
+		}, map[domain.MissionState]outcome{P: ok(B), L: ok(B), R: ok(B), I: ok(B), B: illegal, C: illegal, F: illegal, X: illegal}},
+		{"cancel", func(b *bundle, m domain.Mission) error {
 			_, err := b.e.Cancel(b.ctx, m.ID, "r", false, "t")
 			return err
 		},
-			map[engine.MissionState]outcome{P: ok(X), L: ok(X), R: ok(X), I: ok(X), B: ok(X), C: illegal, F: illegal, X: illegal}},
-		{"retry", func(b *bundle, m engine.Mission) error { _, err := b.e.Retry(b.ctx, m.ID, "t"); return err },
-			map[engine.MissionState]outcome{F: ok(P), B: ok(P), X: ok(P), P: illegal, L: illegal, R: illegal, I: illegal, C: illegal}},
-		{"preempt", func(b *bundle, m engine.Mission) error { return b.e.Preempt(b.ctx, m.ID, "urgent", "t") },
-			map[engine.MissionState]outcome{R: ok(R), P: illegal, L: illegal, I: illegal, C: illegal, F: illegal, B: illegal, X: illegal}},
+			map[domain.MissionState]outcome{P: ok(X), L: ok(X), R: ok(X), I: ok(X), B: ok(X), C: illegal, F: illegal, X: illegal}},
+		{"retry", func(b *bundle, m domain.Mission) error { _, err := b.e.Retry(b.ctx, m.ID, "t"); return err },
+			map[domain.MissionState]outcome{F: ok(P), B: ok(P), X: ok(P), P: illegal, L: illegal, R: illegal, I: illegal, C: illegal}},
+		{"preempt", func(b *bundle, m domain.Mission) error { return b.e.Preempt(b.ctx, m.ID, "urgent", "t") },
+			map[domain.MissionState]outcome{R: ok(R), P: illegal, L: illegal, I: illegal, C: illegal, F: illegal, B: illegal, X: illegal}},
 	}
 	for _, op := range ops {
-		for _, from := range engine.AllStates() {
+		for _, from := range domain.AllStates() {
 			want, listed := op.want[from]
 			require.True(t, listed, "%s from %s is not in the expectation table", op.name, from)
 			t.Run(op.name+"/"+string(from), func(t *testing.T) {
@@ -91,7 +92,7 @@ func TestTransitions_EveryOperationInEveryState(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, want.to, after.State)
 				if want.to != from {
-					require.True(t, engine.CanTransition(from, want.to, op.name),
+					require.True(t, domain.CanTransition(from, want.to, op.name),
 						"%s moved %s → %s outside the table", op.name, from, want.to)
 				}
 				b.verifyReplay()
@@ -104,7 +105,7 @@ func TestTransitions_EveryOperationInEveryState(t *testing.T) {
 func TestFencing_StaleEpochChangesNothing(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
-	m := b.inState(engine.StateRunning)
+	m := b.inState(domain.StateRunning)
 	stale := m.Fence()
 	require.NoError(t, b.e.Release(b.ctx, stale, "give back"))
 	fresh := b.acquire(m.ID, true)
@@ -115,11 +116,11 @@ func TestFencing_StaleEpochChangesNothing(t *testing.T) {
 		"progress":   b.e.Progress(b.ctx, stale, nil, "x"),
 		"checkpoint": b.e.Checkpoint(b.ctx, stale, []byte(`1`), ""),
 		"yield":      b.e.Yield(b.ctx, stale, nil, "", ""),
-		"complete":   func() error { _, err := b.e.Complete(b.ctx, stale, engine.WorkerResult{}); return err }(),
+		"complete":   func() error { _, err := b.e.Complete(b.ctx, stale, domain.WorkerResult{}); return err }(),
 		"fail":       func() error { _, err := b.e.Fail(b.ctx, stale, engine.FailRequest{}); return err }(),
 		"release":    b.e.Release(b.ctx, stale, ""),
 	} {
-		var lost *engine.LeaseLostError
+		var lost *domain.LeaseLostError
 		require.ErrorAs(t, err, &lost, name)
 		require.Equal(t, fresh.Lease.Epoch, lost.Current, name)
 	}

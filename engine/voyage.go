@@ -4,18 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 	"strings"
 )
 
 // AgentCheck lets the scheduler add its own reason a runnable mission cannot be dispatched
 // (no profile offers its persona or capabilities); nil means some agent could take it.
-type AgentCheck func(m *Mission) *Reason
+type AgentCheck func(m *domain.Mission) *Reason
 
 // Settled is the outcome of settling one voyage.
 type Settled struct {
-	Voyage  Voyage `json:"voyage"`
-	Changed bool   `json:"changed"`
+	Voyage  domain.Voyage `json:"voyage"`
+	Changed bool          `json:"changed"`
 	// Stuck lists the missions that cannot go on without a decision, with their reasons, when
 	// the voyage became blocked.
 	Stuck map[string][]Reason `json:"stuck,omitempty"`
@@ -39,7 +40,7 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 			return err
 		}
 		out.Voyage = v
-		if v.State == VoyageCompleted || v.State == VoyageCancelled {
+		if v.State == domain.VoyageCompleted || v.State == domain.VoyageCancelled {
 			return nil
 		}
 		ms, err := o.tx.VoyageMissions(o.ctx, id)
@@ -55,11 +56,11 @@ func (e *Engine) SettleVoyage(ctx context.Context, id string, check AgentCheck) 
 			if err := o.closeVoyageReport(&v, "the voyage completed"); err != nil {
 				return err
 			}
-			out.Changed, err = true, o.setVoyage(&v, VoyageCompleted, "", nil)
-		case !progress && len(stuck) > 0 && v.State != VoyageBlocked:
+			out.Changed, err = true, o.setVoyage(&v, domain.VoyageCompleted, "", nil)
+		case !progress && len(stuck) > 0 && v.State != domain.VoyageBlocked:
 			out.Stuck = stuck
 			out.Changed, err = true, o.blockVoyage(&v, stuck)
-		case progress && v.State == VoyageBlocked:
+		case progress && v.State == domain.VoyageBlocked:
 			out.Changed, err = true, o.reopenVoyage(v.ID, "")
 		}
 		if err == nil && out.Changed {
@@ -75,7 +76,7 @@ func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCh
 	change := false
 	err := e.view(ctx, func(r Reader) error {
 		v, err := r.VoyageGet(ctx, id)
-		if err != nil || v.State == VoyageCompleted || v.State == VoyageCancelled {
+		if err != nil || v.State == domain.VoyageCompleted || v.State == domain.VoyageCancelled {
 			return err
 		}
 		ms, err := r.VoyageMissions(ctx, id)
@@ -86,26 +87,28 @@ func (e *Engine) settleWouldChange(ctx context.Context, id string, check AgentCh
 		done, progress, stuck, err := o.assessIn(r, &v, ms, check)
 		// nothing stuck and nothing moving is a moment between two writes (a landing
 		// carried by its repair, say): not a reason to block
-		change = done || (!progress && len(stuck) > 0 && v.State != VoyageBlocked) || (progress && v.State == VoyageBlocked)
+		change = done || (!progress && len(stuck) > 0 && v.State != domain.VoyageBlocked) || (progress && v.State == domain.VoyageBlocked)
 		return err
 	})
 	return change, err
 }
 
 // Voyage reads one voyage's row (ErrNotFound when there is none), without its missions.
-func (e *Engine) Voyage(ctx context.Context, id string) (Voyage, error) { return e.voyage(ctx, id) }
+func (e *Engine) Voyage(ctx context.Context, id string) (domain.Voyage, error) {
+	return e.voyage(ctx, id)
+}
 
-func (e *Engine) voyage(ctx context.Context, id string) (Voyage, error) {
-	return viewValue(ctx, e, func(r Reader) (Voyage, error) { return r.VoyageGet(ctx, id) })
+func (e *Engine) voyage(ctx context.Context, id string) (domain.Voyage, error) {
+	return viewValue(ctx, e, func(r Reader) (domain.Voyage, error) { return r.VoyageGet(ctx, id) })
 }
 
 // assess classifies a voyage's missions: done (all finished), progress (something can move
 // without a decision) and, for the others, why they are stuck.
-func (o *op) assess(v *Voyage, ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
+func (o *op) assess(v *domain.Voyage, ms []domain.Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
 	return o.assessIn(o.tx, v, ms, check)
 }
 
-func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
+func (o *op) assessIn(r Reader, v *domain.Voyage, ms []domain.Mission, check AgentCheck) (done, progress bool, stuck map[string][]Reason, err error) {
 	stuck = map[string][]Reason{}
 	done = len(ms) > 0
 	paused, err := r.Paused(o.ctx)
@@ -118,13 +121,13 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 	}
 	for i := range ms {
 		m := &ms[i]
-		finished := m.State == StateCancelled || (m.State == StateCompleted && (m.Landing.Satisfies() || m.Landing == LandingLeft))
+		finished := m.State == domain.StateCancelled || (m.State == domain.StateCompleted && (m.Landing.Satisfies() || m.Landing == domain.LandingLeft))
 		done = done && finished
 		if finished {
 			continue
 		}
 		switch {
-		case m.State == StateCompleted && m.Landing == LandingRepair:
+		case m.State == domain.StateCompleted && m.Landing == domain.LandingRepair:
 			// The repair mission that carries this work is a mission of the voyage too and is
 			// assessed on its own (stuck when it is, progress when it moves); counting this one
 			// as progress kept a voyage whose repair failed or stopped active for ever. A repair
@@ -136,13 +139,13 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 			case repairLanded(ms, m.ID):
 				progress = true
 			}
-		case m.State.Leased(), m.State == StateCompleted && landingMoves(m.Landing):
+		case m.State.Leased(), m.State == domain.StateCompleted && landingMoves(m.Landing):
 			progress = true
-		case m.State == StateCompleted:
+		case m.State == domain.StateCompleted:
 			stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is " + string(m.Landing) + ": a decision or a clean checkout is needed"}}
-		case m.State == StateBlocked:
+		case m.State == domain.StateBlocked:
 			stuck[m.ID] = []Reason{{Code: WhyState, Message: "blocked: waiting for escalation " + m.EscalationID}}
-		case m.State == StateFailed:
+		case m.State == domain.StateFailed:
 			stuck[m.ID] = []Reason{{Code: WhyState, Message: "failed: " + decisionReason(m)}}
 		case m.State.Runnable():
 			rs, err := explain(o.ctx, r, m, o.now, paused, live)
@@ -167,9 +170,9 @@ func (o *op) assessIn(r Reader, v *Voyage, ms []Mission, check AgentCheck) (done
 // landingMoves reports whether a completed mission's landing goes on without a decision: it
 // waits for the landing queue, its reviewer or its repair mission.
 // hasRepair reports whether ms holds a repair mission of subject that was not cancelled.
-func hasRepair(ms []Mission, subject string) bool {
+func hasRepair(ms []domain.Mission, subject string) bool {
 	for i := range ms {
-		if ms[i].Kind == KindRepair && ms[i].SubjectID == subject && ms[i].State != StateCancelled {
+		if ms[i].Kind == domain.KindRepair && ms[i].SubjectID == subject && ms[i].State != domain.StateCancelled {
 			return true
 		}
 	}
@@ -178,10 +181,10 @@ func hasRepair(ms []Mission, subject string) bool {
 
 // repairLanded reports whether a repair mission of subject in ms has landed (its work carries
 // the subject's, which is marked landed right after).
-func repairLanded(ms []Mission, subject string) bool {
+func repairLanded(ms []domain.Mission, subject string) bool {
 	for i := range ms {
 		r := &ms[i]
-		if r.Kind == KindRepair && r.SubjectID == subject && r.State == StateCompleted && r.Landing.Satisfies() {
+		if r.Kind == domain.KindRepair && r.SubjectID == subject && r.State == domain.StateCompleted && r.Landing.Satisfies() {
 			return true
 		}
 	}
@@ -189,24 +192,24 @@ func repairLanded(ms []Mission, subject string) bool {
 }
 
 // closeVoyageReport closes the voyage's open blocker report once it does not apply any more.
-func (o *op) closeVoyageReport(v *Voyage, why string) error {
+func (o *op) closeVoyageReport(v *domain.Voyage, why string) error {
 	if v.EscalationID == "" {
 		return nil
 	}
 	report, err := o.tx.EscalationGet(o.ctx, v.EscalationID)
 	switch {
-	case errors.Is(err, ErrNotFound):
+	case errors.Is(err, domain.ErrNotFound):
 		return nil
 	case err != nil:
 		return err
-	case report.State != EscalationOpen:
+	case report.State != domain.EscalationOpen:
 		return nil
 	}
 	return o.closeEscalation(&report, ResolveAcknowledge, why)
 }
 
-func landingMoves(l LandingState) bool {
-	return l == LandingPending || l == LandingApproved || l == LandingReview || l == LandingRepair
+func landingMoves(l domain.LandingState) bool {
+	return l == domain.LandingPending || l == domain.LandingApproved || l == domain.LandingReview || l == domain.LandingRepair
 }
 
 // Reasons that come from the voyage rather than the mission.
@@ -217,7 +220,7 @@ const (
 
 // voyageReason holds a runnable mission back for its voyage: cost limit reached, or
 // requirements changed before it started (both need a decision).
-func voyageReason(v *Voyage, m *Mission) *Reason {
+func voyageReason(v *domain.Voyage, m *domain.Mission) *Reason {
 	switch {
 	case v.CostLimitUSD > 0 && v.Usage.CostUSD >= v.CostLimitUSD:
 		return &Reason{Code: WhyBudget, Message: fmt.Sprintf("the voyage's cost limit is reached ($%.4f of $%.4f): raise it (update_voyage) or cancel", v.Usage.CostUSD, v.CostLimitUSD)}
@@ -227,7 +230,7 @@ func voyageReason(v *Voyage, m *Mission) *Reason {
 	return nil
 }
 
-func agentReason(check AgentCheck, m *Mission, rs []Reason) *Reason {
+func agentReason(check AgentCheck, m *domain.Mission, rs []Reason) *Reason {
 	if check == nil || len(rs) > 0 {
 		return nil
 	}
@@ -243,17 +246,17 @@ func allTransient(rs []Reason) bool {
 	return true
 }
 
-func decisionReason(m *Mission) string {
+func decisionReason(m *domain.Mission) string {
 	if m.Decision != nil {
 		return m.Decision.Reason
 	}
 	return "no decision recorded"
 }
 
-func (o *op) setVoyage(v *Voyage, to VoyageState, escID string, data map[string]any) error {
+func (o *op) setVoyage(v *domain.Voyage, to domain.VoyageState, escID string, data map[string]any) error {
 	from := v.State
 	v.State, v.EscalationID, v.UpdatedAt = to, escID, o.now
-	if to == VoyageCompleted || to == VoyageBlocked {
+	if to == domain.VoyageCompleted || to == domain.VoyageBlocked {
 		v.SettledAt = o.now
 	}
 	if err := o.saveVoyage(v, from, "settle"); err != nil {
@@ -267,7 +270,7 @@ func (o *op) setVoyage(v *Voyage, to VoyageState, escID string, data map[string]
 }
 
 // blockVoyage raises the voyage's escalation report and marks it blocked.
-func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
+func (o *op) blockVoyage(v *domain.Voyage, stuck map[string][]Reason) error {
 	ids := make([]string, 0, len(stuck))
 	for id := range stuck {
 		ids = append(ids, id)
@@ -295,14 +298,14 @@ func (o *op) blockVoyage(v *Voyage, stuck map[string][]Reason) error {
 	if kind == KindNoAgent {
 		reason = fmt.Sprintf("voyage %s (%s) waits for an agent nobody offers: no agent took %d mission(s) within the grace period", v.ID, v.Title, len(ids))
 	}
-	esc, err := o.raise(Escalation{MissionIDs: ids, VoyageID: v.ID, Route: RouteMainAgent, Kind: kind,
+	esc, err := o.raise(domain.Escalation{MissionIDs: ids, VoyageID: v.ID, Route: domain.RouteMainAgent, Kind: kind,
 		Reason:           reason,
 		DecisionRequired: decision, Evidence: truncateList(evidence, MaxListItems),
 		SafeNextStep: "voyage_status " + v.ID + " shows each mission's reason; cancel_voyage stops it safely"})
 	if err != nil {
 		return err
 	}
-	return o.setVoyage(v, VoyageBlocked, esc.ID, map[string]any{"escalation_id": esc.ID, "stuck": ids})
+	return o.setVoyage(v, domain.VoyageBlocked, esc.ID, map[string]any{"escalation_id": esc.ID, "stuck": ids})
 }
 
 func truncateList(s []string, n int) []string {
@@ -314,8 +317,8 @@ func truncateList(s []string, n int) []string {
 
 // EscalateMissedDeadlines raises one escalation (route main_agent) for each mission whose
 // deadline passed while it was not finished, once per deadline.
-func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, error) {
-	var out []Escalation
+func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]domain.Escalation, error) {
+	var out []domain.Escalation
 	due := false
 	if err := e.view(ctx, func(r Reader) error {
 		ms, err := r.MissionsPastDeadline(ctx, e.Now(), 1)
@@ -331,7 +334,7 @@ func (e *Engine) EscalateMissedDeadlines(ctx context.Context) ([]Escalation, err
 		}
 		for i := range ms {
 			m := &ms[i]
-			esc, err := o.raise(Escalation{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: RouteMainAgent,
+			esc, err := o.raise(domain.Escalation{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: domain.RouteMainAgent,
 				Kind: "deadline", Reason: fmt.Sprintf("mission %s (%s) missed its deadline %s while %s", m.ID, m.Title, m.Deadline.Format("2006-01-02T15:04:05Z07:00"), m.State),
 				DecisionRequired: "extend the deadline (update_mission), raise its priority, or cancel it",
 				SafeNextStep:     "update_mission with a later deadline"})
@@ -363,24 +366,24 @@ type VoyagePatch struct {
 
 // UpdateVoyage applies patch to a voyage that is not finished. Marking and clearing the
 // requirements change are events of their own (voyage.requirements_changed, …_resolved).
-func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatch, actor string) (Voyage, error) {
-	var v Voyage
-	if err := checkID("voyage_id", PrefixVoyage, voyageID); err != nil {
+func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatch, actor string) (domain.Voyage, error) {
+	var v domain.Voyage
+	if err := domain.CheckID("voyage_id", domain.PrefixVoyage, voyageID); err != nil {
 		return v, err
 	}
 	if p.RequirementsChanged == nil && p.CostLimitUSD == nil {
-		return v, invalid("patch", "changes nothing", "give requirements_changed or cost_limit_usd")
+		return v, domain.Invalid("patch", "changes nothing", "give requirements_changed or cost_limit_usd")
 	}
 	if p.CostLimitUSD != nil && *p.CostLimitUSD < 0 {
-		return v, invalid("cost_limit_usd", "is negative", "use 0 for no limit")
+		return v, domain.Invalid("cost_limit_usd", "is negative", "use 0 for no limit")
 	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
 		if v, err = o.tx.VoyageGet(o.ctx, voyageID); err != nil {
-			return &NotFoundError{Kind: "voyage", ID: voyageID}
+			return &domain.NotFoundError{Kind: "voyage", ID: voyageID}
 		}
-		if v.State == VoyageCompleted || v.State == VoyageCancelled {
-			return invalid("voyage_id", fmt.Sprintf("voyage %s is %s and cannot change", voyageID, v.State), "dispatch a new voyage")
+		if v.State == domain.VoyageCompleted || v.State == domain.VoyageCancelled {
+			return domain.Invalid("voyage_id", fmt.Sprintf("voyage %s is %s and cannot change", voyageID, v.State), "dispatch a new voyage")
 		}
 		var events []string
 		if c := p.RequirementsChanged; c != nil && *c != v.RequirementsChanged {
@@ -399,7 +402,7 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 			return err
 		}
 		for _, typ := range events {
-			if err := o.emit(typ, nil, v.ID, map[string]any{"note": truncate(p.Note, 2000), "cost_limit_usd": v.CostLimitUSD}); err != nil {
+			if err := o.emit(typ, nil, v.ID, map[string]any{"note": domain.Clip(p.Note, 2000), "cost_limit_usd": v.CostLimitUSD}); err != nil {
 				return err
 			}
 		}

@@ -4,13 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"strings"
 	"time"
 )
 
 // RecordWave stores what one planning step decided (dispatched missions with their scores,
 // held-back missions with their reasons) with a wave.planned event.
-func (e *Engine) RecordWave(ctx context.Context, w Wave) (Wave, error) {
+func (e *Engine) RecordWave(ctx context.Context, w domain.Wave) (domain.Wave, error) {
 	err := e.update(ctx, "scheduler", func(o *op) error {
 		w.At = o.now
 		if err := o.tx.WaveInsert(o.ctx, &w); err != nil {
@@ -23,39 +24,39 @@ func (e *Engine) RecordWave(ctx context.Context, w Wave) (Wave, error) {
 }
 
 // LatestWave returns the last recorded wave (ErrNotFound before the first).
-func (e *Engine) LatestWave(ctx context.Context) (Wave, error) {
-	var w Wave
+func (e *Engine) LatestWave(ctx context.Context) (domain.Wave, error) {
+	var w domain.Wave
 	err := e.view(ctx, func(r Reader) error {
 		var err error
 		w, err = r.WaveLatest(ctx)
 		return err
 	})
-	if errors.Is(err, ErrNotFound) {
-		return w, &NotFoundError{Kind: "wave", ID: "latest"}
+	if errors.Is(err, domain.ErrNotFound) {
+		return w, &domain.NotFoundError{Kind: "wave", ID: "latest"}
 	}
 	return w, err
 }
 
 // RunnableOrder returns up to limit pending and interrupted missions in pick order.
-func (e *Engine) RunnableOrder(ctx context.Context, limit int) ([]Mission, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsRunnableOrder(ctx, limit) })
+func (e *Engine) RunnableOrder(ctx context.Context, limit int) ([]domain.Mission, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Mission, error) { return r.MissionsRunnableOrder(ctx, limit) })
 }
 
 // LandingQueue returns up to limit completed missions whose landing can go on, oldest first
 // (see Reader.MissionsLandingQueue).
-func (e *Engine) LandingQueue(ctx context.Context, limit int) ([]Mission, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLandingQueue(ctx, limit) })
+func (e *Engine) LandingQueue(ctx context.Context, limit int) ([]domain.Mission, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Mission, error) { return r.MissionsLandingQueue(ctx, limit) })
 }
 
 // LeaseFences returns the fence of every leased or running mission (see
 // Reader.LeaseFences).
-func (e *Engine) LeaseFences(ctx context.Context) ([]Fence, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Fence, error) { return r.LeaseFences(ctx) })
+func (e *Engine) LeaseFences(ctx context.Context) ([]domain.Fence, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Fence, error) { return r.LeaseFences(ctx) })
 }
 
 // Leased returns every leased or running mission.
-func (e *Engine) Leased(ctx context.Context) ([]Mission, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Mission, error) { return r.MissionsLeased(ctx) })
+func (e *Engine) Leased(ctx context.Context) ([]domain.Mission, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Mission, error) { return r.MissionsLeased(ctx) })
 }
 
 // Outcomes returns the attempt history per (profile, persona), for confidence priors.
@@ -64,8 +65,8 @@ func (e *Engine) Outcomes(ctx context.Context) ([]OutcomeCount, error) {
 }
 
 // Voyages lists voyages in the given states, newest first.
-func (e *Engine) Voyages(ctx context.Context, states []VoyageState, limit int) ([]Voyage, error) {
-	return viewValue(ctx, e, func(r Reader) ([]Voyage, error) { return r.VoyageList(ctx, states, limit) })
+func (e *Engine) Voyages(ctx context.Context, states []domain.VoyageState, limit int) ([]domain.Voyage, error) {
+	return viewValue(ctx, e, func(r Reader) ([]domain.Voyage, error) { return r.VoyageList(ctx, states, limit) })
 }
 
 // Leadership takes or renews the leader lease for owner (see Tx.LeaderTry) and returns the
@@ -150,16 +151,16 @@ func (e *Engine) releaseHostLock() error {
 }
 
 // Escalation returns one escalation by id.
-func (e *Engine) Escalation(ctx context.Context, id string) (Escalation, error) {
-	var out Escalation
-	if err := checkID("escalation_id", PrefixEscalation, id); err != nil {
+func (e *Engine) Escalation(ctx context.Context, id string) (domain.Escalation, error) {
+	var out domain.Escalation
+	if err := domain.CheckID("escalation_id", domain.PrefixEscalation, id); err != nil {
 		return out, err
 	}
 	err := e.view(ctx, func(r Reader) error {
 		var err error
 		out, err = r.EscalationGet(ctx, id)
-		if errors.Is(err, ErrNotFound) {
-			return &NotFoundError{Kind: "escalation", ID: id}
+		if errors.Is(err, domain.ErrNotFound) {
+			return &domain.NotFoundError{Kind: "escalation", ID: id}
 		}
 		return err
 	})
@@ -208,7 +209,7 @@ func (o *op) checkLeader(f *LeaderFence) error {
 		return err
 	}
 	if l.Owner != f.Owner || l.Epoch != f.Epoch || l.ExpiresAt.Before(o.now) {
-		return fmt.Errorf("%w: %s holds epoch %d until %s, not %s at epoch %d", ErrNotLeader,
+		return fmt.Errorf("%w: %s holds epoch %d until %s, not %s at epoch %d", domain.ErrNotLeader,
 			orDefault(l.Owner, "nobody"), l.Epoch, l.ExpiresAt.Format(time.RFC3339Nano), f.Owner, f.Epoch)
 	}
 	return nil

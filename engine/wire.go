@@ -1,28 +1,31 @@
 package engine
 
-import "github.com/mcp-scheduler/mcp-scheduler/agent"
+import (
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
 
 // ResultFromWire converts the agent protocol's worker.result (NDJSON, or a pull-mode agent's
 // complete_mission / fail_mission arguments) into the engine's WorkerResult. The two shapes
 // are kept apart so that a protocol change never changes a stored row; this is the only
 // place that knows both.
-func ResultFromWire(r agent.WorkerResult) WorkerResult {
-	out := WorkerResult{Status: r.Status, Summary: r.Summary, Artifacts: r.Artifacts,
+func ResultFromWire(r agent.WorkerResult) domain.WorkerResult {
+	out := domain.WorkerResult{Status: r.Status, Summary: r.Summary, Artifacts: r.Artifacts,
 		Evidence: r.Evidence, Verdict: r.Verdict, Decision: r.Decision}
 	if r.Failure != nil {
 		f := FailureFromWire(*r.Failure)
 		out.Failure = &f
 	}
 	if r.Usage != nil {
-		out.Usage = &Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, CostUSD: r.Usage.CostUSD}
+		out.Usage = &domain.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, CostUSD: r.Usage.CostUSD}
 	}
 	for _, f := range r.Findings {
-		out.Findings = append(out.Findings, Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
+		out.Findings = append(out.Findings, domain.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
 	}
 	return out
 }
 
 // FailureFromWire converts the agent protocol's failure object into the engine's Failure.
-func FailureFromWire(f agent.Failure) Failure {
-	return Failure{Kind: f.Kind, Tool: f.Tool, Diagnostic: f.Diagnostic, Location: f.Location, Summary: f.Summary}
+func FailureFromWire(f agent.Failure) domain.Failure {
+	return domain.Failure{Kind: f.Kind, Tool: f.Tool, Diagnostic: f.Diagnostic, Location: f.Location, Summary: f.Summary}
 }

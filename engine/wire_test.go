@@ -7,6 +7,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // The engine's result types are its own (a protocol change must not change a stored row),
@@ -29,8 +30,8 @@ func TestResultFromWire_KeepsEveryField(t *testing.T) {
 	if string(got) != string(want) {
 		t.Fatalf("converted result differs from the wire result:\n got %s\nwant %s", got, want)
 	}
-	pairs := [][2]any{{agent.WorkerResult{}, engine.WorkerResult{}}, {agent.Failure{}, engine.Failure{}},
-		{agent.Usage{}, engine.Usage{}}, {agent.Finding{}, engine.Finding{}}}
+	pairs := [][2]any{{agent.WorkerResult{}, domain.WorkerResult{}}, {agent.Failure{}, domain.Failure{}},
+		{agent.Usage{}, domain.Usage{}}, {agent.Finding{}, domain.Finding{}}}
 	for _, p := range pairs {
 		w, e := reflect.TypeOf(p[0]), reflect.TypeOf(p[1])
 		if w.NumField() != e.NumField() {
@@ -42,8 +43,8 @@ func TestResultFromWire_KeepsEveryField(t *testing.T) {
 func TestEnvironmentFailure_SameKindsAsTheProtocol(t *testing.T) {
 	for _, k := range []string{agent.KindError, agent.KindTest, agent.KindBuild, agent.KindTimeout, agent.KindCrash,
 		agent.KindProtocol, agent.KindModel, agent.KindAuth, agent.KindMissingToolchain, agent.KindQuota, agent.KindPermission} {
-		if engine.EnvironmentFailure(k) != agent.EnvironmentKind(k) {
-			t.Errorf("kind %q: engine says environment=%v, the protocol says %v", k, engine.EnvironmentFailure(k), agent.EnvironmentKind(k))
+		if domain.EnvironmentFailure(k) != agent.EnvironmentKind(k) {
+			t.Errorf("kind %q: engine says environment=%v, the protocol says %v", k, domain.EnvironmentFailure(k), agent.EnvironmentKind(k))
 		}
 	}
 }

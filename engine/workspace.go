@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"time"
 )
 
@@ -28,7 +29,7 @@ type WorkspaceRecord struct {
 
 // putWorkspace records ws as the workspace of m's current attempt (nothing when ws has no
 // path: an attempt that works nowhere, such as a pull-mode claim without a preparer).
-func (o *op) putWorkspace(m *Mission, ws *Workspace) error {
+func (o *op) putWorkspace(m *domain.Mission, ws *Workspace) error {
 	if ws == nil || ws.Path == "" {
 		return nil
 	}
@@ -39,13 +40,13 @@ func (o *op) putWorkspace(m *Mission, ws *Workspace) error {
 // Workspace returns the workspace record of a mission's attempt (attempt 0: its latest
 // recorded one). ErrNotFound (a *NotFoundError) when none was recorded.
 func (e *Engine) Workspace(ctx context.Context, missionID string, attempt int) (WorkspaceRecord, error) {
-	if err := checkID("mission_id", PrefixMission, missionID); err != nil {
+	if err := domain.CheckID("mission_id", domain.PrefixMission, missionID); err != nil {
 		return WorkspaceRecord{}, err
 	}
 	return viewValue(ctx, e, func(r Reader) (WorkspaceRecord, error) {
 		w, err := workspaceIn(ctx, r, missionID, attempt)
-		if errors.Is(err, ErrNotFound) {
-			return w, &NotFoundError{Kind: "workspace", ID: missionID}
+		if errors.Is(err, domain.ErrNotFound) {
+			return w, &domain.NotFoundError{Kind: "workspace", ID: missionID}
 		}
 		return w, err
 	})
@@ -60,7 +61,7 @@ func workspaceIn(ctx context.Context, r Reader, missionID string, attempt int) (
 		return WorkspaceRecord{}, err
 	}
 	if len(ws) == 0 {
-		return WorkspaceRecord{}, ErrNotFound
+		return WorkspaceRecord{}, domain.ErrNotFound
 	}
 	return ws[len(ws)-1], nil
 }
@@ -70,7 +71,7 @@ func workspaceIn(ctx context.Context, r Reader, missionID string, attempt int) (
 func (e *Engine) WorkspaceRemoved(ctx context.Context, missionID string, attempt int) error {
 	return e.update(ctx, "cleanup", func(o *op) error {
 		err := o.tx.WorkspaceMarkRemoved(o.ctx, missionID, attempt, o.now)
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			o.e.log.Debug("removed workspace had no record", "mission_id", missionID, "attempt", attempt)
 			return nil
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Issue 13 item 4: the workspace of an attempt is its own record, written in the transaction
@@ -42,7 +43,7 @@ func TestWorkspaceRecord_WrittenWithTheLaunchShownAndRemoved(t *testing.T) {
 
 	pulled := b.create(engine.MissionSpec{Title: "pulled", WriteArea: []string{"b/**"}})
 	pws := engine.Workspace{Path: "/data/worktrees/r/" + pulled.ID + "/a1", Branch: "b1", BaseCommit: "def", Strategy: engine.WorkspaceWorktree}
-	c, err := b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "codex"}, func(context.Context, *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+	c, err := b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "codex"}, func(context.Context, *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 		return pws, nil, nil
 	})
 	require.NoError(t, err)
@@ -53,7 +54,7 @@ func TestWorkspaceRecord_WrittenWithTheLaunchShownAndRemoved(t *testing.T) {
 	require.NotContains(t, string(c.Mission.Run), pws.Path)
 
 	_, err = b.e.Workspace(b.ctx, b.create(engine.MissionSpec{Title: "none", WriteArea: []string{"c/**"}}).ID, 0)
-	require.ErrorIs(t, err, engine.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	_, err = b.e.Workspace(b.ctx, "nope", 0)
 	require.Error(t, err)
 	require.Contains(t, err.Error(), "mission_id")

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // literalPrefix is the part of a glob pattern before its first special character.
@@ -80,7 +81,7 @@ func AreasOverlap(a, b []string) (bool, string) {
 // attachWriteArea records m's write-area prefixes and adds a scheduler conflict edge (with its
 // event) to every non-terminal mission of the same repository whose write area overlaps. A
 // mission without a write area is exclusive by flag and gets no edges.
-func (o *op) attachWriteArea(m *Mission) error {
+func (o *op) attachWriteArea(m *domain.Mission) error {
 	if len(m.WriteArea) == 0 {
 		return o.tx.WriteAreaSet(o.ctx, m.ID, m.Repository, nil)
 	}
@@ -100,8 +101,8 @@ func (o *op) attachWriteArea(m *Mission) error {
 		if !ok {
 			continue
 		}
-		d := Dependency{MissionID: m.ID, DependsOn: c.MissionID, Type: EdgeConflict, Reason: why,
-			Source: SourceScheduler, CreatedAt: o.now}
+		d := domain.Dependency{MissionID: m.ID, DependsOn: c.MissionID, Type: domain.EdgeConflict, Reason: why,
+			Source: domain.SourceScheduler, CreatedAt: o.now}
 		if err := o.tx.DependencyInsert(o.ctx, d); err != nil {
 			if isDuplicate(err) {
 				continue
@@ -117,7 +118,7 @@ func (o *op) attachWriteArea(m *Mission) error {
 
 // detachWriteArea drops m's write-area record and its scheduler-made conflict edges (m became
 // terminal).
-func (o *op) detachWriteArea(m *Mission) error {
+func (o *op) detachWriteArea(m *domain.Mission) error {
 	if len(m.WriteArea) > 0 { // a mission without a write area recorded no prefixes
 		if err := o.tx.WriteAreaSet(o.ctx, m.ID, m.Repository, nil); err != nil {
 			return err

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // B08: every pooled connection has the configured busy_timeout and foreign_keys (they come
@@ -128,14 +129,14 @@ func b08Worker(ctx context.Context, e *engine.Engine, g int, creates, beats *ato
 		}
 		return nil
 	}
-	var m engine.Mission
+	var m domain.Mission
 	for {
 		var err error
 		m, err = e.Acquire(ctx, engine.AcquireRequest{AgentID: fmt.Sprintf("agent-%d", g), Start: true})
 		if err == nil {
 			break
 		}
-		if !errors.Is(err, engine.ErrNoWork) {
+		if !errors.Is(err, domain.ErrNoWork) {
 			return err
 		}
 		time.Sleep(time.Millisecond) // the creators have not created enough yet
@@ -202,5 +203,5 @@ func TestB09_TwoWorkersClaim1000TimesEachWithoutBusySnapshotOrDoubleClaim(t *tes
 	}
 	counts, err := engines[0].Status(ctx)
 	require.NoError(t, err)
-	require.Equal(t, 2000, counts.Counts[engine.StateLeased])
+	require.Equal(t, 2000, counts.Counts[domain.StateLeased])
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A database written by schema 1 gains the claim columns with their defaults: its missions
@@ -34,12 +35,12 @@ func TestMigrate_ClaimColumnsOnASchema1Database(t *testing.T) {
 	s, err := Open(ctx, path, Options{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
-	var m engine.Mission
+	var m domain.Mission
 	require.NoError(t, s.View(ctx, func(r engine.Reader) error {
 		m, err = r.MissionGet(ctx, "msn_old")
 		return err
 	}))
-	require.Equal(t, engine.StateRunning, m.State)
+	require.Equal(t, domain.StateRunning, m.State)
 	require.EqualValues(t, 4, m.Lease.Epoch)
 	require.Equal(t, 1, m.AttemptsUsed)
 	require.False(t, m.Contacted)
@@ -55,8 +56,8 @@ func TestMissionRenew_RecordsContact(t *testing.T) {
 	e := engine.New(s, engine.Options{DefaultRepository: "/repo"})
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
 	require.NoError(t, err)
-	get := func() engine.Mission {
-		var got engine.Mission
+	get := func() domain.Mission {
+		var got domain.Mission
 		require.NoError(t, s.View(ctx, func(r engine.Reader) error {
 			got, err = r.MissionGet(ctx, m.ID)
 			return err

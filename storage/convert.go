@@ -11,7 +11,7 @@ import (
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Times are stored as INTEGER unix milliseconds; the zero time is NULL (or 0 where the
@@ -124,15 +124,15 @@ func translate(err error, what string) error {
 		return nil
 	}
 	if errors.Is(err, sql.ErrNoRows) {
-		return fmt.Errorf("%s: %w", what, engine.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, domain.ErrNotFound)
 	}
 	var se *sqlite.Error
 	if errors.As(err, &se) {
 		switch se.Code() {
 		case sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY, sqlite3.SQLITE_CONSTRAINT_UNIQUE:
-			return fmt.Errorf("%s: %w: %s", what, engine.ErrDuplicateID, constraintName(se.Error()))
+			return fmt.Errorf("%s: %w: %s", what, domain.ErrDuplicateID, constraintName(se.Error()))
 		case sqlite3.SQLITE_CONSTRAINT_FOREIGNKEY:
-			return fmt.Errorf("%s: %w (a referenced mission or voyage does not exist)", what, engine.ErrUnknownMission)
+			return fmt.Errorf("%s: %w (a referenced mission or voyage does not exist)", what, domain.ErrUnknownMission)
 		}
 	}
 	return fmt.Errorf("%s: %w", what, err)

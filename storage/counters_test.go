@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // groupedOutcomes counts attempts the way AttemptOutcomes did before its counters.
@@ -39,9 +40,9 @@ func readOutcomes(t *testing.T, s *Store) []engine.OutcomeCount {
 	return out
 }
 
-func readVoyageCounts(t *testing.T, s *Store) map[engine.VoyageState]int {
+func readVoyageCounts(t *testing.T, s *Store) map[domain.VoyageState]int {
 	t.Helper()
-	var out map[engine.VoyageState]int
+	var out map[domain.VoyageState]int
 	require.NoError(t, s.View(context.Background(), func(r engine.Reader) error {
 		var err error
 		out, err = r.VoyageCounts(context.Background())
@@ -78,7 +79,7 @@ func TestCounters_BackfilledThenKeptWithTheRows(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	require.Equal(t, []engine.OutcomeCount{{Profile: "ref", Total: 2, Completed: 1}, {Profile: "ref", Persona: "reviewer", Total: 1, Completed: 1}}, readOutcomes(t, s))
-	require.Equal(t, map[engine.VoyageState]int{engine.VoyageCompleted: 1, engine.VoyageOpen: 1}, readVoyageCounts(t, s))
+	require.Equal(t, map[domain.VoyageState]int{domain.VoyageCompleted: 1, domain.VoyageOpen: 1}, readVoyageCounts(t, s))
 
 	rawExec(t, s, func(tx *sql.Tx) error {
 		for i, a := range [][3]string{{"codex", "", "completed"}, {"ref", "", "completed"}, {"codex", "p", "failed"}} {
@@ -96,7 +97,7 @@ func TestCounters_BackfilledThenKeptWithTheRows(t *testing.T) {
 		return err
 	})
 	require.Equal(t, groupedOutcomes(t, s), readOutcomes(t, s))
-	require.Equal(t, map[engine.VoyageState]int{engine.VoyageCompleted: 2}, readVoyageCounts(t, s))
+	require.Equal(t, map[domain.VoyageState]int{domain.VoyageCompleted: 2}, readVoyageCounts(t, s))
 	rawExec(t, s, func(tx *sql.Tx) error {
 		_, err := tx.Exec(`DELETE FROM attempts`)
 		return err

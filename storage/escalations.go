@@ -6,24 +6,25 @@ import (
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 const escalationCols = `id, mission_ids, voyage_id, route, kind, cause_id, reason, decision_required, evidence,
  safe_next_step, state, resolution, resolved_by, created_at, resolved_at, once_key`
 
-func escalationArgs(e *engine.Escalation) []any {
+func escalationArgs(e *domain.Escalation) []any {
 	return []any{jsonText(orEmpty(e.MissionIDs)), nullStr(e.VoyageID), string(e.Route), e.Kind, nullStr(e.CauseID), e.Reason,
 		e.DecisionRequired, jsonText(orEmpty(e.Evidence)), e.SafeNextStep, e.State, e.Resolution, e.ResolvedBy,
 		ms(e.CreatedAt), ms(e.ResolvedAt), nullStr(e.OnceKey)}
 }
 
-func (t *txn) EscalationInsert(ctx context.Context, e *engine.Escalation) error {
+func (t *txn) EscalationInsert(ctx context.Context, e *domain.Escalation) error {
 	args := append([]any{e.ID}, escalationArgs(e)...)
 	_, err := t.q.exec(ctx, `INSERT INTO escalations (`+escalationCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	return translate(err, "insert escalation "+e.ID)
 }
 
-func (t *txn) EscalationUpdate(ctx context.Context, e *engine.Escalation) error {
+func (t *txn) EscalationUpdate(ctx context.Context, e *domain.Escalation) error {
 	args := append(escalationArgs(e), e.ID)
 	res, err := t.q.exec(ctx, `UPDATE escalations SET mission_ids=?, voyage_id=?, route=?, kind=?, cause_id=?, reason=?,
  decision_required=?, evidence=?, safe_next_step=?, state=?, resolution=?, resolved_by=?, created_at=?,
@@ -34,25 +35,25 @@ func (t *txn) EscalationUpdate(ctx context.Context, e *engine.Escalation) error 
 	return guarded(res, "update escalation "+e.ID)
 }
 
-func scanEscalation(r rowScanner) (engine.Escalation, error) {
-	var e engine.Escalation
+func scanEscalation(r rowScanner) (domain.Escalation, error) {
+	var e domain.Escalation
 	var missions, evidence, route string
 	var voyage, cause, once sql.NullString
 	var created, resolved sql.NullInt64
 	err := r.Scan(&e.ID, &missions, &voyage, &route, &e.Kind, &cause, &e.Reason, &e.DecisionRequired, &evidence,
 		&e.SafeNextStep, &e.State, &e.Resolution, &e.ResolvedBy, &created, &resolved, &once)
-	e.MissionIDs, e.Evidence, e.VoyageID, e.Route = strList(missions), strList(evidence), voyage.String, engine.Route(route)
+	e.MissionIDs, e.Evidence, e.VoyageID, e.Route = strList(missions), strList(evidence), voyage.String, domain.Route(route)
 	e.CauseID, e.OnceKey = cause.String, once.String
 	e.CreatedAt, e.ResolvedAt = fromMS(created), fromMS(resolved)
 	return e, err
 }
 
-func (t *txn) EscalationGet(ctx context.Context, id string) (engine.Escalation, error) {
+func (t *txn) EscalationGet(ctx context.Context, id string) (domain.Escalation, error) {
 	e, err := scanEscalation(t.q.queryRow(ctx, `SELECT `+escalationCols+` FROM escalations WHERE id = ?`, id))
 	return e, translate(err, "escalation "+id)
 }
 
-func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]engine.Escalation, error) {
+func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]domain.Escalation, error) {
 	limit := f.Limit
 	if limit <= 0 || limit > 1000 {
 		limit = 100
@@ -63,7 +64,7 @@ func (t *txn) EscalationList(ctx context.Context, f engine.EscalationFilter) ([]
 		return nil, translate(err, "list escalations")
 	}
 	defer rows.Close()
-	var out []engine.Escalation
+	var out []domain.Escalation
 	for rows.Next() {
 		e, err := scanEscalation(rows)
 		if err != nil {
@@ -93,8 +94,8 @@ func escalationListQuery(f engine.EscalationFilter) string {
 		}
 	}
 	// open inlined: the partial index escalations_once (open rows only) serves a literal
-	add(f.State == engine.EscalationOpen, "state = 'open'")
-	add(f.State != "" && f.State != engine.EscalationOpen, "state = @state")
+	add(f.State == domain.EscalationOpen, "state = 'open'")
+	add(f.State != "" && f.State != domain.EscalationOpen, "state = @state")
 	add(f.VoyageID != "", "voyage_id = @voyage")
 	add(f.Route != "", "route = @route")
 	add(f.CauseID != "", "cause_id = @cause")

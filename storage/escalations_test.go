@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // An escalation's once key round-trips and filters; at most one open escalation holds a key
@@ -22,17 +23,17 @@ func TestEscalationOnceKey_OneOpenPerKey(t *testing.T) {
 	s, err := Open(ctx, filepath.Join(t.TempDir(), "s.db"), Options{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
-	esc := func(id, key string) *engine.Escalation {
-		return &engine.Escalation{ID: id, MissionIDs: []string{"msn_a"}, Route: engine.RoutePerson, Kind: "checkout",
-			Reason: "r", DecisionRequired: "d", State: engine.EscalationOpen, CreatedAt: time.UnixMilli(1000), OnceKey: key}
+	esc := func(id, key string) *domain.Escalation {
+		return &domain.Escalation{ID: id, MissionIDs: []string{"msn_a"}, Route: domain.RoutePerson, Kind: "checkout",
+			Reason: "r", DecisionRequired: "d", State: domain.EscalationOpen, CreatedAt: time.UnixMilli(1000), OnceKey: key}
 	}
-	insert := func(e *engine.Escalation) error {
+	insert := func(e *domain.Escalation) error {
 		return s.Update(ctx, func(tx engine.Tx) error { return tx.EscalationInsert(ctx, e) })
 	}
-	byKey := func(key string) []engine.Escalation {
-		var out []engine.Escalation
+	byKey := func(key string) []domain.Escalation {
+		var out []domain.Escalation
 		require.NoError(t, s.View(ctx, func(r engine.Reader) error {
-			out, err = r.EscalationList(ctx, engine.EscalationFilter{State: engine.EscalationOpen, OnceKey: key, Limit: 10})
+			out, err = r.EscalationList(ctx, engine.EscalationFilter{State: domain.EscalationOpen, OnceKey: key, Limit: 10})
 			return err
 		}))
 		return out
@@ -48,16 +49,16 @@ func TestEscalationOnceKey_OneOpenPerKey(t *testing.T) {
 
 	err = insert(esc("esc_2", "checkout:msn_a"))
 	require.Error(t, err, "a second open escalation with the same key")
-	require.True(t, errors.Is(err, engine.ErrDuplicateID), "%v", err)
+	require.True(t, errors.Is(err, domain.ErrDuplicateID), "%v", err)
 
-	first.State, first.Resolution, first.ResolvedAt = engine.EscalationResolved, "acknowledge", time.UnixMilli(2000)
+	first.State, first.Resolution, first.ResolvedAt = domain.EscalationResolved, "acknowledge", time.UnixMilli(2000)
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error { return tx.EscalationUpdate(ctx, first) }))
 	require.Empty(t, byKey("checkout:msn_a"))
 	require.NoError(t, insert(esc("esc_3", "checkout:msn_a")), "a resolved escalation frees its key")
 	require.Equal(t, "esc_3", byKey("checkout:msn_a")[0].ID)
 
 	var plan string
-	rows, err := s.readDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+escalationListQuery(engine.EscalationFilter{State: engine.EscalationOpen, OnceKey: "k"}),
+	rows, err := s.readDB.QueryContext(ctx, "EXPLAIN QUERY PLAN "+escalationListQuery(engine.EscalationFilter{State: domain.EscalationOpen, OnceKey: "k"}),
 		sql.Named("state", "open"), sql.Named("voyage", ""), sql.Named("route", ""), sql.Named("cause", ""),
 		sql.Named("mission", ""), sql.Named("once", "k"), sql.Named("limit", 1))
 	require.NoError(t, err)
@@ -107,7 +108,7 @@ func TestMigrate_OnceKeysOnASchema5Database(t *testing.T) {
 	s, err := Open(ctx, path, Options{})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
-	var all []engine.Escalation
+	var all []domain.Escalation
 	require.NoError(t, s.View(ctx, func(r engine.Reader) error {
 		all, err = r.EscalationList(ctx, engine.EscalationFilter{Limit: 100})
 		return err

@@ -6,10 +6,11 @@ import (
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // EventAppend adds e to the append-only log and sets e.Seq.
-func (t *txn) EventAppend(ctx context.Context, e *engine.Event) error {
+func (t *txn) EventAppend(ctx context.Context, e *domain.Event) error {
 	var data any
 	if len(e.Data) > 0 {
 		data = string(e.Data)
@@ -20,7 +21,7 @@ func (t *txn) EventAppend(ctx context.Context, e *engine.Event) error {
 	return translate(err, "append event "+e.Type)
 }
 
-func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]engine.Event, error) {
+func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]domain.Event, error) {
 	limit := f.Limit
 	if limit <= 0 || limit > 10000 {
 		limit = 500
@@ -31,9 +32,9 @@ func (t *txn) EventList(ctx context.Context, f engine.EventFilter) ([]engine.Eve
 		return nil, translate(err, "list events")
 	}
 	defer rows.Close()
-	var out []engine.Event
+	var out []domain.Event
 	for rows.Next() {
-		var e engine.Event
+		var e domain.Event
 		var at sql.NullInt64
 		var mission, voyage, data sql.NullString
 		if err := rows.Scan(&e.Seq, &at, &e.Type, &mission, &voyage, &e.Epoch, &e.Attempt, &e.Actor, &data); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 const depCols = `mission_id, depends_on, type, reason, source, created_at`
@@ -16,7 +17,7 @@ const depCols = `mission_id, depends_on, type, reason, source, created_at`
 // One exception: an edge given by a caller replaces a scheduler-made one of the same key (a
 // user's conflict edge between two missions whose write areas overlap), so it outlives the
 // scheduler's, which is dropped when either mission ends.
-func (t *txn) DependencyInsert(ctx context.Context, d engine.Dependency) error {
+func (t *txn) DependencyInsert(ctx context.Context, d domain.Dependency) error {
 	what := "insert dependency " + d.MissionID + " → " + d.DependsOn
 	res, err := t.q.exec(ctx, `INSERT INTO dependencies (`+depCols+`) VALUES (?, ?, ?, ?, ?, ?)
  ON CONFLICT (mission_id, depends_on, type) DO UPDATE SET reason = excluded.reason, source = excluded.source,
@@ -29,42 +30,42 @@ func (t *txn) DependencyInsert(ctx context.Context, d engine.Dependency) error {
 	if n, err := res.RowsAffected(); err != nil {
 		return fmt.Errorf("%s: %w", what, err)
 	} else if n == 0 {
-		return fmt.Errorf("%s: %w: the %s edge exists", what, engine.ErrDuplicateID, d.Type)
+		return fmt.Errorf("%s: %w: the %s edge exists", what, domain.ErrDuplicateID, d.Type)
 	}
 	return nil
 }
 
-func (t *txn) DependencyDeleteConflicts(ctx context.Context, missionID string) ([]engine.Dependency, error) {
+func (t *txn) DependencyDeleteConflicts(ctx context.Context, missionID string) ([]domain.Dependency, error) {
 	return t.queryDeps(ctx, "drop conflicts of "+missionID, `DELETE FROM dependencies
  WHERE type = 'conflict' AND source = 'scheduler' AND (mission_id = ?1 OR depends_on = ?1)
  RETURNING `+depCols, missionID)
 }
 
-func (t *txn) DependenciesOf(ctx context.Context, missionID string) ([]engine.Dependency, error) {
+func (t *txn) DependenciesOf(ctx context.Context, missionID string) ([]domain.Dependency, error) {
 	return t.queryDeps(ctx, "dependencies of "+missionID,
 		`SELECT `+depCols+` FROM dependencies WHERE mission_id = ? ORDER BY depends_on, type`, missionID)
 }
 
-func (t *txn) DependentsOf(ctx context.Context, missionID string) ([]engine.Dependency, error) {
+func (t *txn) DependentsOf(ctx context.Context, missionID string) ([]domain.Dependency, error) {
 	return t.queryDeps(ctx, "dependents of "+missionID,
 		`SELECT `+depCols+` FROM dependencies WHERE depends_on = ? ORDER BY mission_id, type`, missionID)
 }
 
-func (t *txn) queryDeps(ctx context.Context, what, q string, args ...any) ([]engine.Dependency, error) {
+func (t *txn) queryDeps(ctx context.Context, what, q string, args ...any) ([]domain.Dependency, error) {
 	rows, err := t.q.query(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err, what)
 	}
 	defer rows.Close()
-	var out []engine.Dependency
+	var out []domain.Dependency
 	for rows.Next() {
-		var d engine.Dependency
+		var d domain.Dependency
 		var typ string
 		var at sql.NullInt64
 		if err := rows.Scan(&d.MissionID, &d.DependsOn, &typ, &d.Reason, &d.Source, &at); err != nil {
 			return nil, translate(err, what)
 		}
-		d.Type, d.CreatedAt = engine.EdgeType(typ), fromMS(at)
+		d.Type, d.CreatedAt = domain.EdgeType(typ), fromMS(at)
 		out = append(out, d)
 	}
 	return out, translate(rows.Err(), what)

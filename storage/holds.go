@@ -5,6 +5,7 @@ import (
 	"database/sql"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Holds: why the planner holds each waiting mission back (table holds, schema 2).
@@ -29,7 +30,7 @@ func (t *txn) HoldDelete(ctx context.Context, missionID string) error {
 func (t *txn) HoldGet(ctx context.Context, missionID string) (engine.Hold, error) {
 	h, err := scanHold(t.q.queryRow(ctx, `SELECT `+holdCols+` FROM holds WHERE mission_id = ?`, missionID))
 	if err == sql.ErrNoRows {
-		return h, engine.ErrNotFound
+		return h, domain.ErrNotFound
 	}
 	return h, translate(err, "hold of "+missionID)
 }

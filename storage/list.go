@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // MissionList pages through missions by id (creation order) with optional filters. The
@@ -14,7 +15,7 @@ import (
 // index that the other filters reject, never a walk of the whole table (see listDriver for
 // which filter drives). Several states are one branch per state, each walking
 // missions_state_id from the cursor, merged by id.
-func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]engine.Mission, error) {
+func (t *txn) MissionList(ctx context.Context, f engine.MissionFilter) ([]domain.Mission, error) {
 	q, args := missionListQuery(f)
 	return t.queryMissions(ctx, "list missions", q, args...)
 }
@@ -65,7 +66,7 @@ func listDriver(terms []listTerm, states bool) string {
 		switch d := terms[0]; {
 		case d.col == "subject_id" || d.col == "parent_id" || d.col == "voyage_id":
 			return d.index
-		case d.col == "landing" && d.value != string(engine.LandingNone):
+		case d.col == "landing" && d.value != string(domain.LandingNone):
 			return d.index
 		case !states:
 			return d.index
@@ -116,9 +117,9 @@ func missionListQuery(f engine.MissionFilter) (string, []any) {
 }
 
 // uniqueStates drops repeated states, keeping the first occurrence's order.
-func uniqueStates(in []engine.MissionState) []engine.MissionState {
-	seen := map[engine.MissionState]bool{}
-	var out []engine.MissionState
+func uniqueStates(in []domain.MissionState) []domain.MissionState {
+	seen := map[domain.MissionState]bool{}
+	var out []domain.MissionState
 	for _, s := range in {
 		if !seen[s] {
 			seen[s] = true
@@ -134,6 +135,6 @@ func uniqueStates(in []engine.MissionState) []engine.MissionState {
 var sqlLandingQueue = `SELECT ` + missionCols + ` FROM missions INDEXED BY missions_landing_queue
  WHERE state = 'completed' AND landing IN ('pending','approved','review','waiting') ORDER BY id LIMIT ?`
 
-func (t *txn) MissionsLandingQueue(ctx context.Context, limit int) ([]engine.Mission, error) {
+func (t *txn) MissionsLandingQueue(ctx context.Context, limit int) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "landing queue", sqlLandingQueue, limit)
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // listFilters is every list_missions filter alone, in pairs with a state filter, with
@@ -18,16 +19,16 @@ import (
 func listFilters() map[string]engine.MissionFilter {
 	one := map[string]engine.MissionFilter{
 		"none":        {},
-		"state":       {States: []engine.MissionState{engine.StatePending}},
-		"states":      {States: []engine.MissionState{engine.StateCompleted, engine.StateFailed, engine.StatePending}},
+		"state":       {States: []domain.MissionState{domain.StatePending}},
+		"states":      {States: []domain.MissionState{domain.StateCompleted, domain.StateFailed, domain.StatePending}},
 		"voyage":      {VoyageID: "vyg_1"},
 		"repository":  {Repository: "/r1"},
 		"persona":     {Persona: "reviewer"},
-		"kind":        {Kind: engine.KindReview},
+		"kind":        {Kind: domain.KindReview},
 		"parent":      {ParentID: "m_0003"},
 		"subject":     {SubjectID: "m_0004"},
-		"landing":     {Landing: engine.LandingPending},
-		"landingnone": {Landing: engine.LandingNone},
+		"landing":     {Landing: domain.LandingPending},
+		"landingnone": {Landing: domain.LandingNone},
 	}
 	out := map[string]engine.MissionFilter{}
 	for k, f := range one {
@@ -37,14 +38,14 @@ func listFilters() map[string]engine.MissionFilter {
 		out[k+"+cursor"] = g
 		if len(f.States) == 0 {
 			g := f
-			g.States = []engine.MissionState{engine.StateCompleted}
+			g.States = []domain.MissionState{domain.StateCompleted}
 			out[k+"+state"] = g
-			g.States = []engine.MissionState{engine.StateCompleted, engine.StateFailed}
+			g.States = []domain.MissionState{domain.StateCompleted, domain.StateFailed}
 			out[k+"+states"] = g
 		}
 	}
-	out["repository+persona+kind"] = engine.MissionFilter{Repository: "/r1", Persona: "reviewer", Kind: engine.KindReview}
-	out["voyage+landing+persona"] = engine.MissionFilter{VoyageID: "vyg_1", Landing: engine.LandingNone, Persona: "p"}
+	out["repository+persona+kind"] = engine.MissionFilter{Repository: "/r1", Persona: "reviewer", Kind: domain.KindReview}
+	out["voyage+landing+persona"] = engine.MissionFilter{VoyageID: "vyg_1", Landing: domain.LandingNone, Persona: "p"}
 	return out
 }
 
@@ -78,16 +79,16 @@ func TestMissionListPlan_EveryFilterUsesAnIndex(t *testing.T) {
 func TestMissionList_MatchesFilteringEveryMission(t *testing.T) {
 	t.Parallel()
 	s := openSeeded(t, 0)
-	var all []engine.Mission
-	states := []engine.MissionState{engine.StatePending, engine.StateCompleted, engine.StateFailed, engine.StateRunning}
-	landings := []engine.LandingState{engine.LandingNone, engine.LandingPending, engine.LandingLanded}
+	var all []domain.Mission
+	states := []domain.MissionState{domain.StatePending, domain.StateCompleted, domain.StateFailed, domain.StateRunning}
+	landings := []domain.LandingState{domain.LandingNone, domain.LandingPending, domain.LandingLanded}
 	rawExec(t, s, func(tx *sql.Tx) error {
 		if _, err := tx.Exec(`INSERT INTO voyages (id, title, repository, state, created_at, updated_at) VALUES ('vyg_1', 'v', '/r0', 'open', 0, 0)`); err != nil {
 			return err
 		}
 		for i := 0; i < 60; i++ {
-			m := engine.Mission{ID: fmt.Sprintf("m_%04d", i), Repository: fmt.Sprintf("/r%d", i%2), State: states[i%4],
-				Landing: landings[i%3], Persona: []string{"", "reviewer", "p"}[i%3], Kind: []engine.MissionKind{engine.KindWork, engine.KindReview}[i%5/4]}
+			m := domain.Mission{ID: fmt.Sprintf("m_%04d", i), Repository: fmt.Sprintf("/r%d", i%2), State: states[i%4],
+				Landing: landings[i%3], Persona: []string{"", "reviewer", "p"}[i%3], Kind: []domain.MissionKind{domain.KindWork, domain.KindReview}[i%5/4]}
 			if i%7 == 0 {
 				m.VoyageID = "vyg_1"
 			}
@@ -117,7 +118,7 @@ func TestMissionList_MatchesFilteringEveryMission(t *testing.T) {
 		got := []string{}
 		f.Limit = 4
 		for {
-			var page []engine.Mission
+			var page []domain.Mission
 			require.NoError(t, s.View(context.Background(), func(r engine.Reader) error {
 				var err error
 				page, err = r.MissionList(context.Background(), f)
@@ -136,7 +137,7 @@ func TestMissionList_MatchesFilteringEveryMission(t *testing.T) {
 	}
 }
 
-func matches(f engine.MissionFilter, m engine.Mission) bool {
+func matches(f engine.MissionFilter, m domain.Mission) bool {
 	if len(f.States) > 0 {
 		ok := false
 		for _, s := range f.States {
@@ -165,12 +166,12 @@ func TestLeaseFences_LiveMissionsOnly(t *testing.T) {
 		}
 		return nil
 	})
-	var got []engine.Fence
+	var got []domain.Fence
 	require.NoError(t, s.View(context.Background(), func(r engine.Reader) error {
 		var err error
 		got, err = r.LeaseFences(context.Background())
 		return err
 	}))
 	sort.Slice(got, func(i, j int) bool { return got[i].MissionID < got[j].MissionID })
-	require.Equal(t, []engine.Fence{{MissionID: "m_1", Epoch: 11}, {MissionID: "m_2", Epoch: 12}, {MissionID: "m_5", Epoch: 15}}, got)
+	require.Equal(t, []domain.Fence{{MissionID: "m_1", Epoch: 11}, {MissionID: "m_2", Epoch: 12}, {MissionID: "m_5", Epoch: 15}}, got)
 }

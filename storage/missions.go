@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // missionCols is the column list every mission query returns, in scanMission's order.
@@ -21,8 +22,8 @@ const missionCols = `id, voyage_id, parent_id, idempotency_key, client_key, titl
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-func scanMission(r rowScanner) (engine.Mission, error) {
-	var m engine.Mission
+func scanMission(r rowScanner) (domain.Mission, error) {
+	var m domain.Mission
 	var voyage, parent, idem, subject, writeArea, owner, checkpoint, progress, result, failure,
 		decision, escalation, run sql.NullString
 	var caps, policy, acceptance, state, kind, landing string
@@ -39,19 +40,19 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 		return m, err
 	}
 	m.VoyageID, m.ParentID, m.IdempotencyKey, m.SubjectID = voyage.String, parent.String, idem.String, subject.String
-	m.Kind, m.State, m.Landing = engine.MissionKind(kind), engine.MissionState(state), engine.LandingState(landing)
+	m.Kind, m.State, m.Landing = domain.MissionKind(kind), domain.MissionState(state), domain.LandingState(landing)
 	m.Capabilities, m.WriteArea, m.AcceptanceCriteria = strList(caps), nullList(writeArea), strList(acceptance)
-	if p := decodeInto[engine.ModelPolicy](sql.NullString{String: policy, Valid: true}); p != nil {
+	if p := decodeInto[domain.ModelPolicy](sql.NullString{String: policy, Valid: true}); p != nil {
 		m.ModelPolicy = *p
 	}
 	m.Deadline, m.NotBefore = fromMS(deadline), fromMS(notBefore)
 	m.Lease.Owner, m.Lease.ExpiresAt = owner.String, fromMS(expires)
 	m.Preempt, m.Serial, m.Skipped, m.VoyageActive, m.DeadlineEscalated = preempt == 1, serial == 1, skipped == 1, active == 1, deadlineEsc == 1
 	m.Checkpoint, m.Run = rawJSON(checkpoint), rawJSON(run)
-	m.Progress = decodeInto[engine.Progress](progress)
-	m.Result = decodeInto[engine.WorkerResult](result)
-	m.LastFailure = decodeInto[engine.Failure](failure)
-	m.Decision = decodeInto[engine.Decision](decision)
+	m.Progress = decodeInto[domain.Progress](progress)
+	m.Result = decodeInto[domain.WorkerResult](result)
+	m.LastFailure = decodeInto[domain.Failure](failure)
+	m.Decision = decodeInto[domain.Decision](decision)
 	m.EscalationID = escalation.String
 	m.Contacted = contacted == 1
 	m.CreatedAt, m.UpdatedAt, m.StartedAt, m.FinishedAt = fromMS(created), fromMS(updated), fromMS(started), fromMS(finished)
@@ -61,14 +62,14 @@ func scanMission(r rowScanner) (engine.Mission, error) {
 // immutableCols never change after a mission is inserted (MissionSet has no field for them).
 const immutableCols = `voyage_id, parent_id, idempotency_key, repository, subject_id`
 
-func immutableArgs(m *engine.Mission) []any {
+func immutableArgs(m *domain.Mission) []any {
 	return []any{nullStr(m.VoyageID), nullStr(m.ParentID), nullStr(m.IdempotencyKey), m.Repository, nullStr(m.SubjectID)}
 }
 
 // mutableArgs are the values of every column but id, created_at, immutableCols and
 // voyage_active (a copy of the voyage's state the database keeps: migration 0007), in
 // mutableSet's order.
-func mutableArgs(m *engine.Mission) []any {
+func mutableArgs(m *domain.Mission) []any {
 	return []any{m.Key, m.Title, m.Brief,
 		m.TargetBranch, m.Priority, string(m.Kind), m.Persona,
 		jsonText(orEmpty(m.Capabilities)), jsonOrNull(m.WriteArea), jsonText(m.ModelPolicy), m.Workspace, m.Review,
@@ -106,7 +107,7 @@ var (
 	sqlMissionDelete = `DELETE FROM missions WHERE id = ?`
 )
 
-func (t *txn) MissionInsert(ctx context.Context, m *engine.Mission) error {
+func (t *txn) MissionInsert(ctx context.Context, m *domain.Mission) error {
 	args := append(append(immutableArgs(m), mutableArgs(m)...), m.ID, ms(m.CreatedAt))
 	_, err := t.q.exec(ctx, sqlMissionInsert, args...)
 	return translate(err, "insert mission "+m.ID)
@@ -118,17 +119,17 @@ func guarded(res sql.Result, what string) error {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: %w", what, engine.ErrGuard)
+		return fmt.Errorf("%s: %w", what, domain.ErrGuard)
 	}
 	return nil
 }
 
-func (t *txn) MissionGet(ctx context.Context, id string) (engine.Mission, error) {
+func (t *txn) MissionGet(ctx context.Context, id string) (domain.Mission, error) {
 	m, err := scanMission(t.q.queryRow(ctx, sqlMissionGet, id))
 	return m, translate(err, "mission "+id)
 }
 
-func (t *txn) MissionByIdempotencyKey(ctx context.Context, key string) (engine.Mission, error) {
+func (t *txn) MissionByIdempotencyKey(ctx context.Context, key string) (domain.Mission, error) {
 	m, err := scanMission(t.q.queryRow(ctx, sqlMissionByKey, key))
 	return m, translate(err, "mission with idempotency key "+key)
 }
@@ -140,20 +141,20 @@ func (t *txn) MissionLease(ctx context.Context, id string) (engine.Renewed, erro
 	var preempt int64
 	err := t.q.queryRow(ctx, `SELECT state, epoch, lease_expires_at, preempt FROM missions WHERE id = ?`, id).
 		Scan(&state, &r.Epoch, &exp, &preempt)
-	r.State, r.ExpiresAt, r.Preempt = engine.MissionState(state), fromMS(exp), preempt == 1
+	r.State, r.ExpiresAt, r.Preempt = domain.MissionState(state), fromMS(exp), preempt == 1
 	return r, translate(err, "lease of "+id)
 }
 
-func (t *txn) MissionRenew(ctx context.Context, f engine.Fence, expiresAt time.Time, contact bool) (engine.Renewed, error) {
+func (t *txn) MissionRenew(ctx context.Context, f domain.Fence, expiresAt time.Time, contact bool) (engine.Renewed, error) {
 	var r engine.Renewed
 	var state string
 	var exp sql.NullInt64
 	var preempt int64
 	err := t.q.queryRow(ctx, sqlMissionRenew, ms(expiresAt), boolInt(contact), f.MissionID, f.Epoch).Scan(&state, &r.Epoch, &exp, &preempt)
 	if err == sql.ErrNoRows {
-		return r, fmt.Errorf("renew lease of %s: %w", f.MissionID, engine.ErrGuard)
+		return r, fmt.Errorf("renew lease of %s: %w", f.MissionID, domain.ErrGuard)
 	}
-	r.State, r.ExpiresAt, r.Preempt = engine.MissionState(state), fromMS(exp), preempt == 1
+	r.State, r.ExpiresAt, r.Preempt = domain.MissionState(state), fromMS(exp), preempt == 1
 	return r, translate(err, "renew lease of "+f.MissionID)
 }
 
@@ -164,18 +165,18 @@ func (t *txn) MissionDelete(ctx context.Context, id string) error {
 	}
 	n, _ := res.RowsAffected()
 	if n == 0 {
-		return fmt.Errorf("delete mission %s: %w", id, engine.ErrNotFound)
+		return fmt.Errorf("delete mission %s: %w", id, domain.ErrNotFound)
 	}
 	return nil
 }
 
-func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([]engine.Mission, error) {
+func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([]domain.Mission, error) {
 	rows, err := t.q.query(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err, what)
 	}
 	defer rows.Close()
-	var out []engine.Mission
+	var out []domain.Mission
 	for rows.Next() {
 		m, err := scanMission(rows)
 		if err != nil {

@@ -7,67 +7,68 @@ import (
 	"sync"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // setCol is one mutable mission field as columns: their names and their values from a row.
 type setCol struct {
 	cols []string
-	args func(m *engine.Mission) []any
+	args func(m *domain.Mission) []any
 }
 
-func one(col string, arg func(m *engine.Mission) any) setCol {
-	return setCol{cols: []string{col}, args: func(m *engine.Mission) []any { return []any{arg(m)} }}
+func one(col string, arg func(m *domain.Mission) any) setCol {
+	return setCol{cols: []string{col}, args: func(m *domain.Mission) []any { return []any{arg(m)} }}
 }
 
 // setCols maps each engine.MissionFields bit (by bit number) to its columns, in the order of
 // the bits.
 var setCols = [...]setCol{
-	one("client_key", func(m *engine.Mission) any { return m.Key }),
-	one("title", func(m *engine.Mission) any { return m.Title }),
-	one("brief", func(m *engine.Mission) any { return m.Brief }),
-	one("target_branch", func(m *engine.Mission) any { return m.TargetBranch }),
-	one("priority", func(m *engine.Mission) any { return m.Priority }),
-	one("kind", func(m *engine.Mission) any { return string(m.Kind) }),
-	one("persona", func(m *engine.Mission) any { return m.Persona }),
-	one("capabilities", func(m *engine.Mission) any { return jsonText(orEmpty(m.Capabilities)) }),
-	one("write_area", func(m *engine.Mission) any { return jsonOrNull(m.WriteArea) }),
-	one("model_policy", func(m *engine.Mission) any { return jsonText(m.ModelPolicy) }),
-	one("workspace", func(m *engine.Mission) any { return m.Workspace }),
-	one("review", func(m *engine.Mission) any { return m.Review }),
-	one("acceptance", func(m *engine.Mission) any { return jsonText(orEmpty(m.AcceptanceCriteria)) }),
-	one("deadline", func(m *engine.Mission) any { return ms(m.Deadline) }),
-	one("retry_budget", func(m *engine.Mission) any { return m.RetryBudget }),
-	one("cost_limit_usd", func(m *engine.Mission) any { return m.CostLimitUSD }),
-	one("state", func(m *engine.Mission) any { return string(m.State) }),
-	one("attempt", func(m *engine.Mission) any { return m.Attempt }),
-	one("attempts_used", func(m *engine.Mission) any { return m.AttemptsUsed }),
-	one("epoch", func(m *engine.Mission) any { return m.Lease.Epoch }),
-	one("lease_owner", func(m *engine.Mission) any { return nullStr(m.Lease.Owner) }),
-	one("lease_expires_at", func(m *engine.Mission) any { return ms(m.Lease.ExpiresAt) }),
-	one("profile", func(m *engine.Mission) any { return m.Profile }),
-	one("not_before", func(m *engine.Mission) any { return ms0(m.NotBefore) }),
-	one("wait_reason", func(m *engine.Mission) any { return m.WaitReason }),
-	one("preempt", func(m *engine.Mission) any { return boolInt(m.Preempt) }),
-	one("serial", func(m *engine.Mission) any { return boolInt(m.Serial) }),
-	one("checkpoint", func(m *engine.Mission) any { return jsonOrNull(m.Checkpoint) }),
-	one("progress", func(m *engine.Mission) any { return jsonOrNull(m.Progress) }),
-	one("result", func(m *engine.Mission) any { return jsonOrNull(m.Result) }),
-	one("last_failure", func(m *engine.Mission) any { return jsonOrNull(m.LastFailure) }),
-	one("last_signature", func(m *engine.Mission) any { return m.LastSignature }),
-	one("decision", func(m *engine.Mission) any { return jsonOrNull(m.Decision) }),
-	one("landing", func(m *engine.Mission) any { return string(m.Landing) }),
-	one("skipped", func(m *engine.Mission) any { return boolInt(m.Skipped) }),
-	{cols: []string{"input_tokens", "output_tokens", "cost_usd"}, args: func(m *engine.Mission) []any {
+	one("client_key", func(m *domain.Mission) any { return m.Key }),
+	one("title", func(m *domain.Mission) any { return m.Title }),
+	one("brief", func(m *domain.Mission) any { return m.Brief }),
+	one("target_branch", func(m *domain.Mission) any { return m.TargetBranch }),
+	one("priority", func(m *domain.Mission) any { return m.Priority }),
+	one("kind", func(m *domain.Mission) any { return string(m.Kind) }),
+	one("persona", func(m *domain.Mission) any { return m.Persona }),
+	one("capabilities", func(m *domain.Mission) any { return jsonText(orEmpty(m.Capabilities)) }),
+	one("write_area", func(m *domain.Mission) any { return jsonOrNull(m.WriteArea) }),
+	one("model_policy", func(m *domain.Mission) any { return jsonText(m.ModelPolicy) }),
+	one("workspace", func(m *domain.Mission) any { return m.Workspace }),
+	one("review", func(m *domain.Mission) any { return m.Review }),
+	one("acceptance", func(m *domain.Mission) any { return jsonText(orEmpty(m.AcceptanceCriteria)) }),
+	one("deadline", func(m *domain.Mission) any { return ms(m.Deadline) }),
+	one("retry_budget", func(m *domain.Mission) any { return m.RetryBudget }),
+	one("cost_limit_usd", func(m *domain.Mission) any { return m.CostLimitUSD }),
+	one("state", func(m *domain.Mission) any { return string(m.State) }),
+	one("attempt", func(m *domain.Mission) any { return m.Attempt }),
+	one("attempts_used", func(m *domain.Mission) any { return m.AttemptsUsed }),
+	one("epoch", func(m *domain.Mission) any { return m.Lease.Epoch }),
+	one("lease_owner", func(m *domain.Mission) any { return nullStr(m.Lease.Owner) }),
+	one("lease_expires_at", func(m *domain.Mission) any { return ms(m.Lease.ExpiresAt) }),
+	one("profile", func(m *domain.Mission) any { return m.Profile }),
+	one("not_before", func(m *domain.Mission) any { return ms0(m.NotBefore) }),
+	one("wait_reason", func(m *domain.Mission) any { return m.WaitReason }),
+	one("preempt", func(m *domain.Mission) any { return boolInt(m.Preempt) }),
+	one("serial", func(m *domain.Mission) any { return boolInt(m.Serial) }),
+	one("checkpoint", func(m *domain.Mission) any { return jsonOrNull(m.Checkpoint) }),
+	one("progress", func(m *domain.Mission) any { return jsonOrNull(m.Progress) }),
+	one("result", func(m *domain.Mission) any { return jsonOrNull(m.Result) }),
+	one("last_failure", func(m *domain.Mission) any { return jsonOrNull(m.LastFailure) }),
+	one("last_signature", func(m *domain.Mission) any { return m.LastSignature }),
+	one("decision", func(m *domain.Mission) any { return jsonOrNull(m.Decision) }),
+	one("landing", func(m *domain.Mission) any { return string(m.Landing) }),
+	one("skipped", func(m *domain.Mission) any { return boolInt(m.Skipped) }),
+	{cols: []string{"input_tokens", "output_tokens", "cost_usd"}, args: func(m *domain.Mission) []any {
 		return []any{m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD}
 	}},
-	one("escalation_id", func(m *engine.Mission) any { return nullStr(m.EscalationID) }),
-	one("deadline_escalated", func(m *engine.Mission) any { return boolInt(m.DeadlineEscalated) }),
-	one("run", func(m *engine.Mission) any { return jsonOrNull(m.Run) }),
-	one("updated_at", func(m *engine.Mission) any { return ms(m.UpdatedAt) }),
-	one("started_at", func(m *engine.Mission) any { return ms(m.StartedAt) }),
-	one("finished_at", func(m *engine.Mission) any { return ms(m.FinishedAt) }),
-	one("contacted", func(m *engine.Mission) any { return boolInt(m.Contacted) }),
-	one("abandons", func(m *engine.Mission) any { return m.Abandons }),
+	one("escalation_id", func(m *domain.Mission) any { return nullStr(m.EscalationID) }),
+	one("deadline_escalated", func(m *domain.Mission) any { return boolInt(m.DeadlineEscalated) }),
+	one("run", func(m *domain.Mission) any { return jsonOrNull(m.Run) }),
+	one("updated_at", func(m *domain.Mission) any { return ms(m.UpdatedAt) }),
+	one("started_at", func(m *domain.Mission) any { return ms(m.StartedAt) }),
+	one("finished_at", func(m *domain.Mission) any { return ms(m.FinishedAt) }),
+	one("contacted", func(m *domain.Mission) any { return boolInt(m.Contacted) }),
+	one("abandons", func(m *domain.Mission) any { return m.Abandons }),
 }
 
 // The table must have one entry per field bit.

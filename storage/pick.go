@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // runnableCond is design brief §3's "runnable" as SQL over mission alias m: pending or
@@ -71,7 +72,7 @@ func scanAcquired(r rowScanner) (engine.Acquired, error) {
 	var resumed, active int64
 	err := r.Scan(&a.ID, &voyage, &state, &a.Attempt, &a.Lease.Epoch, &owner, &expires, &a.Profile,
 		&resumed, &active, &started)
-	a.VoyageID, a.State, a.Lease.Owner = voyage.String, engine.MissionState(state), owner.String
+	a.VoyageID, a.State, a.Lease.Owner = voyage.String, domain.MissionState(state), owner.String
 	a.Lease.ExpiresAt, a.Started = fromMS(expires), fromMS(started)
 	a.Resumed, a.VoyageActive = resumed == 1, active == 1
 	return a, err
@@ -92,7 +93,7 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 	}
 	a, err := scanAcquired(t.q.queryRow(ctx, query, args...))
 	if err == sql.ErrNoRows {
-		return a, engine.ErrNoWork
+		return a, domain.ErrNoWork
 	}
 	return a, translate(err, "acquire")
 }
@@ -105,7 +106,7 @@ func capsJSON(caps []string) string {
 	return jsonText(caps)
 }
 
-func kindStrings(k []engine.MissionKind) []string {
+func kindStrings(k []domain.MissionKind) []string {
 	if k == nil {
 		return nil
 	}
@@ -127,26 +128,26 @@ var (
    AND deadline < ? ORDER BY deadline LIMIT ?`
 )
 
-func (t *txn) MissionsRunnableOrder(ctx context.Context, limit int) ([]engine.Mission, error) {
+func (t *txn) MissionsRunnableOrder(ctx context.Context, limit int) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "runnable missions", sqlRunnableOrder, limit)
 }
 
-func (t *txn) MissionsLeased(ctx context.Context) ([]engine.Mission, error) {
+func (t *txn) MissionsLeased(ctx context.Context) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "leased missions", sqlLeased)
 }
 
 // sqlLeaseFences reads the live missions' ids and epochs through missions_live.
 const sqlLeaseFences = `SELECT id, epoch FROM missions INDEXED BY missions_live WHERE state IN ('leased','running')`
 
-func (t *txn) LeaseFences(ctx context.Context) ([]engine.Fence, error) {
+func (t *txn) LeaseFences(ctx context.Context) ([]domain.Fence, error) {
 	rows, err := t.q.query(ctx, sqlLeaseFences)
 	if err != nil {
 		return nil, translate(err, "lease fences")
 	}
 	defer rows.Close()
-	var out []engine.Fence
+	var out []domain.Fence
 	for rows.Next() {
-		var f engine.Fence
+		var f domain.Fence
 		if err := rows.Scan(&f.MissionID, &f.Epoch); err != nil {
 			return nil, translate(err, "lease fences")
 		}
@@ -155,33 +156,33 @@ func (t *txn) LeaseFences(ctx context.Context) ([]engine.Fence, error) {
 	return out, translate(rows.Err(), "lease fences")
 }
 
-func (t *txn) MissionsExpired(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
+func (t *txn) MissionsExpired(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "expired leases", sqlExpired, now.UnixMilli(), limit)
 }
 
-func (t *txn) MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]engine.Mission, error) {
+func (t *txn) MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "missions past deadline", sqlPastDeadline, now.UnixMilli(), limit)
 }
 
-func (t *txn) MissionCounts(ctx context.Context) (map[engine.MissionState]int, error) {
+func (t *txn) MissionCounts(ctx context.Context) (map[domain.MissionState]int, error) {
 	rows, err := t.q.query(ctx, `SELECT state, n FROM mission_counts`)
 	if err != nil {
 		return nil, translate(err, "mission counts")
 	}
 	defer rows.Close()
-	out := map[engine.MissionState]int{}
+	out := map[domain.MissionState]int{}
 	for rows.Next() {
 		var s string
 		var n int
 		if err := rows.Scan(&s, &n); err != nil {
 			return nil, translate(err, "mission counts")
 		}
-		out[engine.MissionState(s)] = n
+		out[domain.MissionState(s)] = n
 	}
 	return out, translate(rows.Err(), "mission counts")
 }
 
-func (t *txn) VoyageMissions(ctx context.Context, voyageID string) ([]engine.Mission, error) {
+func (t *txn) VoyageMissions(ctx context.Context, voyageID string) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "missions of voyage "+voyageID,
 		`SELECT `+missionCols+` FROM missions WHERE voyage_id = ? ORDER BY created_at, id`, voyageID)
 }

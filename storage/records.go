@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Attempts, landings, agents, waves, the pause flag and the leader lease.
 
-func (t *txn) AttemptInsert(ctx context.Context, a *engine.Attempt) error {
+func (t *txn) AttemptInsert(ctx context.Context, a *domain.Attempt) error {
 	_, err := t.q.exec(ctx, `INSERT INTO attempts (mission_id, attempt, epoch, agent, profile, persona, outcome,
  failure, signature, weight, input_tokens, output_tokens, cost_usd, summary, started_at, ended_at)
  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, a.MissionID, a.Attempt, a.Epoch, a.Agent, a.Profile,
@@ -20,7 +21,7 @@ func (t *txn) AttemptInsert(ctx context.Context, a *engine.Attempt) error {
 	return translate(err, "record attempt of "+a.MissionID)
 }
 
-func (t *txn) AttemptList(ctx context.Context, missionID string) ([]engine.Attempt, error) {
+func (t *txn) AttemptList(ctx context.Context, missionID string) ([]domain.Attempt, error) {
 	rows, err := t.q.query(ctx, `SELECT mission_id, attempt, epoch, agent, profile, persona, outcome, failure,
  signature, weight, input_tokens, output_tokens, cost_usd, summary, started_at, ended_at
  FROM attempts WHERE mission_id = ? ORDER BY attempt, epoch`, missionID)
@@ -28,9 +29,9 @@ func (t *txn) AttemptList(ctx context.Context, missionID string) ([]engine.Attem
 		return nil, translate(err, "attempts of "+missionID)
 	}
 	defer rows.Close()
-	var out []engine.Attempt
+	var out []domain.Attempt
 	for rows.Next() {
-		var a engine.Attempt
+		var a domain.Attempt
 		var failure sql.NullString
 		var started, ended sql.NullInt64
 		if err := rows.Scan(&a.MissionID, &a.Attempt, &a.Epoch, &a.Agent, &a.Profile, &a.Persona, &a.Outcome,
@@ -38,7 +39,7 @@ func (t *txn) AttemptList(ctx context.Context, missionID string) ([]engine.Attem
 			&a.Summary, &started, &ended); err != nil {
 			return nil, translate(err, "attempts of "+missionID)
 		}
-		a.Failure, a.StartedAt, a.EndedAt = decodeInto[engine.Failure](failure), fromMS(started), fromMS(ended)
+		a.Failure, a.StartedAt, a.EndedAt = decodeInto[domain.Failure](failure), fromMS(started), fromMS(ended)
 		out = append(out, a)
 	}
 	return out, translate(rows.Err(), "attempts of "+missionID)
@@ -62,7 +63,7 @@ func (t *txn) AttemptOutcomes(ctx context.Context) ([]engine.OutcomeCount, error
 	return out, translate(rows.Err(), "attempt outcomes")
 }
 
-func (t *txn) LandingUpsert(ctx context.Context, l *engine.Landing) error {
+func (t *txn) LandingUpsert(ctx context.Context, l *domain.Landing) error {
 	_, err := t.q.exec(ctx, `INSERT INTO landings (mission_id, attempt, status, target_branch, commit_id,
  old_target, new_target, changed, outside, conflicts, detail, duration_ms, at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
  ON CONFLICT (mission_id, attempt) DO UPDATE SET status = excluded.status, target_branch = excluded.target_branch,
@@ -74,16 +75,16 @@ func (t *txn) LandingUpsert(ctx context.Context, l *engine.Landing) error {
 	return translate(err, "record landing of "+l.MissionID)
 }
 
-func (t *txn) LandingList(ctx context.Context, missionID string) ([]engine.Landing, error) {
+func (t *txn) LandingList(ctx context.Context, missionID string) ([]domain.Landing, error) {
 	rows, err := t.q.query(ctx, `SELECT mission_id, attempt, status, target_branch, commit_id, old_target,
  new_target, changed, outside, conflicts, detail, duration_ms, at FROM landings WHERE mission_id = ? ORDER BY attempt`, missionID)
 	if err != nil {
 		return nil, translate(err, "landings of "+missionID)
 	}
 	defer rows.Close()
-	var out []engine.Landing
+	var out []domain.Landing
 	for rows.Next() {
-		var l engine.Landing
+		var l domain.Landing
 		var changed, outside, conflicts string
 		var at sql.NullInt64
 		if err := rows.Scan(&l.MissionID, &l.Attempt, &l.Status, &l.TargetBranch, &l.Commit, &l.OldTarget,
@@ -96,7 +97,7 @@ func (t *txn) LandingList(ctx context.Context, missionID string) ([]engine.Landi
 	return out, translate(rows.Err(), "landings of "+missionID)
 }
 
-func (t *txn) AgentUpsert(ctx context.Context, a *engine.Agent) error {
+func (t *txn) AgentUpsert(ctx context.Context, a *domain.Agent) error {
 	_, err := t.q.exec(ctx, `INSERT INTO agents (id, kind, profile, capabilities, personas, last_seen, running)
  VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET kind = excluded.kind, profile = excluded.profile,
   capabilities = excluded.capabilities, personas = excluded.personas, last_seen = excluded.last_seen,
@@ -105,28 +106,28 @@ func (t *txn) AgentUpsert(ctx context.Context, a *engine.Agent) error {
 	return translate(err, "record agent "+a.ID)
 }
 
-func (t *txn) AgentList(ctx context.Context) ([]engine.Agent, error) {
+func (t *txn) AgentList(ctx context.Context) ([]domain.Agent, error) {
 	return t.queryAgents(ctx, "list agents", true, `SELECT id, kind, profile, capabilities, personas, last_seen,
  (SELECT count(*) FROM missions WHERE state IN ('leased','running') AND (lease_owner = agents.id OR profile = agents.id))
  FROM agents ORDER BY id`)
 }
 
-func (t *txn) AgentsSeenSince(ctx context.Context, since time.Time) ([]engine.Agent, error) {
+func (t *txn) AgentsSeenSince(ctx context.Context, since time.Time) ([]domain.Agent, error) {
 	return t.queryAgents(ctx, "recent agents", false, `SELECT id, kind, profile, capabilities, personas, last_seen
  FROM agents INDEXED BY agents_last_seen WHERE last_seen >= ? ORDER BY last_seen DESC LIMIT 1000`, ms0(since))
 }
 
 // queryAgents reads agents rows (id, kind, profile, capabilities, personas, last_seen and,
 // with running, the count of missions each holds).
-func (t *txn) queryAgents(ctx context.Context, what string, running bool, q string, args ...any) ([]engine.Agent, error) {
+func (t *txn) queryAgents(ctx context.Context, what string, running bool, q string, args ...any) ([]domain.Agent, error) {
 	rows, err := t.q.query(ctx, q, args...)
 	if err != nil {
 		return nil, translate(err, what)
 	}
 	defer rows.Close()
-	var out []engine.Agent
+	var out []domain.Agent
 	for rows.Next() {
-		var a engine.Agent
+		var a domain.Agent
 		var caps, personas string
 		var seen sql.NullInt64
 		dest := []any{&a.ID, &a.Kind, &a.Profile, &caps, &personas, &seen}
@@ -142,21 +143,21 @@ func (t *txn) queryAgents(ctx context.Context, what string, running bool, q stri
 	return out, translate(rows.Err(), what)
 }
 
-func (t *txn) WaveInsert(ctx context.Context, w *engine.Wave) error {
+func (t *txn) WaveInsert(ctx context.Context, w *domain.Wave) error {
 	err := t.q.queryRow(ctx, `INSERT INTO waves (at, runnable, dispatched, held) VALUES (?, ?, ?, ?) RETURNING id`,
 		ms(w.At), w.Runnable, jsonText(orEmptyEntries(w.Dispatched)), jsonText(orEmptyEntries(w.Held))).Scan(&w.ID)
 	return translate(err, "record wave")
 }
 
-func orEmptyEntries(e []engine.WaveEntry) []engine.WaveEntry {
+func orEmptyEntries(e []domain.WaveEntry) []domain.WaveEntry {
 	if e == nil {
-		return []engine.WaveEntry{}
+		return []domain.WaveEntry{}
 	}
 	return e
 }
 
-func (t *txn) WaveLatest(ctx context.Context) (engine.Wave, error) {
-	var w engine.Wave
+func (t *txn) WaveLatest(ctx context.Context) (domain.Wave, error) {
+	var w domain.Wave
 	var at sql.NullInt64
 	var dispatched, held string
 	err := t.q.queryRow(ctx, `SELECT id, at, runnable, dispatched, held FROM waves ORDER BY id DESC LIMIT 1`).

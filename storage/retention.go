@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // pruneStates are the terminal mission states, walked one after the other through the
 // missions_state (state, created_at) index: one state at a time keeps the walk in index order
 // (an IN over the three would sort every match before the LIMIT).
-var pruneStates = []engine.MissionState{engine.StateCompleted, engine.StateFailed, engine.StateCancelled}
+var pruneStates = []domain.MissionState{domain.StateCompleted, domain.StateFailed, domain.StateCancelled}
 
 // missionCursor is "<state index>:<created_at ms>:<rowid>".
 func parseCursor(c string) (state int, created, row int64) {
@@ -140,7 +141,7 @@ func (t *txn) MissionPrune(ctx context.Context, id string) (engine.PruneCounts, 
 		return c, err
 	}
 	if n == 0 {
-		return c, fmt.Errorf("prune mission %s: %w", id, engine.ErrNotFound)
+		return c, fmt.Errorf("prune mission %s: %w", id, domain.ErrNotFound)
 	}
 	c.Missions = n
 	for _, d := range []struct {
@@ -167,14 +168,14 @@ func (t *txn) VoyagePrune(ctx context.Context, id string) (engine.PruneCounts, e
 		return c, translate(err, "prune voyage "+id)
 	}
 	if left > 0 {
-		return c, fmt.Errorf("prune voyage %s: %d missions remain: %w", id, left, engine.ErrGuard)
+		return c, fmt.Errorf("prune voyage %s: %d missions remain: %w", id, left, domain.ErrGuard)
 	}
 	n, err := t.execCount(ctx, "prune voyage "+id, `DELETE FROM voyages WHERE id = ?`, id)
 	if err != nil {
 		return c, err
 	}
 	if n == 0 {
-		return c, fmt.Errorf("prune voyage %s: %w", id, engine.ErrNotFound)
+		return c, fmt.Errorf("prune voyage %s: %w", id, domain.ErrNotFound)
 	}
 	c.Voyages = n
 	if c.Events, err = t.execCount(ctx, "prune voyage "+id, `DELETE FROM events WHERE voyage_id = ?`, id); err != nil {

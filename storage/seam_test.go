@@ -14,15 +14,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Tests of the store seam's guarded transitions (MissionSet), the narrow acquire, the change
 // channel and the busy retry of Update, as ordinary storage tests (the conformance suite
 // takes them over at merge).
 
-func getMission(t *testing.T, s *Store, id string) engine.Mission {
+func getMission(t *testing.T, s *Store, id string) domain.Mission {
 	t.Helper()
-	var m engine.Mission
+	var m domain.Mission
 	require.NoError(t, s.View(context.Background(), func(r engine.Reader) error {
 		var err error
 		m, err = r.MissionGet(context.Background(), id)
@@ -56,7 +57,7 @@ func TestMissionSet_WritesOnlyTheNamedFields(t *testing.T) {
 	stmts = nil
 	mu.Unlock()
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
-		return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: engine.StatePending, Epoch: 0},
+		return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: domain.StatePending, Epoch: 0},
 			Set: engine.FieldWaitReason})
 	}))
 	got := getMission(t, s, created.Mission.ID)
@@ -83,13 +84,13 @@ func TestMissionSet_GuardMissWritesNothing(t *testing.T) {
 	e := engine.New(s, engine.Options{DefaultRepository: "/repo"})
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
 	require.NoError(t, err)
-	for _, g := range []engine.Guard{{State: engine.StateLeased, Epoch: m.Lease.Epoch}, {State: engine.StateRunning, Epoch: m.Lease.Epoch + 1}} {
+	for _, g := range []engine.Guard{{State: domain.StateLeased, Epoch: m.Lease.Epoch}, {State: domain.StateRunning, Epoch: m.Lease.Epoch + 1}} {
 		row := m
-		row.Preempt, row.Landing = true, engine.LandingPending
+		row.Preempt, row.Landing = true, domain.LandingPending
 		err := s.Update(ctx, func(tx engine.Tx) error {
 			return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: g, Set: engine.FieldPreempt | engine.FieldLanding})
 		})
-		require.ErrorIs(t, err, engine.ErrGuard, "guard %+v", g)
+		require.ErrorIs(t, err, domain.ErrGuard, "guard %+v", g)
 		got := getMission(t, s, m.ID)
 		require.False(t, got.Preempt, "guard %+v", g)
 		require.Equal(t, m.Landing, got.Landing)
@@ -109,23 +110,23 @@ func TestMissionSet_EveryFieldRoundTrips(t *testing.T) {
 	half := 50.0
 	row := m
 	row.Key, row.Title, row.Brief, row.TargetBranch, row.Priority = "k", "T", "B", "dev", 3
-	row.Kind, row.Persona, row.Capabilities, row.WriteArea = engine.KindDebug, "debugger", []string{"go"}, []string{"x/**"}
-	row.ModelPolicy = engine.ModelPolicy{Mode: engine.ModeAgentSelect, Allowed: []string{"m1"}}
+	row.Kind, row.Persona, row.Capabilities, row.WriteArea = domain.KindDebug, "debugger", []string{"go"}, []string{"x/**"}
+	row.ModelPolicy = domain.ModelPolicy{Mode: domain.ModeAgentSelect, Allowed: []string{"m1"}}
 	row.Workspace, row.Review, row.AcceptanceCriteria, row.Deadline = "snapshot", "required", []string{"ok"}, at
-	row.RetryBudget, row.CostLimitUSD, row.State, row.Attempt, row.AttemptsUsed = 7, 1.5, engine.StateInterrupted, 4, 2
-	row.Lease = engine.Lease{Owner: "o2", ExpiresAt: at, Epoch: m.Lease.Epoch + 5}
+	row.RetryBudget, row.CostLimitUSD, row.State, row.Attempt, row.AttemptsUsed = 7, 1.5, domain.StateInterrupted, 4, 2
+	row.Lease = domain.Lease{Owner: "o2", ExpiresAt: at, Epoch: m.Lease.Epoch + 5}
 	row.Profile, row.NotBefore, row.WaitReason, row.Preempt, row.Serial = "p", at, "children", true, true
-	row.Checkpoint, row.Progress = []byte(`{"step":2}`), &engine.Progress{Percent: &half, Message: "half", At: at}
-	row.Result = &engine.WorkerResult{Status: "completed", Summary: "s"}
-	row.LastFailure, row.LastSignature = &engine.Failure{Kind: "test", Summary: "red"}, "sig"
-	row.Decision = &engine.Decision{Kind: engine.DecisionRetry, Reason: "r", At: at}
-	row.Landing, row.Skipped = engine.LandingReview, true
-	row.Usage = engine.Usage{InputTokens: 10, OutputTokens: 20, CostUSD: 0.25}
+	row.Checkpoint, row.Progress = []byte(`{"step":2}`), &domain.Progress{Percent: &half, Message: "half", At: at}
+	row.Result = &domain.WorkerResult{Status: "completed", Summary: "s"}
+	row.LastFailure, row.LastSignature = &domain.Failure{Kind: "test", Summary: "red"}, "sig"
+	row.Decision = &domain.Decision{Kind: domain.DecisionRetry, Reason: "r", At: at}
+	row.Landing, row.Skipped = domain.LandingReview, true
+	row.Usage = domain.Usage{InputTokens: 10, OutputTokens: 20, CostUSD: 0.25}
 	row.DeadlineEscalated, row.Run, row.EscalationID = true, []byte(`{"mode":"pull"}`), "esc_x"
 	row.UpdatedAt, row.StartedAt, row.FinishedAt, row.Contacted, row.Abandons = at, at, at, true, 2
 	require.Equal(t, engine.AllMissionFields, engine.ChangedFields(&m, &row), "the test changes every field")
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
-		return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: engine.StateRunning, Epoch: m.Lease.Epoch}, Set: engine.AllMissionFields})
+		return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: domain.StateRunning, Epoch: m.Lease.Epoch}, Set: engine.AllMissionFields})
 	}))
 	got := getMission(t, s, m.ID)
 	require.Zero(t, engine.ChangedFields(&row, &got)&^(engine.FieldProgress|engine.FieldResult|engine.FieldLastFailure|engine.FieldDecision),
@@ -151,14 +152,14 @@ func TestMissionAcquire_ReturnsTheLease(t *testing.T) {
 		return err
 	}))
 	m := getMission(t, s, a.ID)
-	require.Equal(t, engine.Acquired{ID: m.ID, VoyageID: m.VoyageID, State: engine.StateRunning, Attempt: 1,
-		Lease: engine.Lease{Owner: "agent", ExpiresAt: now.Add(time.Minute), Epoch: m.Lease.Epoch}, Profile: "prof",
+	require.Equal(t, engine.Acquired{ID: m.ID, VoyageID: m.VoyageID, State: domain.StateRunning, Attempt: 1,
+		Lease: domain.Lease{Owner: "agent", ExpiresAt: now.Add(time.Minute), Epoch: m.Lease.Epoch}, Profile: "prof",
 		Started: now}, a)
 	require.Equal(t, m.Lease, a.Lease)
 
-	m.Checkpoint, m.State, m.Lease.Owner = []byte(`{}`), engine.StateInterrupted, ""
+	m.Checkpoint, m.State, m.Lease.Owner = []byte(`{}`), domain.StateInterrupted, ""
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
-		return tx.MissionSet(ctx, engine.MissionChange{Row: &m, From: engine.Guard{State: engine.StateRunning, Epoch: a.Lease.Epoch},
+		return tx.MissionSet(ctx, engine.MissionChange{Row: &m, From: engine.Guard{State: domain.StateRunning, Epoch: a.Lease.Epoch},
 			Set: engine.FieldCheckpoint | engine.FieldState | engine.FieldLeaseOwner})
 	}))
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
@@ -167,7 +168,7 @@ func TestMissionAcquire_ReturnsTheLease(t *testing.T) {
 		return err
 	}))
 	require.True(t, a.Resumed)
-	require.Equal(t, engine.StateLeased, a.State)
+	require.Equal(t, domain.StateLeased, a.State)
 	require.Zero(t, a.Started)
 	require.Equal(t, 2, a.Attempt)
 }
@@ -326,7 +327,7 @@ func TestUpdate_BusyInABatchRunsTheBatchAgain(t *testing.T) {
 				if first {
 					return busy
 				}
-				return tx.AgentUpsert(ctx, &engine.Agent{ID: fmt.Sprintf("agent-%02d", i), LastSeen: time.Now()})
+				return tx.AgentUpsert(ctx, &domain.Agent{ID: fmt.Sprintf("agent-%02d", i), LastSeen: time.Now()})
 			})
 		})
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func fileSize(t *testing.T, path string) int64 {
@@ -28,7 +29,7 @@ func appendBig(t *testing.T, s *Store, n, size int) {
 	data := []byte(`"` + strings.Repeat("x", size) + `"`)
 	for i := 0; i < n; i++ {
 		require.NoError(t, s.Update(context.Background(), func(tx engine.Tx) error {
-			return tx.EventAppend(context.Background(), &engine.Event{At: time.Now(), Type: "test.big", Data: data})
+			return tx.EventAppend(context.Background(), &domain.Event{At: time.Now(), Type: "test.big", Data: data})
 		}))
 	}
 }

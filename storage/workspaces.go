@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 const workspaceCols = `mission_id, attempt, path, branch, base_commit, strategy, read_only, resumed, repo_id,
@@ -35,7 +36,7 @@ func (t *txn) WorkspaceMarkRemoved(ctx context.Context, missionID string, attemp
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if n == 0 {
-		return fmt.Errorf("%s: %w", what, engine.ErrNotFound)
+		return fmt.Errorf("%s: %w", what, domain.ErrNotFound)
 	}
 	return nil
 }

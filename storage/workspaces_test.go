@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // An attempt's workspace is a row of workspaces: put (and put again for the same attempt),
@@ -43,13 +44,13 @@ func TestWorkspaces_PutGetListRemove(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, []engine.WorkspaceRecord{a1, a2}, list)
 		_, err = r.WorkspaceGet(ctx, "msn_1", 3)
-		require.ErrorIs(t, err, engine.ErrNotFound)
+		require.ErrorIs(t, err, domain.ErrNotFound)
 		return nil
 	}))
 	gone := at.Add(time.Hour)
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error { return tx.WorkspaceMarkRemoved(ctx, "msn_1", 1, gone) }))
 	err = s.Update(ctx, func(tx engine.Tx) error { return tx.WorkspaceMarkRemoved(ctx, "msn_2", 1, gone) })
-	require.ErrorIs(t, err, engine.ErrNotFound)
+	require.ErrorIs(t, err, domain.ErrNotFound)
 	require.NoError(t, s.View(ctx, func(r engine.Reader) error {
 		got, err := r.WorkspaceGet(ctx, "msn_1", 1)
 		require.NoError(t, err)

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -75,7 +76,7 @@ func seed(tb testing.TB, ctx context.Context, e *engine.Engine, n int) {
 		m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: fmt.Sprintf("agent-%d", i%5), Start: true})
 		require.NoError(tb, err)
 		if i%2 == 0 {
-			_, err = e.Complete(ctx, m.Fence(), engine.WorkerResult{Summary: "done"})
+			_, err = e.Complete(ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
 			require.NoError(tb, err)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // EscalateArgs are escalate's arguments.
@@ -22,7 +23,7 @@ type EscalateArgs struct {
 
 // EscalationResult is the answer of tools that raise or resolve one escalation.
 type EscalationResult struct {
-	Escalation engine.Escalation `json:"escalation"`
+	Escalation domain.Escalation `json:"escalation"`
 }
 
 // Escalate is the escalate tool.
@@ -33,7 +34,7 @@ func Escalate(d *Deps) Tool {
 		input:       inputSchema[EscalateArgs](), output: outputSchema[EscalationResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a EscalateArgs) (EscalationResult, error) {
 			esc, err := d.Engine.Escalate(ctx, engine.EscalationSpec{MissionIDs: a.MissionIDs, VoyageID: a.VoyageID,
-				Route: engine.Route(a.Route), Kind: a.Kind, Reason: a.Reason, DecisionRequired: a.DecisionRequired,
+				Route: domain.Route(a.Route), Kind: a.Kind, Reason: a.Reason, DecisionRequired: a.DecisionRequired,
 				Evidence: a.Evidence, SafeNextStep: a.SafeNextStep}, actor(ctx))
 			return EscalationResult{Escalation: esc}, err
 		}),
@@ -60,7 +61,7 @@ func BlockMission(d *Deps) Tool {
 		input:       inputSchema[BlockMissionArgs](), output: outputSchema[EscalationResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a BlockMissionArgs) (EscalationResult, error) {
 			esc, err := d.Engine.Block(ctx, engine.BlockRequest{MissionID: a.MissionID, Epoch: a.Epoch,
-				Route: engine.Route(a.Route), Kind: a.Kind, Reason: a.Reason, DecisionRequired: a.DecisionRequired,
+				Route: domain.Route(a.Route), Kind: a.Kind, Reason: a.Reason, DecisionRequired: a.DecisionRequired,
 				Evidence: a.Evidence, SafeNextStep: a.SafeNextStep}, actor(ctx))
 			return EscalationResult{Escalation: esc}, err
 		}),
@@ -78,7 +79,7 @@ type ListEscalationsArgs struct {
 
 // EscalationList is list_escalations' result.
 type EscalationList struct {
-	Escalations []engine.Escalation `json:"escalations"`
+	Escalations []domain.Escalation `json:"escalations"`
 }
 
 // ListEscalations is the list_escalations tool.
@@ -93,19 +94,19 @@ func ListEscalations(d *Deps) Tool {
 				return EscalationList{}, err
 			}
 			f := engine.EscalationFilter{State: a.State, VoyageID: a.VoyageID, MissionID: a.MissionID,
-				Route: engine.Route(a.Route), Limit: limit}
+				Route: domain.Route(a.Route), Limit: limit}
 			switch a.State {
 			case "":
-				f.State = engine.EscalationOpen
+				f.State = domain.EscalationOpen
 			case "all":
 				f.State = ""
-			case engine.EscalationOpen, engine.EscalationResolved:
+			case domain.EscalationOpen, domain.EscalationResolved:
 			default:
 				return EscalationList{}, fieldError("state", "is not open, resolved or all", "")
 			}
 			escs, err := d.Engine.Escalations(ctx, f)
 			if escs == nil {
-				escs = []engine.Escalation{}
+				escs = []domain.Escalation{}
 			}
 			return EscalationList{Escalations: escs}, err
 		}),

@@ -13,7 +13,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // FileLogs reads attempt logs from the files the runner keeps for every managed attempt:
@@ -39,7 +39,7 @@ const (
 // AttemptLog implements Logs. The mission id and attempt are validated before any path is
 // built, and the directory is checked to stay under DataDir after symlinks are resolved
 // (bugs.md B31).
-func (l FileLogs) AttemptLog(_ context.Context, m engine.Mission, attempt, tailBytes int) (AttemptLog, error) {
+func (l FileLogs) AttemptLog(_ context.Context, m domain.Mission, attempt, tailBytes int) (AttemptLog, error) {
 	var out AttemptLog
 	dir, err := l.attemptDir(m.ID, attempt)
 	if err != nil {
@@ -80,7 +80,7 @@ func (l FileLogs) redact(s string) string {
 }
 
 func (l FileLogs) attemptDir(missionID string, attempt int) (string, error) {
-	if !engine.ValidID(engine.PrefixMission, missionID) {
+	if !domain.ValidID(domain.PrefixMission, missionID) {
 		return "", fieldError("mission_id", fmt.Sprintf("%q is not a mission id", clip(missionID, 80)), "copy one from list_missions")
 	}
 	if attempt < 1 {

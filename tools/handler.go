@@ -11,7 +11,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Every handler answers on one of two channels (docs/error-handling.md):
@@ -35,13 +35,13 @@ func (e *callerError) Error() string { return e.msg }
 // fieldError returns a caller error about one argument, in the engine's FieldError form
 // ("field: problem (hint)").
 func fieldError(field, problem, hint string) error {
-	return &engine.FieldError{Field: field, Problem: problem, Hint: hint}
+	return &domain.FieldError{Field: field, Problem: problem, Hint: hint}
 }
 
 // isCallerError reports whether err must be answered with an isError result.
 func isCallerError(err error) bool {
 	var ce *callerError
-	return errors.As(err, &ce) || engine.CallerError(err)
+	return errors.As(err, &ce) || domain.CallerError(err)
 }
 
 // typedHandler is a tool's logic: typed arguments in, a typed result (or an error) out.
@@ -103,15 +103,15 @@ func errorResult(tool string, err error) (*mcp.CallToolResult, error) {
 func callerMessage(err error) string {
 	msg := err.Error()
 	switch {
-	case errors.Is(err, engine.ErrLeaseLost):
+	case errors.Is(err, domain.ErrLeaseLost):
 		return msg // already says "lease lost" and what to do
-	case errors.Is(err, engine.ErrInvalid):
+	case errors.Is(err, domain.ErrInvalid):
 		return "invalid argument: " + msg
-	case errors.Is(err, engine.ErrNotFound), errors.Is(err, engine.ErrUnknownMission):
+	case errors.Is(err, domain.ErrNotFound), errors.Is(err, domain.ErrUnknownMission):
 		return "not found: " + msg
-	case errors.Is(err, engine.ErrIllegalTransition):
+	case errors.Is(err, domain.ErrIllegalTransition):
 		return "not allowed now: " + msg
-	case errors.Is(err, engine.ErrCycle), errors.Is(err, engine.ErrDuplicateID):
+	case errors.Is(err, domain.ErrCycle), errors.Is(err, domain.ErrDuplicateID):
 		return "rejected: " + msg
 	}
 	return msg

@@ -19,6 +19,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -213,7 +214,7 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 }
 
 // createMission creates a mission through the tool and returns it.
-func (b *bundle) createMission(args map[string]any) engine.Mission {
+func (b *bundle) createMission(args map[string]any) domain.Mission {
 	b.t.Helper()
 	if args["title"] == nil {
 		args["title"] = "a mission"
@@ -232,7 +233,7 @@ type gitWorkspaces struct {
 	prepared []string
 }
 
-func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+func (g *gitWorkspaces) Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 	g.mu.Lock()
 	fail := g.failNext
 	g.failNext = nil
@@ -241,7 +242,7 @@ func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.
 	if fail != nil {
 		return engine.Workspace{}, nil, fail
 	}
-	if !engine.ValidID(engine.PrefixMission, m.ID) {
+	if !domain.ValidID(domain.PrefixMission, m.ID) {
 		return engine.Workspace{}, nil, errors.New("bad mission id")
 	}
 	path := filepath.Join(g.root, m.ID, fmt.Sprintf("a%d", m.Attempt))
@@ -257,7 +258,7 @@ func (g *gitWorkspaces) Prepare(ctx context.Context, m *engine.Mission) (engine.
 }
 
 // Verify: the workspace directory exists, or its branch holds commits beyond the base.
-func (g *gitWorkspaces) Verify(ctx context.Context, m engine.Mission) error {
+func (g *gitWorkspaces) Verify(ctx context.Context, m domain.Mission) error {
 	ws, err := recordedWorkspace(ctx, g.eng, m)
 	if err != nil || ws.Path == "" {
 		return err
@@ -271,7 +272,7 @@ func (g *gitWorkspaces) Verify(ctx context.Context, m engine.Mission) error {
 	return fmt.Errorf("workspace lost: %s was deleted before its work was committed", ws.Path)
 }
 
-func (g *gitWorkspaces) Diff(ctx context.Context, m engine.Mission) (Diff, error) {
+func (g *gitWorkspaces) Diff(ctx context.Context, m domain.Mission) (Diff, error) {
 	ws, err := recordedWorkspace(ctx, g.eng, m)
 	if err != nil {
 		return Diff{}, err

@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // errNoWorkspaces is the server fault of a deployment without a workspace service.
@@ -24,13 +25,13 @@ type GetMissionLogArgs struct {
 type MissionLog struct {
 	MissionID string              `json:"mission_id"`
 	Attempt   int                 `json:"attempt"`
-	State     engine.MissionState `json:"state"`
+	State     domain.MissionState `json:"state"`
 	// Output is the tail of the agent's stdout and stderr (managed agents only; absent for
 	// pull-mode attempts, whose agent reports through tools).
 	Output *AttemptLog `json:"output,omitempty"`
 	// Events are the attempt's recorded events (progress, checkpoints, failure, result),
 	// the last 200 at most.
-	Events []engine.Event `json:"events"`
+	Events []domain.Event `json:"events"`
 }
 
 const maxLogEvents = 200
@@ -70,7 +71,7 @@ func missionLog(ctx context.Context, d *Deps, a GetMissionLogArgs) (MissionLog, 
 	if n > m.Attempt {
 		return MissionLog{}, fieldError("attempt", fmt.Sprintf("mission %s has had %d attempt(s)", m.ID, m.Attempt), "omit attempt for the latest")
 	}
-	out := MissionLog{MissionID: m.ID, Attempt: n, State: m.State, Events: []engine.Event{}}
+	out := MissionLog{MissionID: m.ID, Attempt: n, State: m.State, Events: []domain.Event{}}
 	if n == 0 {
 		return out, nil // never ran: nothing to show yet
 	}
@@ -89,8 +90,8 @@ func missionLog(ctx context.Context, d *Deps, a GetMissionLogArgs) (MissionLog, 
 }
 
 // attemptEvents returns the last maxLogEvents events of one attempt of a mission.
-func attemptEvents(ctx context.Context, e *engine.Engine, missionID string, attempt int) ([]engine.Event, error) {
-	out := []engine.Event{}
+func attemptEvents(ctx context.Context, e *engine.Engine, missionID string, attempt int) ([]domain.Event, error) {
+	out := []domain.Event{}
 	after := int64(0)
 	for {
 		evs, err := e.Events(ctx, engine.EventFilter{AfterSeq: after, MissionID: missionID, Limit: 1000})

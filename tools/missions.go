@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // MissionInput is a mission as a caller describes it (create_mission, and each mission of a
@@ -53,7 +54,7 @@ func (in MissionInput) spec(path string) (engine.MissionSpec, error) {
 		return s, err
 	}
 	if in.ModelPolicy != nil {
-		s.ModelPolicy = engine.ModelPolicy{Mode: in.ModelPolicy.Mode, Model: in.ModelPolicy.Model, Allowed: in.ModelPolicy.Allowed}
+		s.ModelPolicy = domain.ModelPolicy{Mode: in.ModelPolicy.Mode, Model: in.ModelPolicy.Model, Allowed: in.ModelPolicy.Allowed}
 	}
 	if in.Deadline != "" {
 		d, err := parseTime(path+"deadline", in.Deadline)
@@ -93,7 +94,7 @@ type CreateMissionArgs struct {
 
 // CreatedMission is create_mission's result.
 type CreatedMission struct {
-	Mission engine.Mission `json:"mission"`
+	Mission domain.Mission `json:"mission"`
 	// Created is false when the idempotency key named an existing mission.
 	Created bool `json:"created"`
 }
@@ -151,7 +152,7 @@ func (a UpdateMissionArgs) patch() (engine.MissionPatch, error) {
 		}
 	}
 	if a.ModelPolicy != nil {
-		p.ModelPolicy = &engine.ModelPolicy{Mode: a.ModelPolicy.Mode, Model: a.ModelPolicy.Model, Allowed: a.ModelPolicy.Allowed}
+		p.ModelPolicy = &domain.ModelPolicy{Mode: a.ModelPolicy.Mode, Model: a.ModelPolicy.Model, Allowed: a.ModelPolicy.Allowed}
 	}
 	if a.Deadline != nil {
 		var d time.Time
@@ -168,7 +169,7 @@ func (a UpdateMissionArgs) patch() (engine.MissionPatch, error) {
 
 // MissionResult is the answer of tools that change one mission.
 type MissionResult struct {
-	Mission engine.Mission `json:"mission"`
+	Mission domain.Mission `json:"mission"`
 }
 
 // UpdateMission is the update_mission tool.

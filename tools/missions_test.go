@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
 
@@ -20,7 +21,7 @@ func TestCreateMission_DefaultsAndIdempotency(t *testing.T) {
 		"write_area": []string{"README.md"}, "acceptance_criteria": []string{"README exists"}, "deadline": b.clock.Now().Add(time.Hour).Format(time.RFC3339)})
 	require.True(t, c.Created)
 	m := c.Mission
-	require.Equal(t, engine.StatePending, m.State)
+	require.Equal(t, domain.StatePending, m.State)
 	require.Equal(t, engine.DefaultPriority, m.Priority)
 	require.Equal(t, b.repo, m.Repository, "the default repository is the server's")
 	require.Equal(t, "Add a README", m.Brief, "the brief defaults to the title")
@@ -34,7 +35,7 @@ func TestCreateMission_DefaultsAndIdempotency(t *testing.T) {
 		"model_policy": map[string]any{"model": "m1"}, "retry_budget": 0}).Mission
 	require.Equal(t, 7, dep.Priority)
 	require.Equal(t, 0, dep.RetryBudget)
-	require.Equal(t, engine.ModeSchedulerForced, dep.ModelPolicy.Mode)
+	require.Equal(t, domain.ModeSchedulerForced, dep.ModelPolicy.Mode)
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": dep.ID})
 	require.Len(t, det.DependsOn, 1)
 	require.Equal(t, m.ID, det.DependsOn[0].DependsOn)
@@ -55,10 +56,10 @@ func TestUpdateCancelRetry(t *testing.T) {
 	require.True(t, u.Deadline.IsZero(), "an empty deadline removes it")
 
 	c := ok[MissionResult](b, "cancel_mission", map[string]any{"mission_id": m.ID, "reason": "not needed", "skip": true}).Mission
-	require.Equal(t, engine.StateCancelled, c.State)
+	require.Equal(t, domain.StateCancelled, c.State)
 	require.True(t, c.Skipped)
 	r := ok[MissionResult](b, "retry_mission", map[string]any{"mission_id": m.ID}).Mission
-	require.Equal(t, engine.StatePending, r.State)
+	require.Equal(t, domain.StatePending, r.State)
 }
 
 func TestBlockAndResolve(t *testing.T) {
@@ -66,10 +67,10 @@ func TestBlockAndResolve(t *testing.T) {
 	m := b.createMission(map[string]any{"title": "needs a decision"})
 	esc := ok[EscalationResult](b, "block_mission", map[string]any{"mission_id": m.ID, "reason": "which database?",
 		"decision_required": "pick postgres or sqlite", "route": "architect", "evidence": []string{"both are used"}}).Escalation
-	require.Equal(t, engine.RouteArchitect, esc.Route)
+	require.Equal(t, domain.RouteArchitect, esc.Route)
 	require.Equal(t, []string{m.ID}, esc.MissionIDs)
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
-	require.Equal(t, engine.StateBlocked, det.Mission.State)
+	require.Equal(t, domain.StateBlocked, det.Mission.State)
 	require.NotNil(t, det.Escalation)
 	require.Equal(t, esc.ID, det.Escalation.ID)
 
@@ -78,8 +79,8 @@ func TestBlockAndResolve(t *testing.T) {
 	require.Len(t, ok[EscalationList](b, "list_escalations", map[string]any{"route": "person"}).Escalations, 0)
 
 	res := ok[EscalationResult](b, "resolve_escalation", map[string]any{"escalation_id": esc.ID, "action": "retry", "note": "sqlite"}).Escalation
-	require.Equal(t, engine.EscalationResolved, res.State)
-	require.Equal(t, engine.StatePending, ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID}).Mission.State)
+	require.Equal(t, domain.EscalationResolved, res.State)
+	require.Equal(t, domain.StatePending, ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID}).Mission.State)
 	require.Empty(t, ok[EscalationList](b, "list_escalations", nil).Escalations)
 	require.Len(t, ok[EscalationList](b, "list_escalations", map[string]any{"state": "all"}).Escalations, 1)
 	require.Len(t, ok[EscalationList](b, "list_escalations", map[string]any{"state": "resolved", "mission_id": m.ID}).Escalations, 1)
@@ -87,7 +88,7 @@ func TestBlockAndResolve(t *testing.T) {
 	raised := ok[EscalationResult](b, "escalate", map[string]any{"reason": "tests are slow", "decision_required": "accept?",
 		"mission_ids": []string{m.ID}, "route": "person"}).Escalation
 	require.Equal(t, "report", raised.Kind)
-	require.Equal(t, engine.StatePending, ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID}).Mission.State,
+	require.Equal(t, domain.StatePending, ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID}).Mission.State,
 		"escalate changes no mission")
 }
 
@@ -134,8 +135,8 @@ func TestDispatch_KeysEdgesAndExistingIDs(t *testing.T) {
 	})
 	require.True(t, d.Created)
 	require.Len(t, d.IDs, 3)
-	require.Equal(t, engine.VoyageOpen, d.Voyage.State)
-	require.Equal(t, 3, d.Counts[engine.StatePending])
+	require.Equal(t, domain.VoyageOpen, d.Voyage.State)
+	require.Equal(t, 3, d.Counts[domain.StatePending])
 	require.False(t, d.Settled)
 	vs := ok[engine.VoyageDetail](b, "voyage_status", map[string]any{"voyage_id": d.Voyage.ID})
 	require.Len(t, vs.Missions, 3)
@@ -158,10 +159,10 @@ func TestDispatch_KeysEdgesAndExistingIDs(t *testing.T) {
 	require.Equal(t, first.IDs, second.IDs)
 
 	cv := ok[VoyageResult](b, "cancel_voyage", map[string]any{"voyage_id": d.Voyage.ID, "reason": "changed plans"}).Voyage
-	require.Equal(t, engine.VoyageCancelled, cv.State)
+	require.Equal(t, domain.VoyageCancelled, cv.State)
 	require.Contains(t, fails(b, "cancel_voyage", map[string]any{"voyage_id": d.Voyage.ID}), "already cancelled")
 	vs = ok[engine.VoyageDetail](b, "voyage_status", map[string]any{"voyage_id": d.Voyage.ID})
-	require.Equal(t, 3, vs.Counts[engine.StateCancelled])
+	require.Equal(t, 3, vs.Counts[domain.StateCancelled])
 }
 
 func TestDispatch_AtomicOnError(t *testing.T) {
@@ -199,13 +200,13 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 		c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "worker"})
 		require.True(t, c.Claimed)
 		ok[MissionResult](b, "complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "done"})
-		_, err := b.eng.RecordLanding(b.ctx, engine.Landing{MissionID: c.Mission.ID, Attempt: c.Mission.Attempt, Status: "landed"}, engine.LandingLanded)
+		_, err := b.eng.RecordLanding(b.ctx, domain.Landing{MissionID: c.Mission.ID, Attempt: c.Mission.Attempt, Status: "landed"}, domain.LandingLanded)
 		require.NoError(t, err)
 	}
 	vid := ok[MissionList](b, "list_missions", nil).Missions[0].VoyageID
 	s, err := b.eng.SettleVoyage(b.ctx, vid, nil)
 	require.NoError(t, err)
-	require.Equal(t, engine.VoyageCompleted, s.Voyage.State)
+	require.Equal(t, domain.VoyageCompleted, s.Voyage.State)
 	var res DispatchResult
 	select {
 	case r, okk := <-done:
@@ -215,8 +216,8 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 		t.Fatal("dispatch did not answer when the voyage settled")
 	}
 	require.True(t, res.Settled)
-	require.Equal(t, engine.VoyageCompleted, res.Voyage.State)
-	require.Equal(t, 2, res.Counts[engine.StateCompleted])
+	require.Equal(t, domain.VoyageCompleted, res.Voyage.State)
+	require.Equal(t, 2, res.Counts[domain.StateCompleted])
 	require.Less(t, res.Waited, 30.0)
 	prog := b.progressFor("tok-dispatch")
 	require.NotEmpty(t, prog, "progress notifications were sent")
@@ -243,7 +244,7 @@ func TestApproveLanding(t *testing.T) {
 	_, err := b.eng.AwaitApproval(b.ctx, m.ID, "policy approval")
 	require.NoError(t, err)
 	a := ok[MissionResult](b, "approve_landing", map[string]any{"mission_id": m.ID, "note": "looks good"}).Mission
-	require.Equal(t, engine.LandingApproved, a.Landing)
+	require.Equal(t, domain.LandingApproved, a.Landing)
 	require.Contains(t, fails(b, "approve_landing", map[string]any{"mission_id": m.ID}), "not waiting for approval")
 }
 
@@ -271,6 +272,6 @@ func TestStatusCache_NeverStale(t *testing.T) {
 	_, err = e2.CreateMission(b.ctx, engine.MissionSpec{Title: "from elsewhere"}, "other")
 	require.NoError(t, err)
 	waitFor(t, "the other process's mission", func() bool { return ok[StatusResult](b, "status", nil).Total == 6 })
-	require.NoError(t, b.eng.TouchAgent(b.ctx, engine.Agent{ID: "quiet", Kind: "external"}))
+	require.NoError(t, b.eng.TouchAgent(b.ctx, domain.Agent{ID: "quiet", Kind: "external"}))
 	waitFor(t, "the agent", func() bool { return ok[StatusResult](b, "status", nil).Agents == 1 })
 }

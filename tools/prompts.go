@@ -9,6 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 )
 
@@ -105,9 +106,9 @@ func promptResult(description, text string, err error) (*mcp.GetPromptResult, er
 	}), nil
 }
 
-func (s *Server) promptMission(ctx context.Context, id string) (engine.Mission, error) {
+func (s *Server) promptMission(ctx context.Context, id string) (domain.Mission, error) {
 	if id == "" {
-		return engine.Mission{}, fmt.Errorf("mission_id is required")
+		return domain.Mission{}, fmt.Errorf("mission_id is required")
 	}
 	d, err := s.deps.Engine.GetMission(ctx, id)
 	return d.Mission, err
@@ -117,11 +118,11 @@ func (s *Server) promptMission(ctx context.Context, id string) (engine.Mission, 
 func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) (prompts.Escalation, error) {
 	var out prompts.Escalation
 	if escID != "" {
-		if !engine.ValidID(engine.PrefixEscalation, escID) {
+		if !domain.ValidID(domain.PrefixEscalation, escID) {
 			return out, fmt.Errorf("escalation_id: %q is not an escalation id", clip(escID, 80))
 		}
 		e, err := s.deps.Engine.Escalation(ctx, escID)
-		if errors.Is(err, engine.ErrNotFound) {
+		if errors.Is(err, domain.ErrNotFound) {
 			return out, fmt.Errorf("escalation %s not found", escID)
 		}
 		if err != nil {
@@ -154,9 +155,9 @@ func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) 
 
 // recordedWorkspace reads the workspace of a mission's latest recorded attempt (zero when
 // none was recorded yet: it is made when an attempt starts).
-func recordedWorkspace(ctx context.Context, e *engine.Engine, m engine.Mission) (engine.Workspace, error) {
+func recordedWorkspace(ctx context.Context, e *engine.Engine, m domain.Mission) (engine.Workspace, error) {
 	w, err := e.Workspace(ctx, m.ID, 0)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return engine.Workspace{}, nil
 	}
 	return w.Workspace, err

@@ -12,6 +12,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 )
 
@@ -34,7 +35,7 @@ type ClaimResult struct {
 	Claimed bool   `json:"claimed"`
 	Reason  string `json:"reason,omitempty"`
 	// Mission is the mission you now run (state running).
-	Mission *engine.Mission `json:"mission,omitempty"`
+	Mission *domain.Mission `json:"mission,omitempty"`
 	// Epoch is your lease's fencing token: pass it with mission_id to every call.
 	Epoch   int64 `json:"epoch,omitempty"`
 	Attempt int   `json:"attempt,omitempty"`
@@ -74,7 +75,7 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	if d.Workspaces == nil {
 		return ClaimResult{}, errNoWorkspaces
 	}
-	if err := d.Engine.TouchAgent(ctx, engine.Agent{ID: a.AgentID, Kind: "external",
+	if err := d.Engine.TouchAgent(ctx, domain.Agent{ID: a.AgentID, Kind: "external",
 		Capabilities: a.Capabilities, Personas: a.Personas}); err != nil {
 		return ClaimResult{}, err
 	}
@@ -86,9 +87,9 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	switch {
 	case errors.As(err, &lost):
 		return ClaimResult{Reason: lost.Error()}, nil
-	case errors.Is(err, engine.ErrNoWork):
+	case errors.Is(err, domain.ErrNoWork):
 		return ClaimResult{Reason: "no runnable mission fits you now (none pending, or they wait for dependencies, conflicts or backoff); call again later or pass wait_seconds"}, nil
-	case errors.Is(err, engine.ErrPaused):
+	case errors.Is(err, domain.ErrPaused):
 		return ClaimResult{Reason: "the scheduler is paused: nothing new starts until resume_scheduler"}, nil
 	case err != nil:
 		return ClaimResult{}, err
@@ -144,7 +145,7 @@ type FenceArgs struct {
 	Epoch     int64  `json:"epoch" jsonschema:"the epoch claim_mission gave you" minimum:"1"`
 }
 
-func (f FenceArgs) fence() engine.Fence { return engine.Fence{MissionID: f.MissionID, Epoch: f.Epoch} }
+func (f FenceArgs) fence() domain.Fence { return domain.Fence{MissionID: f.MissionID, Epoch: f.Epoch} }
 
 // HeartbeatResult is heartbeat's answer.
 type HeartbeatResult struct {
@@ -257,11 +258,11 @@ type UsageArg struct {
 	CostUSD      float64 `json:"cost_usd,omitempty" jsonschema:"US dollars" minimum:"0"`
 }
 
-func (u *UsageArg) usage() *engine.Usage {
+func (u *UsageArg) usage() *domain.Usage {
 	if u == nil {
 		return nil
 	}
-	return &engine.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}
+	return &domain.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD}
 }
 
 // FindingArg is one reviewer remark.
@@ -290,10 +291,10 @@ func CompleteMission(d *Deps) Tool {
 		description: "Report that a claimed mission is done: its acceptance criteria hold and your work is committed in the workspace (what is left uncommitted is committed for you). The scheduler then reviews (when required), checks and lands it. A reviewer also gives its verdict and findings. Your epoch is no longer valid afterwards.",
 		input:       inputSchema[CompleteArgs](), output: outputSchema[MissionResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a CompleteArgs) (MissionResult, error) {
-			res := engine.WorkerResult{Summary: a.Summary, Artifacts: a.Artifacts, Evidence: a.Evidence,
+			res := domain.WorkerResult{Summary: a.Summary, Artifacts: a.Artifacts, Evidence: a.Evidence,
 				Usage: a.Usage.usage(), Verdict: a.Verdict}
 			for _, f := range a.Findings {
-				res.Findings = append(res.Findings, engine.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
+				res.Findings = append(res.Findings, domain.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
 			}
 			if err := verifyWork(ctx, d, a.fence()); err != nil {
 				return MissionResult{}, err
@@ -323,9 +324,9 @@ type FailArgs struct {
 
 // FailResult is fail_mission's answer: the mission with the scheduler's decision.
 type FailResult struct {
-	Mission engine.Mission `json:"mission"`
+	Mission domain.Mission `json:"mission"`
 	// Decision is what happens next: retry, retry_serial, debug, block or fail.
-	Decision *engine.Decision `json:"decision,omitempty"`
+	Decision *domain.Decision `json:"decision,omitempty"`
 }
 
 // FailMission is the fail_mission tool.
@@ -336,7 +337,7 @@ func FailMission(d *Deps) Tool {
 		input:       inputSchema[FailArgs](), output: outputSchema[FailResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a FailArgs) (FailResult, error) {
 			f := a.Failure
-			m, err := d.Engine.Fail(ctx, a.fence(), engine.FailRequest{Failure: engine.Failure{Kind: f.Kind, Tool: f.Tool,
+			m, err := d.Engine.Fail(ctx, a.fence(), engine.FailRequest{Failure: domain.Failure{Kind: f.Kind, Tool: f.Tool,
 				Diagnostic: f.Diagnostic, Location: f.Location, Summary: f.Summary}, Usage: a.Usage.usage(), Summary: a.Summary})
 			return FailResult{Mission: m, Decision: m.Decision}, err
 		}),
@@ -346,7 +347,7 @@ func FailMission(d *Deps) Tool {
 // verifyWork refuses to complete an attempt whose workspace was deleted before its work was
 // committed (shared/cases B17): completing would land nothing and lose the work silently.
 // A stale fence is left to Complete, which answers lease lost.
-func verifyWork(ctx context.Context, d *Deps, f engine.Fence) error {
+func verifyWork(ctx context.Context, d *Deps, f domain.Fence) error {
 	if d.Workspaces == nil {
 		return nil
 	}
@@ -355,7 +356,7 @@ func verifyWork(ctx context.Context, d *Deps, f engine.Fence) error {
 		return nil
 	}
 	if err := d.Workspaces.Verify(ctx, det.Mission); err != nil {
-		return &engine.FieldError{Field: "mission_id", Problem: err.Error(),
+		return &domain.FieldError{Field: "mission_id", Problem: err.Error(),
 			Hint: "the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
 	}
 	return nil

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // TestPullMode_FullCycle: claim (workspace on disk before the answer), heartbeat, progress,
@@ -26,7 +27,7 @@ func TestPullMode_FullCycle(t *testing.T) {
 	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "agent-1", "capabilities": []string{"go", "docs"}})
 	require.True(t, c.Claimed)
 	require.Equal(t, m.ID, c.Mission.ID)
-	require.Equal(t, engine.StateRunning, c.Mission.State)
+	require.Equal(t, domain.StateRunning, c.Mission.State)
 	require.Equal(t, 1, c.Attempt)
 	require.Positive(t, c.Epoch)
 	require.DirExists(t, c.Workspace.Path, "the workspace exists when the claim answers")
@@ -46,7 +47,7 @@ func TestPullMode_FullCycle(t *testing.T) {
 	f := map[string]any{"mission_id": m.ID, "epoch": c.Epoch}
 	hb := ok[HeartbeatResult](b, "heartbeat", f)
 	require.False(t, hb.Yield)
-	require.Equal(t, engine.StateRunning, hb.State)
+	require.Equal(t, domain.StateRunning, hb.State)
 	require.Equal(t, 20, hb.NextHeartbeatSeconds)
 	require.True(t, ok[Recorded](b, "report_progress", with(f, "message", "halfway", "percent", 50)).Recorded)
 	require.True(t, ok[Recorded](b, "checkpoint_mission", with(f, "checkpoint", map[string]any{"step": 2}, "message", "step 2")).Recorded)
@@ -61,7 +62,7 @@ func TestPullMode_FullCycle(t *testing.T) {
 	require.Contains(t, fails(b, "heartbeat", f), "lease lost", "the epoch is void after a yield")
 
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
-	require.Equal(t, engine.StateInterrupted, det.Mission.State)
+	require.Equal(t, domain.StateInterrupted, det.Mission.State)
 	require.JSONEq(t, `{"step":2}`, string(det.Mission.Checkpoint))
 
 	c2 := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "agent-2", "capabilities": []string{"go"}})
@@ -71,8 +72,8 @@ func TestPullMode_FullCycle(t *testing.T) {
 	require.Contains(t, c2.Brief, `{"step":2}`, "the resumed attempt's brief carries the checkpoint")
 	done := ok[MissionResult](b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c2.Epoch, "summary": "works",
 		"evidence": []string{"go test ./... ok"}, "usage": map[string]any{"input_tokens": 10, "output_tokens": 5, "cost_usd": 0.01}}).Mission
-	require.Equal(t, engine.StateCompleted, done.State)
-	require.Equal(t, engine.LandingPending, done.Landing)
+	require.Equal(t, domain.StateCompleted, done.State)
+	require.Equal(t, domain.LandingPending, done.Landing)
 	require.InDelta(t, 0.01, done.Usage.CostUSD, 1e-9)
 	require.Contains(t, fails(b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c2.Epoch, "summary": "again"}), "lease lost")
 }
@@ -94,9 +95,9 @@ func TestPullMode_FailDecisions(t *testing.T) {
 	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "w"})
 	r := ok[FailResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "test", "tool": "go test", "diagnostic": "TestX failed", "location": "x_test.go:10"}})
-	require.Equal(t, engine.StatePending, r.Mission.State)
+	require.Equal(t, domain.StatePending, r.Mission.State)
 	require.NotNil(t, r.Decision)
-	require.Equal(t, engine.DecisionRetry, r.Decision.Kind)
+	require.Equal(t, domain.DecisionRetry, r.Decision.Kind)
 	require.True(t, r.Mission.NotBefore.After(b.clock.Now()), "retry after a backoff")
 
 	env := b.createMission(map[string]any{"title": "no key", "priority": 1})
@@ -104,8 +105,8 @@ func TestPullMode_FailDecisions(t *testing.T) {
 	require.Equal(t, env.ID, c.Mission.ID)
 	r = ok[FailResult](b, "fail_mission", map[string]any{"mission_id": env.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "auth", "summary": "API key rejected"}})
-	require.Equal(t, engine.StateBlocked, r.Mission.State, "environment failures block instead of retrying")
-	require.Equal(t, engine.DecisionBlock, r.Decision.Kind)
+	require.Equal(t, domain.StateBlocked, r.Mission.State, "environment failures block instead of retrying")
+	require.Equal(t, domain.DecisionBlock, r.Decision.Kind)
 	escs := ok[EscalationList](b, "list_escalations", map[string]any{"mission_id": env.ID}).Escalations
 	require.Len(t, escs, 1)
 	require.Equal(t, "environment", escs[0].Kind)
@@ -197,10 +198,10 @@ func TestClaim_WorkspaceFailure(t *testing.T) {
 	}
 	require.NotContains(t, err.Error(), "presented", "the caller presented no epoch")
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
-	require.Equal(t, engine.StatePending, det.Mission.State)
+	require.Equal(t, domain.StatePending, det.Mission.State)
 	require.Len(t, det.Attempts, 1)
-	require.Equal(t, engine.OutcomeFailed, det.Attempts[0].Outcome)
-	require.Equal(t, engine.FailureWorkspace, det.Attempts[0].Failure.Kind)
+	require.Equal(t, domain.OutcomeFailed, det.Attempts[0].Outcome)
+	require.Equal(t, domain.FailureWorkspace, det.Attempts[0].Failure.Kind)
 }
 
 func TestClaim_WithoutWorkspacesIsAServerError(t *testing.T) {
@@ -210,7 +211,7 @@ func TestClaim_WithoutWorkspacesIsAServerError(t *testing.T) {
 	require.ErrorContains(t, err, "workspaces are not configured")
 	_, err = b.callErr("get_mission_diff", map[string]any{"mission_id": unknownMission})
 	require.ErrorContains(t, err, "workspaces are not configured")
-	require.Equal(t, 1, ok[StatusResult](b, "status", nil).Counts[engine.StatePending], "nothing was acquired")
+	require.Equal(t, 1, ok[StatusResult](b, "status", nil).Counts[domain.StatePending], "nothing was acquired")
 }
 
 func TestMissionLogAndDiff(t *testing.T) {
@@ -261,21 +262,21 @@ func TestMissionLogAndDiff(t *testing.T) {
 func TestStatusAndEvents(t *testing.T) {
 	b := setup(t, setupOpts{})
 	st := ok[StatusResult](b, "status", nil)
-	require.Len(t, st.Counts, len(engine.AllStates()), "every state is counted, zeros included")
+	require.Len(t, st.Counts, len(domain.AllStates()), "every state is counted, zeros included")
 	require.Contains(t, st.Loop, "idle")
 	require.False(t, st.Paused)
 	m := b.createMission(map[string]any{"title": "x"})
 	d := ok[DispatchResult](b, "dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "k", "title": "y"}}})
 	st = ok[StatusResult](b, "status", nil)
-	require.Equal(t, 2, st.Counts[engine.StatePending])
+	require.Equal(t, 2, st.Counts[domain.StatePending])
 	require.Equal(t, 2, st.Total)
-	require.Equal(t, 1, st.Voyages[engine.VoyageOpen])
+	require.Equal(t, 1, st.Voyages[domain.VoyageOpen])
 	require.Empty(t, st.ActiveVoyages, "open voyages are counted, not listed")
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": d.IDs["k"], "priority": 1})
 	require.True(t, ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "w"}).Claimed)
 	st = ok[StatusResult](b, "status", nil)
-	require.Equal(t, 1, st.Voyages[engine.VoyageActive])
-	require.Equal(t, []VoyageItem{{ID: d.Voyage.ID, Title: "v", State: engine.VoyageActive}}, st.ActiveVoyages)
+	require.Equal(t, 1, st.Voyages[domain.VoyageActive])
+	require.Equal(t, []VoyageItem{{ID: d.Voyage.ID, Title: "v", State: domain.VoyageActive}}, st.ActiveVoyages)
 	require.Equal(t, 1, st.Agents)
 
 	all := ok[EventList](b, "get_events", nil)
@@ -311,7 +312,7 @@ func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
 	require.Contains(t, msg, "fail_mission")
 	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "error", "summary": "workspace lost"}})
-	require.Equal(t, engine.StatePending, res.Mission.State, "retried")
+	require.Equal(t, domain.StatePending, res.Mission.State, "retried")
 }
 
 // TestClaim_NeverHeardFromIsAbandoned: a claim whose caller never heartbeats ends abandoned
@@ -326,10 +327,10 @@ func TestClaim_NeverHeardFromIsAbandoned(t *testing.T) {
 	_, err := b.eng.ReapExpired(b.ctx, nil)
 	require.NoError(t, err)
 	det := ok[engine.MissionDetail](b, "get_mission", map[string]any{"mission_id": m.ID})
-	require.Equal(t, engine.StatePending, det.Mission.State)
+	require.Equal(t, domain.StatePending, det.Mission.State)
 	require.Equal(t, 1, det.Mission.Abandons)
 	require.Zero(t, det.Mission.AttemptsUsed)
-	require.Equal(t, engine.OutcomeAbandoned, det.Attempts[0].Outcome)
+	require.Equal(t, domain.OutcomeAbandoned, det.Attempts[0].Outcome)
 	stale := fails(b, "heartbeat", map[string]any{"mission_id": m.ID, "epoch": c.Epoch})
 	require.Contains(t, stale, "lease lost", "the vanished caller's epoch is void")
 	again := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "worker"})

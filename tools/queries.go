@@ -8,6 +8,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // GetMission is the get_mission tool.
@@ -38,9 +39,9 @@ type ListMissionsArgs struct {
 type MissionItem struct {
 	ID         string              `json:"id"`
 	Title      string              `json:"title"`
-	State      engine.MissionState `json:"state"`
+	State      domain.MissionState `json:"state"`
 	Priority   int                 `json:"priority"`
-	Kind       engine.MissionKind  `json:"kind"`
+	Kind       domain.MissionKind  `json:"kind"`
 	VoyageID   string              `json:"voyage_id,omitempty"`
 	Key        string              `json:"key,omitempty"`
 	Persona    string              `json:"persona,omitempty"`
@@ -49,7 +50,7 @@ type MissionItem struct {
 	TargetBranch string              `json:"target_branch,omitempty" jsonschema:"branch the work lands on; empty: the repository's default"`
 	Attempt      int                 `json:"attempt"`
 	Owner        string              `json:"owner,omitempty" jsonschema:"the agent holding the lease, while leased or running"`
-	Landing      engine.LandingState `json:"landing"`
+	Landing      domain.LandingState `json:"landing"`
 	UpdatedAt    time.Time           `json:"updated_at"`
 }
 
@@ -60,7 +61,7 @@ type MissionList struct {
 	NextCursor string `json:"next_cursor,omitempty"`
 }
 
-func itemOf(m engine.Mission) MissionItem {
+func itemOf(m domain.Mission) MissionItem {
 	it := MissionItem{ID: m.ID, Title: m.Title, State: m.State, Priority: m.Priority, Kind: m.Kind,
 		VoyageID: m.VoyageID, Key: m.Key, Persona: m.Persona, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Attempt: m.Attempt, Landing: m.Landing, UpdatedAt: m.UpdatedAt}
@@ -82,9 +83,9 @@ func ListMissions(d *Deps) Tool {
 				return MissionList{}, err
 			}
 			f := engine.MissionFilter{VoyageID: a.VoyageID, Repository: a.Repository, Persona: a.Persona,
-				Kind: engine.MissionKind(a.Kind), ParentID: a.ParentID, Cursor: a.Cursor, Limit: limit}
+				Kind: domain.MissionKind(a.Kind), ParentID: a.ParentID, Cursor: a.Cursor, Limit: limit}
 			for _, s := range a.States {
-				f.States = append(f.States, engine.MissionState(s))
+				f.States = append(f.States, domain.MissionState(s))
 			}
 			ms, err := d.Engine.ListMissions(ctx, f)
 			if err != nil {
@@ -130,7 +131,7 @@ type GetEventsArgs struct {
 
 // EventList is get_events' result.
 type EventList struct {
-	Events []engine.Event `json:"events"`
+	Events []domain.Event `json:"events"`
 	// LastSeq is the sequence number to pass as after_seq next time.
 	LastSeq int64 `json:"last_seq"`
 }
@@ -149,10 +150,10 @@ func GetEvents(d *Deps) Tool {
 			if a.AfterSeq < 0 {
 				return EventList{}, fieldError("after_seq", "is negative", "give 0, or the last_seq of the previous page")
 			}
-			if a.MissionID != "" && !engine.ValidID(engine.PrefixMission, a.MissionID) {
+			if a.MissionID != "" && !domain.ValidID(domain.PrefixMission, a.MissionID) {
 				return EventList{}, fieldError("mission_id", "is not a mission id", "ids look like msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
 			}
-			if a.VoyageID != "" && !engine.ValidID(engine.PrefixVoyage, a.VoyageID) {
+			if a.VoyageID != "" && !domain.ValidID(domain.PrefixVoyage, a.VoyageID) {
 				return EventList{}, fieldError("voyage_id", "is not a voyage id", "ids look like vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D")
 			}
 			evs, err := d.Engine.Events(ctx, engine.EventFilter{AfterSeq: a.AfterSeq, MissionID: a.MissionID,
@@ -162,7 +163,7 @@ func GetEvents(d *Deps) Tool {
 			}
 			out := EventList{Events: evs, LastSeq: a.AfterSeq}
 			if out.Events == nil {
-				out.Events = []engine.Event{}
+				out.Events = []domain.Event{}
 			}
 			if n := len(evs); n > 0 {
 				out.LastSeq = evs[n-1].Seq

@@ -9,7 +9,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Resource URIs. Every resource is JSON (application/json), the same value the matching
@@ -40,7 +40,7 @@ func (s *Server) addResources() {
 		mcp.WithTemplateDescription("The latest attempt of a mission: the end of its agent's output and its events (the get_mission_log tool's answer)."),
 		mcp.WithTemplateMIMEType(resourceMIMEType)),
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			id, err := templateID(r, engine.PrefixMission)
+			id, err := templateID(r, domain.PrefixMission)
 			if err != nil {
 				return nil, err
 			}
@@ -51,7 +51,7 @@ func (s *Server) addResources() {
 		mcp.WithTemplateDescription("One mission with its dependencies, attempts, landings, escalation and why it is not running (the get_mission tool's answer)."),
 		mcp.WithTemplateMIMEType(resourceMIMEType)),
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			id, err := templateID(r, engine.PrefixMission)
+			id, err := templateID(r, domain.PrefixMission)
 			if err != nil {
 				return nil, err
 			}
@@ -62,7 +62,7 @@ func (s *Server) addResources() {
 		mcp.WithTemplateDescription("One voyage with each mission's state and reason and its open escalations (the voyage_status tool's answer)."),
 		mcp.WithTemplateMIMEType(resourceMIMEType)),
 		func(ctx context.Context, r mcp.ReadResourceRequest) ([]mcp.ResourceContents, error) {
-			id, err := templateID(r, engine.PrefixVoyage)
+			id, err := templateID(r, domain.PrefixVoyage)
 			if err != nil {
 				return nil, err
 			}
@@ -83,7 +83,7 @@ func templateID(r mcp.ReadResourceRequest, prefix string) (string, error) {
 	case string:
 		id = v
 	}
-	if !engine.ValidID(prefix, id) || strings.Contains(r.Params.URI, "?") {
+	if !domain.ValidID(prefix, id) || strings.Contains(r.Params.URI, "?") {
 		return "", fmt.Errorf("%w: %s: the id must look like %s_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D", server.ErrResourceNotFound, r.Params.URI, prefix)
 	}
 	return id, nil

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func readJSON[T any](b *bundle, uri string) T {
@@ -41,7 +42,7 @@ func TestResources_ReadEach(t *testing.T) {
 	d := ok[DispatchResult](b, "dispatch", map[string]any{"title": "v", "missions": []any{map[string]any{"key": "k", "title": "k"}}})
 	id := d.IDs["k"]
 	st := readJSON[StatusResult](b, StatusURI)
-	require.Equal(t, 1, st.Counts[engine.StatePending])
+	require.Equal(t, 1, st.Counts[domain.StatePending])
 	det := readJSON[engine.MissionDetail](b, "mission://"+id)
 	require.Equal(t, id, det.Mission.ID)
 	lg := readJSON[MissionLog](b, "mission://"+id+"/log")

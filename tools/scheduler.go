@@ -7,13 +7,14 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // StatusResult is status's answer: a glance, small enough to poll often and cheap in a
 // model's context. Details are one call away: voyage_status, list_escalations, list_agents.
 type StatusResult struct {
 	// Counts is the number of missions per state, every state present (zeros included).
-	Counts map[engine.MissionState]int `json:"counts"`
+	Counts map[domain.MissionState]int `json:"counts"`
 	// Total is the number of missions.
 	Total int `json:"total"`
 	// Paused is true while nothing new starts (pause_scheduler).
@@ -25,7 +26,7 @@ type StatusResult struct {
 	Leader *engine.Leader `json:"leader,omitempty"`
 	// Voyages counts the unfinished voyages by state (open: nothing started yet; active;
 	// blocked: waiting for a decision).
-	Voyages map[engine.VoyageState]int `json:"voyages"`
+	Voyages map[domain.VoyageState]int `json:"voyages"`
 	// ActiveVoyages are the most recent voyages in flight or waiting for a decision (active
 	// or blocked), at most 5; voyage_status shows one in full.
 	ActiveVoyages []VoyageItem `json:"active_voyages"`
@@ -44,7 +45,7 @@ type StatusResult struct {
 type VoyageItem struct {
 	ID    string             `json:"id"`
 	Title string             `json:"title"`
-	State engine.VoyageState `json:"state"`
+	State domain.VoyageState `json:"state"`
 }
 
 // maxStatusVoyages bounds the recent voyages status lists.
@@ -60,13 +61,13 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	if err != nil {
 		return StatusResult{}, err
 	}
-	out := StatusResult{Counts: map[engine.MissionState]int{}, Paused: s.Paused, Voyages: map[engine.VoyageState]int{},
+	out := StatusResult{Counts: map[domain.MissionState]int{}, Paused: s.Paused, Voyages: map[domain.VoyageState]int{},
 		ActiveVoyages: []VoyageItem{}, OpenEscalations: s.OpenEscalations, Agents: s.Agents, Loop: "idle"}
-	for _, st := range engine.AllStates() {
+	for _, st := range domain.AllStates() {
 		out.Counts[st] = s.Counts[st]
 		out.Total += s.Counts[st]
 	}
-	for _, st := range []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked} {
+	for _, st := range []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive, domain.VoyageBlocked} {
 		out.Voyages[st] = s.Voyages[st]
 	}
 	out.Waiting = s.Waiting
@@ -79,7 +80,7 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 		if l.Phase != "" {
 			out.Loop += ": " + l.Phase
 		}
-	} else if n := out.Counts[engine.StatePending] + out.Counts[engine.StateInterrupted]; n > 0 {
+	} else if n := out.Counts[domain.StatePending] + out.Counts[domain.StateInterrupted]; n > 0 {
 		out.Waiting = map[string]int{engine.WhyNoLeader: n}
 	}
 	if out.Waiting == nil {
@@ -102,7 +103,7 @@ func Status(d *Deps) Tool {
 
 // AgentList is list_agents' result.
 type AgentList struct {
-	Agents []engine.Agent `json:"agents"`
+	Agents []domain.Agent `json:"agents"`
 }
 
 // ListAgents is the list_agents tool.
@@ -126,7 +127,7 @@ func ListAgents(d *Deps) Tool {
 				}
 			}
 			if agents == nil {
-				agents = []engine.Agent{}
+				agents = []domain.Agent{}
 			}
 			return AgentList{Agents: agents}, nil
 		}),
@@ -138,7 +139,7 @@ func leasesByOwner(ctx context.Context, e *engine.Engine) (map[string]int, error
 	out := map[string]int{}
 	cursor := ""
 	for {
-		ms, err := e.ListMissions(ctx, engine.MissionFilter{States: []engine.MissionState{engine.StateLeased, engine.StateRunning},
+		ms, err := e.ListMissions(ctx, engine.MissionFilter{States: []domain.MissionState{domain.StateLeased, domain.StateRunning},
 			Cursor: cursor, Limit: 1000})
 		if err != nil {
 			return nil, err

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Deps are the services the tools call. The engine is required; cmd/mcp-scheduler wires the
@@ -40,13 +41,13 @@ type Workspaces interface {
 	// records {"mode":"pull","agent":…,"workspace":…}). It has the shape of
 	// engine.WorkspacePreparer and is what claim_mission hands to engine.Claim, so the
 	// workspace exists before the claim returns.
-	Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error)
+	Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error)
 	// Diff returns what m's latest attempt changed relative to the commit its workspace
 	// started from. ErrNoWorkspace when the mission has no workspace yet.
-	Diff(ctx context.Context, m engine.Mission) (Diff, error)
+	Diff(ctx context.Context, m domain.Mission) (Diff, error)
 	// Verify checks that m's current attempt still has its work (the workspace directory, or
 	// commits on its branch) before the attempt is reported completed; an error says why not.
-	Verify(ctx context.Context, m engine.Mission) error
+	Verify(ctx context.Context, m domain.Mission) error
 }
 
 // ErrNoWorkspace: the mission has no workspace (never started, or a strategy without one).
@@ -82,7 +83,7 @@ type Logs interface {
 	// AttemptLog returns the last tailBytes of the agent's stdout and stderr for one attempt
 	// of m (attempt ≥ 1). ErrNoLog when the attempt left no files (pull-mode attempts have
 	// none: their agent reports through tools).
-	AttemptLog(ctx context.Context, m engine.Mission, attempt int, tailBytes int) (AttemptLog, error)
+	AttemptLog(ctx context.Context, m domain.Mission, attempt int, tailBytes int) (AttemptLog, error)
 }
 
 // ErrNoLog: the attempt has no log files.

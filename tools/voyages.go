@@ -10,6 +10,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // DispatchMission is one mission of a dispatch: a MissionInput with its client key.
@@ -42,13 +43,13 @@ type DispatchArgs struct {
 
 // DispatchResult is dispatch's answer.
 type DispatchResult struct {
-	Voyage engine.Voyage `json:"voyage"`
+	Voyage domain.Voyage `json:"voyage"`
 	// IDs maps each client key to its mission id.
 	IDs map[string]string `json:"ids"`
 	// Created is false when the idempotency key named an existing voyage.
 	Created bool `json:"created"`
 	// Counts is the number of missions per state when the call answered.
-	Counts map[engine.MissionState]int `json:"counts"`
+	Counts map[domain.MissionState]int `json:"counts"`
 	// Settled is true when the voyage reached completed, blocked or cancelled.
 	Settled bool `json:"settled"`
 	// Waited is how long the call waited, in seconds.
@@ -71,7 +72,7 @@ func (a DispatchArgs) spec() (engine.VoyageSpec, error) {
 	}
 	for _, e := range a.Edges {
 		v.Edges = append(v.Edges, engine.EdgeSpec{Mission: e.Mission, DependsOn: e.DependsOn,
-			Type: engine.EdgeType(e.Type), Reason: e.Reason})
+			Type: domain.EdgeType(e.Type), Reason: e.Reason})
 	}
 	return v, nil
 }
@@ -118,8 +119,8 @@ func Dispatch(d *Deps) Tool {
 }
 
 // voyageSettled reports whether a voyage reached a state that needs no more waiting.
-func voyageSettled(s engine.VoyageState) bool {
-	return s == engine.VoyageCompleted || s == engine.VoyageBlocked || s == engine.VoyageCancelled
+func voyageSettled(s domain.VoyageState) bool {
+	return s == domain.VoyageCompleted || s == domain.VoyageBlocked || s == domain.VoyageCancelled
 }
 
 // waitVoyage fills out's state and counts, waiting up to wait for the voyage to settle. It
@@ -159,7 +160,7 @@ func waitVoyage(ctx context.Context, e *engine.Engine, sub *engine.Subscription,
 // progressLine summarises a voyage: "voyage active: 2 running, 3 pending".
 func progressLine(vs engine.VoyageDetail) string {
 	var parts []string
-	for _, s := range engine.AllStates() {
+	for _, s := range domain.AllStates() {
 		if n := vs.Counts[s]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s))
 		}
@@ -198,7 +199,7 @@ func UpdateVoyage(d *Deps) Tool {
 
 // VoyageResult is the answer of tools that change a voyage.
 type VoyageResult struct {
-	Voyage engine.Voyage `json:"voyage"`
+	Voyage domain.Voyage `json:"voyage"`
 }
 
 // CancelVoyage is the cancel_voyage tool.

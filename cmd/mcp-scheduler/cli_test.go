@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
@@ -20,18 +21,18 @@ import (
 
 func TestCLI_MissionLifecycle(t *testing.T) {
 	s := newSandbox(t)
-	m := cliJSON[engine.Mission](s, "go", "Fix the login test", "--brief", "it flakes", "--priority", "20", "--write-area", "auth/**")
-	require.Equal(t, engine.StatePending, m.State)
+	m := cliJSON[domain.Mission](s, "go", "Fix the login test", "--brief", "it flakes", "--priority", "20", "--write-area", "auth/**")
+	require.Equal(t, domain.StatePending, m.State)
 	require.Equal(t, 20, m.Priority)
 	require.Equal(t, s.repo, m.Repository, "the repository of the working directory")
-	dep := cliJSON[engine.Mission](s, "go", "after it", "--depends-on", m.ID)
+	dep := cliJSON[domain.Mission](s, "go", "after it", "--depends-on", m.ID)
 
 	out, _, code := s.cli("missions", "list")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, "ID")
 	require.Contains(t, out, m.ID)
 	require.Contains(t, out, "Fix the login test")
-	list := cliJSON[[]engine.Mission](s, "missions", "list", "--state", "pending", "--limit", "1")
+	list := cliJSON[[]domain.Mission](s, "missions", "list", "--state", "pending", "--limit", "1")
 	require.Len(t, list, 1)
 
 	out, _, code = s.cli("missions", "show", dep.ID)
@@ -41,16 +42,16 @@ func TestCLI_MissionLifecycle(t *testing.T) {
 	det := cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID)
 	require.NotEmpty(t, det.WhyNotRunning)
 
-	c := cliJSON[engine.Mission](s, "missions", "cancel", m.ID, "--reason", "obsolete")
-	require.Equal(t, engine.StateCancelled, c.State)
-	require.Equal(t, engine.StateBlocked, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State,
+	c := cliJSON[domain.Mission](s, "missions", "cancel", m.ID, "--reason", "obsolete")
+	require.Equal(t, domain.StateCancelled, c.State)
+	require.Equal(t, domain.StateBlocked, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State,
 		"its dependent is blocked")
-	r := cliJSON[engine.Mission](s, "missions", "retry", m.ID)
-	require.Equal(t, engine.StatePending, r.State)
+	r := cliJSON[domain.Mission](s, "missions", "retry", m.ID)
+	require.Equal(t, domain.StatePending, r.State)
 
 	st := cliJSON[tools.StatusResult](s, "status")
 	require.Equal(t, 2, st.Total)
-	require.Equal(t, 2, st.Counts[engine.StatePending])
+	require.Equal(t, 2, st.Counts[domain.StatePending])
 	out, _, _ = s.cli("status")
 	require.Contains(t, out, "missions    2: pending 2")
 	require.Contains(t, out, "loop        not running: nothing is launched or landed until `mcp-scheduler daemon`",
@@ -73,7 +74,7 @@ func TestCLI_MissionLifecycle(t *testing.T) {
 	out, _, _ = s.cli("events", "--mission", m.ID, "--type", "mission.cancelled", "--json")
 	lines := strings.Split(strings.TrimSpace(out), "\n")
 	require.Len(t, lines, 1)
-	var ev engine.Event
+	var ev domain.Event
 	require.NoError(t, json.Unmarshal([]byte(lines[0]), &ev))
 	require.Equal(t, "mission.cancelled", ev.Type)
 	require.Equal(t, "cli", ev.Actor)
@@ -125,7 +126,7 @@ func TestCLI_ConfiguredRepositories(t *testing.T) {
 	require.NoError(t, os.WriteFile(cfg, []byte("[[repositories]]\npath = \""+other.repo+"\"\nlanding = \"approval\"\n"), 0o600))
 	sub := filepath.Join(other.repo, "sub")
 	require.NoError(t, os.MkdirAll(sub, 0o755))
-	m := cliJSON[engine.Mission](s, "go", "elsewhere", "--repo", sub)
+	m := cliJSON[domain.Mission](s, "go", "elsewhere", "--repo", sub)
 	require.Equal(t, other.repo, m.Repository, "a path inside a repository names its top level")
 }
 
@@ -175,7 +176,7 @@ func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
 	p := s.start(nil, "serve")
 	p.send(initialize)
 	parseRPC(t, p.next())
-	m := cliJSON[engine.Mission](s, "go", "made on the command line")
+	m := cliJSON[domain.Mission](s, "go", "made on the command line")
 	id := 2
 	waitFor(t, "the server to see the mission", func() bool {
 		id++
@@ -185,7 +186,7 @@ func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
 	})
 	p.send(`{"jsonrpc":"2.0","id":1000,"method":"tools/call","params":{"name":"cancel_mission","arguments":{"mission_id":"` + m.ID + `"}}}`)
 	require.Contains(t, string(parseRPC(t, p.next()).Result), `"state":"cancelled"`)
-	require.Equal(t, engine.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State)
+	require.Equal(t, domain.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State)
 	require.NoError(t, p.stdin.Close())
 	require.Equal(t, 0, p.wait(10*time.Second))
 }
@@ -217,7 +218,7 @@ func TestCLI_EventsFollow(t *testing.T) {
 		t.Fatal("events --follow did not stop")
 	}
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var ev engine.Event
+		var ev domain.Event
 		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)
 	}
 }
@@ -227,13 +228,13 @@ func TestCLI_EventsFollow(t *testing.T) {
 // name, and `escalations resolve --action retry` reopens the dependent.
 func TestCLI_Escalations(t *testing.T) {
 	s := newSandbox(t)
-	up := cliJSON[engine.Mission](s, "go", "upstream")
-	dep := cliJSON[engine.Mission](s, "go", "dependent", "--depends-on", up.ID)
-	cliJSON[engine.Mission](s, "missions", "cancel", up.ID, "--reason", "not needed")
+	up := cliJSON[domain.Mission](s, "go", "upstream")
+	dep := cliJSON[domain.Mission](s, "go", "dependent", "--depends-on", up.ID)
+	cliJSON[domain.Mission](s, "missions", "cancel", up.ID, "--reason", "not needed")
 
-	es := cliJSON[[]engine.Escalation](s, "escalations", "list", "--mission", dep.ID)
+	es := cliJSON[[]domain.Escalation](s, "escalations", "list", "--mission", dep.ID)
 	require.Len(t, es, 1)
-	require.Equal(t, engine.EscalationOpen, es[0].State)
+	require.Equal(t, domain.EscalationOpen, es[0].State)
 	out, _, code := s.cli("escalations", "list")
 	require.Equal(t, 0, code)
 	require.Contains(t, out, es[0].ID)
@@ -244,11 +245,11 @@ func TestCLI_Escalations(t *testing.T) {
 	_, errs, code := s.cli("escalations", "resolve", es[0].ID, "--action", "shrug")
 	require.Equal(t, 1, code)
 	require.Contains(t, errs, "use retry, skip, cancel or acknowledge")
-	res := cliJSON[engine.Escalation](s, "escalations", "resolve", es[0].ID, "--action", "skip", "--note", "dropped")
-	require.Equal(t, engine.EscalationResolved, res.State)
-	require.Empty(t, cliJSON[[]engine.Escalation](s, "escalations", "list"))
-	require.Len(t, cliJSON[[]engine.Escalation](s, "escalations", "list", "--all"), 1)
-	require.Equal(t, engine.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State)
+	res := cliJSON[domain.Escalation](s, "escalations", "resolve", es[0].ID, "--action", "skip", "--note", "dropped")
+	require.Equal(t, domain.EscalationResolved, res.State)
+	require.Empty(t, cliJSON[[]domain.Escalation](s, "escalations", "list"))
+	require.Len(t, cliJSON[[]domain.Escalation](s, "escalations", "list", "--all"), 1)
+	require.Equal(t, domain.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", dep.ID).Mission.State)
 	_, errs, code = s.cli("escalations", "list", "--limit", "0")
 	require.Equal(t, 2, code)
 	require.Contains(t, errs, "1 to 1000")

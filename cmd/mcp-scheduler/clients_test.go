@@ -17,7 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // toolCount is the number of tools every client must see.
@@ -157,9 +157,9 @@ func checkSDK(t *testing.T, r sdkResult) {
 	t.Helper()
 	require.Len(t, r.Tools, toolCount)
 	require.False(t, r.Created.IsError, r.Created.Text)
-	var created struct{ Mission engine.Mission }
+	var created struct{ Mission domain.Mission }
 	require.NoError(t, json.Unmarshal(r.Created.Structured, &created))
-	require.Equal(t, engine.StatePending, created.Mission.State)
+	require.Equal(t, domain.StatePending, created.Mission.State)
 	require.Equal(t, 5, created.Mission.Priority)
 	require.JSONEq(t, string(r.Created.Structured), r.Created.Text, "the text is the structured result")
 	var d struct{ IDs map[string]string }

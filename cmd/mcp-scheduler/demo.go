@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // demoTimeout bounds the demo; it normally ends in a few seconds.
@@ -90,7 +91,7 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if keep {
 		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
 	}
-	if state != engine.VoyageCompleted {
+	if state != domain.VoyageCompleted {
 		return fmt.Errorf("the voyage ended %s", state)
 	}
 	return nil
@@ -178,7 +179,7 @@ type demoPrinter struct {
 }
 
 // follow prints events until the voyage settles (completed, blocked, cancelled) or ctx ends.
-func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voyage string) (engine.VoyageState, error) {
+func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voyage string) (domain.VoyageState, error) {
 	for {
 		evs, err := p.a.eng.Events(ctx, engine.EventFilter{AfterSeq: p.seq, Limit: 1000})
 		if err != nil {
@@ -194,7 +195,7 @@ func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voya
 		}
 		p.waiting(ctx, st.Missions)
 		switch st.Voyage.State {
-		case engine.VoyageCompleted, engine.VoyageBlocked, engine.VoyageCancelled:
+		case domain.VoyageCompleted, domain.VoyageBlocked, domain.VoyageCancelled:
 			return st.Voyage.State, nil
 		}
 		if !sub.Wait(ctx, 500*time.Millisecond) && ctx.Err() != nil {
@@ -226,7 +227,7 @@ func (p *demoPrinter) waiting(ctx context.Context, ms []engine.MissionLine) {
 }
 
 // print writes one line for the events a person wants to see.
-func (p *demoPrinter) print(ctx context.Context, e engine.Event) {
+func (p *demoPrinter) print(ctx context.Context, e domain.Event) {
 	name := p.name(ctx, e.MissionID)
 	line := ""
 	switch e.Type {
@@ -275,7 +276,7 @@ func (p *demoPrinter) name(ctx context.Context, id string) string {
 	return k
 }
 
-func field(e engine.Event, key string) string {
+func field(e domain.Event, key string) string {
 	var m map[string]any
 	if jsonUnmarshal(e.Data, &m) != nil {
 		return ""

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // newEscalationsCmd lists and resolves escalations: the blocker reports that wait for a
@@ -33,7 +34,7 @@ func newEscalationsListCmd(a *app) *cobra.Command {
 				return usageError{fmt.Errorf("--limit %d is out of range: use 1 to 1000", f.Limit)}
 			}
 			if !all {
-				f.State = engine.EscalationOpen
+				f.State = domain.EscalationOpen
 			}
 			es, err := a.eng.Escalations(cmd.Context(), f)
 			if err != nil {
@@ -41,7 +42,7 @@ func newEscalationsListCmd(a *app) *cobra.Command {
 			}
 			if a.jsonOut {
 				if es == nil {
-					es = []engine.Escalation{}
+					es = []domain.Escalation{}
 				}
 				return writeJSON(a.out, es)
 			}
@@ -87,7 +88,7 @@ func newEscalationsResolveCmd(a *app) *cobra.Command {
 
 // printMissionEscalations prints the open escalations about one mission (missions show).
 func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
-	es, err := a.eng.Escalations(cmd.Context(), engine.EscalationFilter{State: engine.EscalationOpen, MissionID: id, Limit: 20})
+	es, err := a.eng.Escalations(cmd.Context(), engine.EscalationFilter{State: domain.EscalationOpen, MissionID: id, Limit: 20})
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
 }
 
 // printLandings prints a mission's landing records (missions show).
-func (a *app) printLandings(ls []engine.Landing) error {
+func (a *app) printLandings(ls []domain.Landing) error {
 	if len(ls) == 0 {
 		return nil
 	}

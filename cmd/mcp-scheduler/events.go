@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func newEventsCmd(a *app) *cobra.Command {
@@ -82,7 +83,7 @@ func (a *app) followEvents(ctx context.Context, f engine.EventFilter) error {
 	}
 }
 
-func (a *app) printEvents(evs []engine.Event) error {
+func (a *app) printEvents(evs []domain.Event) error {
 	if a.jsonOut { // one JSON object per line, so that a follower can be piped
 		for _, e := range evs {
 			b, err := jsonLine(e)

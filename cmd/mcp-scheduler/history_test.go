@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -14,9 +15,9 @@ import (
 // only reports it) and keeps a pending one; bad flags are refused naming them.
 func TestCLI_CleanupHistory(t *testing.T) {
 	s := newSandbox(t)
-	old := cliJSON[engine.Mission](s, "go", "obsolete work", "--write-area", "a/**")
-	keep := cliJSON[engine.Mission](s, "go", "still wanted", "--write-area", "b/**")
-	cliJSON[engine.Mission](s, "missions", "cancel", old.ID, "--reason", "obsolete")
+	old := cliJSON[domain.Mission](s, "go", "obsolete work", "--write-area", "a/**")
+	keep := cliJSON[domain.Mission](s, "go", "still wanted", "--write-area", "b/**")
+	cliJSON[domain.Mission](s, "missions", "cancel", old.ID, "--reason", "obsolete")
 	time.Sleep(10 * time.Millisecond) // finished_at is in milliseconds
 
 	out, errs, code := s.cli("cleanup", "--history", "--older-than", "1ms", "--dry-run")
@@ -30,7 +31,7 @@ func TestCLI_CleanupHistory(t *testing.T) {
 	require.Positive(t, rep.Removed.Events)
 	_, _, code = s.cli("missions", "show", old.ID)
 	require.NotEqual(t, 0, code, "the pruned mission is gone")
-	require.Equal(t, engine.StatePending, cliJSON[engine.MissionDetail](s, "missions", "show", keep.ID).Mission.State)
+	require.Equal(t, domain.StatePending, cliJSON[engine.MissionDetail](s, "missions", "show", keep.ID).Mission.State)
 
 	out, _, code = s.cli("cleanup", "--history")
 	require.Equal(t, 0, code)

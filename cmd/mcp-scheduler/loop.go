@@ -13,6 +13,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
@@ -69,7 +70,7 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 // start of every process that runs the loop.
 func (a *app) recordProfiles(ctx context.Context) {
 	for _, p := range a.cfg.Profiles {
-		if err := a.eng.TouchAgent(ctx, engine.Agent{ID: p.Name, Kind: "managed", Profile: p.Name,
+		if err := a.eng.TouchAgent(ctx, domain.Agent{ID: p.Name, Kind: "managed", Profile: p.Name,
 			Capabilities: p.Capabilities, Personas: p.Personas}); err != nil {
 			a.log.Warn("managed profile not recorded", "profile", p.Name, "err", err)
 		}
@@ -146,17 +147,17 @@ func selfPath() (string, error) {
 // workspaceService serves claim_mission and get_mission_diff from the loop.
 type workspaceService struct{ s *scheduler.Scheduler }
 
-func (w workspaceService) Prepare(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+func (w workspaceService) Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 	return w.s.PrepareWorkspace(ctx, m)
 }
 
-func (w workspaceService) Verify(ctx context.Context, m engine.Mission) error {
+func (w workspaceService) Verify(ctx context.Context, m domain.Mission) error {
 	return w.s.VerifyWorkspace(ctx, &m)
 }
 
-func (w workspaceService) Diff(ctx context.Context, m engine.Mission) (tools.Diff, error) {
+func (w workspaceService) Diff(ctx context.Context, m domain.Mission) (tools.Diff, error) {
 	d, err := w.s.Diff(ctx, &m)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return tools.Diff{}, tools.ErrNoWorkspace
 	}
 	if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func newMissionsCmd(a *app) *cobra.Command {
@@ -31,7 +32,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 			}
 			f := engine.MissionFilter{VoyageID: voyage, Cursor: cursor, Limit: limit}
 			for _, s := range states {
-				f.States = append(f.States, engine.MissionState(s))
+				f.States = append(f.States, domain.MissionState(s))
 			}
 			ms, err := a.eng.ListMissions(cmd.Context(), f)
 			if err != nil {
@@ -39,7 +40,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 			}
 			if a.jsonOut {
 				if ms == nil {
-					ms = []engine.Mission{}
+					ms = []domain.Mission{}
 				}
 				return writeJSON(a.out, ms)
 			}
@@ -166,7 +167,7 @@ func newMissionsRetryCmd(a *app) *cobra.Command {
 	}
 }
 
-func (a *app) printMission(m engine.Mission, err error) error {
+func (a *app) printMission(m domain.Mission, err error) error {
 	if err != nil {
 		return err
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
@@ -28,7 +28,7 @@ func newStatusCmd(a *app) *cobra.Command {
 				return writeJSON(a.out, st)
 			}
 			var counts []string
-			for _, s := range engine.AllStates() {
+			for _, s := range domain.AllStates() {
 				counts = append(counts, fmt.Sprintf("%s %d", s, st.Counts[s]))
 			}
 			paused := ""
@@ -41,8 +41,8 @@ func newStatusCmd(a *app) *cobra.Command {
 				loop = "not running: nothing is launched or landed until `mcp-scheduler daemon` or a client's `mcp-scheduler serve` runs on this data dir"
 			}
 			fmt.Fprintf(a.out, "loop        %s%s\n", loop, paused)
-			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[engine.VoyageOpen],
-				st.Voyages[engine.VoyageActive], st.Voyages[engine.VoyageBlocked])
+			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[domain.VoyageOpen],
+				st.Voyages[domain.VoyageActive], st.Voyages[domain.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
 			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
 			if w := waitingLine(st.Waiting); w != "" {

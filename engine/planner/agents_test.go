@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -18,7 +19,7 @@ func TestCompute_NoAgent(t *testing.T) {
 	m := mission(1, persona("tester"))
 	only := []planner.Profile{{Name: "dev", Personas: []string{"developer"}, Confidence: 1, MaxConcurrency: 1}}
 
-	p := planner.Compute(snap([]engine.Mission{m}), t0, lim, only)
+	p := planner.Compute(snap([]domain.Mission{m}), t0, lim, only)
 	r := hold(t, p, "m01")
 	require.Equal(t, engine.WhyWaitingAgent, r.Code)
 	require.Equal(t, t0, r.Since)
@@ -28,9 +29,9 @@ func TestCompute_NoAgent(t *testing.T) {
 	require.Equal(t, 1, p.Runnable)
 
 	// Within the grace period, the wait keeps its start; an external agent that can take it is named.
-	s := snap([]engine.Mission{m})
+	s := snap([]domain.Mission{m})
 	s.Holds = map[string]engine.Hold{"m01": {MissionID: "m01", Reason: r}}
-	s.Agents = []engine.Agent{{ID: "old", Kind: "external", Personas: []string{"tester"}, LastSeen: t0.Add(-time.Hour)},
+	s.Agents = []domain.Agent{{ID: "old", Kind: "external", Personas: []string{"tester"}, LastSeen: t0.Add(-time.Hour)},
 		{ID: "codex-1", Kind: "external", Personas: []string{"tester"}, LastSeen: t0.Add(4 * time.Minute)}}
 	p = planner.Compute(s, t0.Add(4*time.Minute), lim, only)
 	r2 := hold(t, p, "m01")
@@ -49,7 +50,7 @@ func TestCompute_NoAgent(t *testing.T) {
 	e := p.Escalate[0]
 	require.Equal(t, []string{"m01"}, e.MissionIDs)
 	require.Equal(t, engine.KindNoAgent, e.Kind)
-	require.Equal(t, engine.RouteMainAgent, e.Route)
+	require.Equal(t, domain.RouteMainAgent, e.Route)
 	require.Contains(t, e.Reason, r3.Message)
 	require.NotEmpty(t, e.DecisionRequired)
 	require.NotEmpty(t, e.SafeNextStep)
@@ -61,15 +62,15 @@ func TestCompute_NoAgent(t *testing.T) {
 	require.Empty(t, p.Escalate)
 
 	// A voyage's mission: held the same, reported by the voyage's settlement.
-	s = snap([]engine.Mission{with(m, voyage("v1"))})
-	s.Voyages = map[string]engine.Voyage{"v1": {ID: "v1", State: engine.VoyageActive}}
+	s = snap([]domain.Mission{with(m, voyage("v1"))})
+	s.Voyages = map[string]domain.Voyage{"v1": {ID: "v1", State: domain.VoyageActive}}
 	s.Holds = map[string]engine.Hold{"m01": {MissionID: "m01", Reason: r}}
 	p = planner.Compute(s, t0.Add(time.Hour), lim, only)
 	require.Equal(t, engine.WhyUnavailable, hold(t, p, "m01").Code)
 	require.Empty(t, p.Escalate)
 
 	// No profile at all.
-	p = planner.Compute(snap([]engine.Mission{mission(2)}), t0, lim, nil)
+	p = planner.Compute(snap([]domain.Mission{mission(2)}), t0, lim, nil)
 	require.Contains(t, hold(t, p, "m02").Message, "no agent profile is configured")
 }
 
@@ -79,23 +80,23 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
 		name string
-		m    engine.Mission
-		v    engine.Voyage
+		m    domain.Mission
+		v    domain.Voyage
 		want string
 	}{
 		{name: "voyage cost limit reached", m: mission(1, voyage("v")),
-			v: engine.Voyage{ID: "v", CostLimitUSD: 1, Usage: engine.Usage{CostUSD: 1}}, want: engine.WhyBudget},
-		{name: "voyage requirements changed", m: mission(1, voyage("v")), v: engine.Voyage{ID: "v", RequirementsChanged: true}, want: engine.WhyRequirements},
-		{name: "requirements changed after it started", m: mission(1, voyage("v"), func(m *engine.Mission) { m.Attempt = 1 }),
-			v: engine.Voyage{ID: "v", RequirementsChanged: true}},
-		{name: "mission cost limit reached", m: mission(1, func(m *engine.Mission) { m.CostLimitUSD, m.Usage.CostUSD = 2, 3 }), want: engine.WhyBudget},
-		{name: "under the limits", m: mission(1, voyage("v")), v: engine.Voyage{ID: "v", CostLimitUSD: 1, Usage: engine.Usage{CostUSD: 0.5}}},
+			v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 1}}, want: engine.WhyBudget},
+		{name: "voyage requirements changed", m: mission(1, voyage("v")), v: domain.Voyage{ID: "v", RequirementsChanged: true}, want: engine.WhyRequirements},
+		{name: "requirements changed after it started", m: mission(1, voyage("v"), func(m *domain.Mission) { m.Attempt = 1 }),
+			v: domain.Voyage{ID: "v", RequirementsChanged: true}},
+		{name: "mission cost limit reached", m: mission(1, func(m *domain.Mission) { m.CostLimitUSD, m.Usage.CostUSD = 2, 3 }), want: engine.WhyBudget},
+		{name: "under the limits", m: mission(1, voyage("v")), v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 0.5}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			s := snap([]engine.Mission{c.m})
-			s.Voyages = map[string]engine.Voyage{"v": c.v}
+			s := snap([]domain.Mission{c.m})
+			s.Voyages = map[string]domain.Voyage{"v": c.v}
 			p := planner.Compute(s, t0, lim, []planner.Profile{gen})
 			if c.want == "" {
 				require.Equal(t, []string{"m01→gen"}, dispatched(p))
@@ -116,7 +117,7 @@ func TestAgentCheck(t *testing.T) {
 	t.Parallel()
 	only := []planner.Profile{{Name: "dev", Personas: []string{"developer"}, Confidence: 1, MaxConcurrency: 1}}
 	m := mission(1, persona("tester"))
-	s := snap([]engine.Mission{m})
+	s := snap([]domain.Mission{m})
 	p := planner.Compute(s, t0, lim, only)
 	later := t0.Add(time.Hour) // past the grace period
 	check := planner.AgentCheck(s, p, later, lim, only)

@@ -7,12 +7,13 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // eligible returns the profiles that may run m, as scoring candidates, and the model each
 // would run (hard filters: capabilities, personas, a forced model the profile offers); avoid
 // is the model a reviewer should not run when its profile offers another.
-func (st *state) eligible(m *engine.Mission, avoid string) ([]engine.Candidate, map[string]string) {
+func (st *state) eligible(m *domain.Mission, avoid string) ([]engine.Candidate, map[string]string) {
 	var out []engine.Candidate
 	models := map[string]string{}
 	for _, p := range st.profiles {
@@ -45,13 +46,13 @@ func Confidence(p Profile, history [2]int) float64 {
 // pick within the allowed list (the profile's first allowed model is suggested). A reviewer
 // avoids the model its subject ran (avoid) when the profile offers another. ok is false when
 // the profile cannot satisfy the policy; the model is "" when the runtime chooses.
-func ChooseModel(m *engine.Mission, p Profile, avoid string) (string, bool) {
+func ChooseModel(m *domain.Mission, p Profile, avoid string) (string, bool) {
 	pol := m.ModelPolicy
-	if pol.Mode == engine.ModeSchedulerForced {
+	if pol.Mode == domain.ModeSchedulerForced {
 		return pol.Model, len(p.Models) == 0 || slices.Contains(p.Models, pol.Model)
 	}
 	models := p.Models
-	if pol.Mode == engine.ModeAgentSelect && len(pol.Allowed) > 0 {
+	if pol.Mode == domain.ModeAgentSelect && len(pol.Allowed) > 0 {
 		models = slices.DeleteFunc(slices.Clone(p.Models), func(x string) bool { return !slices.Contains(pol.Allowed, x) })
 		if len(p.Models) > 0 && len(models) == 0 {
 			return "", false
@@ -75,7 +76,7 @@ func ChooseModel(m *engine.Mission, p Profile, avoid string) (string, bool) {
 // it waits for an agent to claim it (pull mode) for the grace period since it began to wait
 // (Limits.UnclaimedGrace), then needs a decision (code no_agent). Never a deadlock: an agent
 // may connect at any time.
-func (st *state) unavailable(m *engine.Mission, holds map[string]engine.Hold) engine.Reason {
+func (st *state) unavailable(m *domain.Mission, holds map[string]engine.Hold) engine.Reason {
 	need := needs(m)
 	what := "no agent profile offers " + need
 	if need == "" {
@@ -106,7 +107,7 @@ func (st *state) unavailable(m *engine.Mission, holds map[string]engine.Hold) en
 }
 
 // needs says what m asks of an agent beyond the defaults ("" when nothing).
-func needs(m *engine.Mission) string {
+func needs(m *domain.Mission) string {
 	var need []string
 	if m.Persona != "" {
 		need = append(need, "persona "+m.Persona)
@@ -114,7 +115,7 @@ func needs(m *engine.Mission) string {
 	if len(m.Capabilities) > 0 {
 		need = append(need, "capabilities "+strings.Join(m.Capabilities, ", "))
 	}
-	if m.ModelPolicy.Mode == engine.ModeSchedulerForced {
+	if m.ModelPolicy.Mode == domain.ModeSchedulerForced {
 		need = append(need, "model "+m.ModelPolicy.Model)
 	}
 	return strings.Join(need, " and ")

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -19,9 +20,9 @@ func TestCompute_PersonaRouting(t *testing.T) {
 	anyone := planner.Profile{Name: "any", Confidence: 0.95, MaxConcurrency: 1}
 	cases := []struct {
 		name     string
-		m        engine.Mission
+		m        domain.Mission
 		profiles []planner.Profile
-		busy     []engine.Mission
+		busy     []domain.Mission
 		want     string // profile; "" held
 		code     string
 	}{
@@ -29,16 +30,16 @@ func TestCompute_PersonaRouting(t *testing.T) {
 		{name: "preferred persona of the other profile", m: mission(1, persona("worker")), profiles: []planner.Profile{architect, worker, anyone}, want: "sonnet"},
 		{name: "allowed personas filter: only an unrestricted profile", m: mission(1, persona("tester")), profiles: []planner.Profile{architect, worker, anyone}, want: "any"},
 		{name: "preferred profile busy: fall back to an eligible one", m: mission(1, persona("architect")), profiles: []planner.Profile{architect, worker},
-			busy: []engine.Mission{mission(9, running("opus"))}, want: "sonnet"},
+			busy: []domain.Mission{mission(9, running("opus"))}, want: "sonnet"},
 		{name: "no persona: the best score", m: mission(1), profiles: []planner.Profile{architect, worker, anyone}, want: "any"},
 		{name: "nobody allowed the persona", m: mission(1, persona("tester")), profiles: []planner.Profile{architect, worker}, code: engine.WhyWaitingAgent},
 		{name: "only profile busy", m: mission(1, persona("architect")), profiles: []planner.Profile{architect},
-			busy: []engine.Mission{mission(9, running("opus"))}, code: engine.WhySlots},
+			busy: []domain.Mission{mission(9, running("opus"))}, code: engine.WhySlots},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p := planner.Compute(snap([]engine.Mission{c.m}, c.busy...), t0, lim, c.profiles)
+			p := planner.Compute(snap([]domain.Mission{c.m}, c.busy...), t0, lim, c.profiles)
 			if c.want != "" {
 				require.Equal(t, []string{"m01→" + c.want}, dispatched(p), "held %v", p.Held)
 				return
@@ -54,7 +55,7 @@ func TestCompute_ScoreBreakdown(t *testing.T) {
 	t.Parallel()
 	specialist := planner.Profile{Name: "go", Capabilities: []string{"go"}, Confidence: 0.8, MaxConcurrency: 2}
 	generalist := planner.Profile{Name: "all", Capabilities: []string{"go", "python", "rust", "docs"}, Confidence: 0.8, MaxConcurrency: 2}
-	p := planner.Compute(snap([]engine.Mission{mission(1, caps("go"), prio(50))}), t0, lim, []planner.Profile{generalist, specialist})
+	p := planner.Compute(snap([]domain.Mission{mission(1, caps("go"), prio(50))}), t0, lim, []planner.Profile{generalist, specialist})
 	require.Len(t, p.Dispatch, 1)
 	d := p.Dispatch[0]
 	require.Equal(t, "go", d.Profile)
@@ -66,7 +67,7 @@ func TestCompute_ScoreBreakdown(t *testing.T) {
 	require.InDelta(t, 1.0*(1-0)*0.8*1.5, d.Score.Total, 1e-9)
 
 	// Half loaded and with a poor record, the specialist loses to the generalist.
-	s := snap([]engine.Mission{mission(1, caps("go"))}, mission(9, running("go")))
+	s := snap([]domain.Mission{mission(1, caps("go"))}, mission(9, running("go")))
 	s.Outcomes = []engine.OutcomeCount{{Profile: "go", Total: 10, Completed: 0}, {Profile: "all", Total: 10, Completed: 10}}
 	p = planner.Compute(s, t0, lim, []planner.Profile{generalist, specialist})
 	require.Equal(t, []string{"m01→all"}, dispatched(p))
@@ -76,7 +77,7 @@ func TestCompute_ScoreBreakdown(t *testing.T) {
 	require.InDelta(t, (0+0.8*2)/12, got.Confidence, 1e-9, "two attempts' weight for the prior")
 
 	// A required capability no profile offers: nobody is eligible.
-	p = planner.Compute(snap([]engine.Mission{mission(1, caps("haskell"))}), t0, lim, []planner.Profile{generalist, specialist})
+	p = planner.Compute(snap([]domain.Mission{mission(1, caps("haskell"))}), t0, lim, []planner.Profile{generalist, specialist})
 	require.Equal(t, engine.WhyWaitingAgent, hold(t, p, "m01").Code)
 	require.Contains(t, hold(t, p, "m01").Message, "capabilities haskell")
 }
@@ -86,17 +87,17 @@ func TestCompute_ScoreBreakdown(t *testing.T) {
 func TestCompute_ModelChoice(t *testing.T) {
 	t.Parallel()
 	p2 := planner.Profile{Name: "p", Models: []string{"m-large", "m-small"}, Confidence: 1, MaxConcurrency: 4}
-	forced := mission(1, func(m *engine.Mission) {
-		m.ModelPolicy = engine.ModelPolicy{Mode: engine.ModeSchedulerForced, Model: "m-small"}
+	forced := mission(1, func(m *domain.Mission) {
+		m.ModelPolicy = domain.ModelPolicy{Mode: domain.ModeSchedulerForced, Model: "m-small"}
 	})
-	unknown := mission(2, func(m *engine.Mission) {
-		m.ModelPolicy = engine.ModelPolicy{Mode: engine.ModeSchedulerForced, Model: "m-huge"}
+	unknown := mission(2, func(m *domain.Mission) {
+		m.ModelPolicy = domain.ModelPolicy{Mode: domain.ModeSchedulerForced, Model: "m-huge"}
 	})
-	review := mission(3, func(m *engine.Mission) { m.Kind, m.SubjectID = engine.KindReview, "m09" })
-	selected := mission(4, func(m *engine.Mission) {
-		m.ModelPolicy = engine.ModelPolicy{Mode: engine.ModeAgentSelect, Allowed: []string{"m-small"}}
+	review := mission(3, func(m *domain.Mission) { m.Kind, m.SubjectID = domain.KindReview, "m09" })
+	selected := mission(4, func(m *domain.Mission) {
+		m.ModelPolicy = domain.ModelPolicy{Mode: domain.ModeAgentSelect, Allowed: []string{"m-small"}}
 	})
-	s := snap([]engine.Mission{forced, unknown, review, selected})
+	s := snap([]domain.Mission{forced, unknown, review, selected})
 	s.SubjectModels = map[string]string{"m03": "m-large"}
 	p := planner.Compute(s, t0, lim, []planner.Profile{p2})
 	models := map[string]string{}

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // AgentCheck is the voyage settlement's agent rule (engine.AgentCheck) from the same snapshot
@@ -17,7 +18,7 @@ func AgentCheck(s Snapshot, p Plan, now time.Time, lim Limits, profiles []Profil
 	for _, h := range p.Held {
 		holds[h.MissionID] = h
 	}
-	return func(m *engine.Mission) *engine.Reason {
+	return func(m *domain.Mission) *engine.Reason {
 		// Eligibility does not depend on the model to avoid: only the choice does.
 		if el, _ := st.eligible(m, ""); len(el) > 0 {
 			return nil

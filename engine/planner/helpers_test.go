@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -22,30 +23,30 @@ var lim = planner.Limits{MaxConcurrency: 8, PerRepository: 8, UrgentPriority: 10
 var gen = planner.Profile{Name: "gen", Confidence: 0.8, MaxConcurrency: 2}
 
 // mission is a pending mission of /repo with its own write area, created i seconds after t0.
-func mission(i int, opts ...func(*engine.Mission)) engine.Mission {
-	m := engine.Mission{ID: fmt.Sprintf("m%02d", i), Title: fmt.Sprintf("mission %d", i), State: engine.StatePending,
-		Kind: engine.KindWork, Priority: 100, Repository: "/repo", WriteArea: []string{fmt.Sprintf("f%d/**", i)},
-		CreatedAt: t0.Add(time.Duration(i) * time.Second), Landing: engine.LandingNone}
+func mission(i int, opts ...func(*domain.Mission)) domain.Mission {
+	m := domain.Mission{ID: fmt.Sprintf("m%02d", i), Title: fmt.Sprintf("mission %d", i), State: domain.StatePending,
+		Kind: domain.KindWork, Priority: 100, Repository: "/repo", WriteArea: []string{fmt.Sprintf("f%d/**", i)},
+		CreatedAt: t0.Add(time.Duration(i) * time.Second), Landing: domain.LandingNone}
 	for _, o := range opts {
 		o(&m)
 	}
 	return m
 }
 
-func prio(p int) func(*engine.Mission) { return func(m *engine.Mission) { m.Priority = p } }
-func voyage(v string) func(*engine.Mission) {
-	return func(m *engine.Mission) { m.VoyageID, m.VoyageActive = v, true }
+func prio(p int) func(*domain.Mission) { return func(m *domain.Mission) { m.Priority = p } }
+func voyage(v string) func(*domain.Mission) {
+	return func(m *domain.Mission) { m.VoyageID, m.VoyageActive = v, true }
 }
-func persona(p string) func(*engine.Mission) { return func(m *engine.Mission) { m.Persona = p } }
-func caps(c ...string) func(*engine.Mission) { return func(m *engine.Mission) { m.Capabilities = c } }
-func repo(r string) func(*engine.Mission)    { return func(m *engine.Mission) { m.Repository = r } }
-func exclusive(m *engine.Mission)            { m.WriteArea = nil }
-func running(p string) func(*engine.Mission) {
-	return func(m *engine.Mission) { m.State, m.Profile = engine.StateRunning, p }
+func persona(p string) func(*domain.Mission) { return func(m *domain.Mission) { m.Persona = p } }
+func caps(c ...string) func(*domain.Mission) { return func(m *domain.Mission) { m.Capabilities = c } }
+func repo(r string) func(*domain.Mission)    { return func(m *domain.Mission) { m.Repository = r } }
+func exclusive(m *domain.Mission)            { m.WriteArea = nil }
+func running(p string) func(*domain.Mission) {
+	return func(m *domain.Mission) { m.State, m.Profile = domain.StateRunning, p }
 }
 
 // snap is a snapshot of candidates (any order) and running missions.
-func snap(cands []engine.Mission, run ...engine.Mission) planner.Snapshot {
+func snap(cands []domain.Mission, run ...domain.Mission) planner.Snapshot {
 	return planner.Snapshot{Missions: cands, Running: run, Edges: map[string]engine.Edges{}}
 }
 

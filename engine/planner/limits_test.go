@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -18,25 +19,25 @@ func TestCompute_ConcurrencyLimits(t *testing.T) {
 		name     string
 		lim      planner.Limits
 		profiles []planner.Profile
-		cands    []engine.Mission
-		run      []engine.Mission
+		cands    []domain.Mission
+		run      []domain.Mission
 		want     []string
 		msg      string // in the first hold's message
 	}{
 		{name: "global", lim: planner.Limits{MaxConcurrency: 2, PerRepository: 9}, profiles: []planner.Profile{big},
-			cands: []engine.Mission{mission(1), mission(2), mission(3)}, want: []string{"m01→gen", "m02→gen"}, msg: "max_concurrency 2"},
+			cands: []domain.Mission{mission(1), mission(2), mission(3)}, want: []string{"m01→gen", "m02→gen"}, msg: "max_concurrency 2"},
 		{name: "global, counting running", lim: planner.Limits{MaxConcurrency: 2, PerRepository: 9}, profiles: []planner.Profile{big},
-			cands: []engine.Mission{mission(1), mission(2)}, run: []engine.Mission{mission(9, running("gen"))}, want: []string{"m01→gen"}, msg: "(2 running, max_concurrency 2)"},
+			cands: []domain.Mission{mission(1), mission(2)}, run: []domain.Mission{mission(9, running("gen"))}, want: []string{"m01→gen"}, msg: "(2 running, max_concurrency 2)"},
 		{name: "a pull-mode agent's mission does not take a managed slot", lim: planner.Limits{MaxConcurrency: 1, PerRepository: 9}, profiles: []planner.Profile{big},
-			cands: []engine.Mission{mission(1)}, run: []engine.Mission{mission(9, running(""))}, want: []string{"m01→gen"}},
+			cands: []domain.Mission{mission(1)}, run: []domain.Mission{mission(9, running(""))}, want: []string{"m01→gen"}},
 		{name: "per repository counts every attempt", lim: planner.Limits{MaxConcurrency: 9, PerRepository: 2}, profiles: []planner.Profile{big},
-			cands: []engine.Mission{mission(1), mission(2), mission(3, repo("/other"))}, run: []engine.Mission{mission(9, running(""))},
+			cands: []domain.Mission{mission(1), mission(2), mission(3, repo("/other"))}, run: []domain.Mission{mission(9, running(""))},
 			want: []string{"m01→gen", "m03→gen"}, msg: "per_repository 2"},
 		{name: "per profile", lim: planner.Limits{MaxConcurrency: 9, PerRepository: 9}, profiles: []planner.Profile{{Name: "one", Confidence: 1, MaxConcurrency: 1}},
-			cands: []engine.Mission{mission(1), mission(2)}, want: []string{"m01→one"}, msg: "concurrency limit of profile one (1/1) reached"},
+			cands: []domain.Mission{mission(1), mission(2)}, want: []string{"m01→one"}, msg: "concurrency limit of profile one (1/1) reached"},
 		{name: "per profile: the next profile takes it", lim: planner.Limits{MaxConcurrency: 9, PerRepository: 9},
 			profiles: []planner.Profile{{Name: "one", Confidence: 1, MaxConcurrency: 1}, {Name: "two", Confidence: 0.1, MaxConcurrency: 1}},
-			cands:    []engine.Mission{mission(1), mission(2)}, want: []string{"m01→one", "m02→two"}},
+			cands:    []domain.Mission{mission(1), mission(2)}, want: []string{"m01→one", "m02→two"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -61,11 +62,11 @@ func TestCompute_ResourceGate(t *testing.T) {
 	t.Parallel()
 	big := []planner.Profile{{Name: "gen", Confidence: 1, MaxConcurrency: 10}}
 	l := planner.Limits{MaxConcurrency: 4, PerRepository: 9}
-	cands := []engine.Mission{mission(1), mission(2), mission(3), mission(4)}
+	cands := []domain.Mission{mission(1), mission(2), mission(3), mission(4)}
 	cases := []struct {
 		name     string
 		readings []planner.Reading
-		run      []engine.Mission
+		run      []domain.Mission
 		want     int
 		cap      int
 	}{
@@ -74,7 +75,7 @@ func TestCompute_ResourceGate(t *testing.T) {
 		{name: "load twice the threshold: half", readings: []planner.Reading{{Name: "load_per_cpu", Value: 4, Threshold: 2, Short: true}}, want: 2, cap: 2},
 		{name: "memory short: one", readings: []planner.Reading{{Name: "available_memory_mb", Value: 10, Threshold: 512, Short: true}}, want: 1, cap: 1},
 		{name: "disk short, one of ours running: none more", readings: []planner.Reading{{Name: "free_disk_mb", Value: 1, Threshold: 100, Short: true}},
-			run: []engine.Mission{mission(9, running("gen"))}, want: 0, cap: 1},
+			run: []domain.Mission{mission(9, running("gen"))}, want: 0, cap: 1},
 		{name: "load far past the threshold: still one", readings: []planner.Reading{{Name: "load_per_cpu", Value: 100, Threshold: 1, Short: true}}, want: 1, cap: 1},
 	}
 	for _, c := range cases {
@@ -110,24 +111,24 @@ func TestCompute_Preemption(t *testing.T) {
 	r200b := mission(22, running("gen"), prio(200))
 	cases := []struct {
 		name      string
-		cands     []engine.Mission
-		run       []engine.Mission
+		cands     []domain.Mission
+		run       []domain.Mission
 		yieldable []string
 		want      []string // victims
 	}{
-		{name: "least urgent, then highest id", cands: []engine.Mission{mission(1, prio(5))}, run: []engine.Mission{r100, r200, r200b},
+		{name: "least urgent, then highest id", cands: []domain.Mission{mission(1, prio(5))}, run: []domain.Mission{r100, r200, r200b},
 			yieldable: []string{"m20", "m21", "m22"}, want: []string{"m22"}},
-		{name: "only yieldable ones", cands: []engine.Mission{mission(1, prio(5))}, run: []engine.Mission{r100, r200},
+		{name: "only yieldable ones", cands: []domain.Mission{mission(1, prio(5))}, run: []domain.Mission{r100, r200},
 			yieldable: []string{"m20"}, want: []string{"m20"}},
-		{name: "not urgent", cands: []engine.Mission{mission(1, prio(11))}, run: []engine.Mission{r100, r200}, yieldable: []string{"m20", "m21"}},
-		{name: "at most one per plan", cands: []engine.Mission{mission(1, prio(5)), mission(2, prio(6))}, run: []engine.Mission{r100, r200},
+		{name: "not urgent", cands: []domain.Mission{mission(1, prio(11))}, run: []domain.Mission{r100, r200}, yieldable: []string{"m20", "m21"}},
+		{name: "at most one per plan", cands: []domain.Mission{mission(1, prio(5)), mission(2, prio(6))}, run: []domain.Mission{r100, r200},
 			yieldable: []string{"m20", "m21"}, want: []string{"m21"}},
-		{name: "not as urgent as itself", cands: []engine.Mission{mission(1, prio(100))}, run: []engine.Mission{r100, r200},
+		{name: "not as urgent as itself", cands: []domain.Mission{mission(1, prio(100))}, run: []domain.Mission{r100, r200},
 			yieldable: []string{"m20", "m21"}},
-		{name: "already asked", cands: []engine.Mission{mission(1, prio(5))},
-			run: []engine.Mission{with(r200, func(m *engine.Mission) { m.Preempt = true }), r100}, yieldable: []string{"m20", "m21"}, want: []string{"m20"}},
-		{name: "leased, not running", cands: []engine.Mission{mission(1, prio(5))},
-			run: []engine.Mission{with(r200, func(m *engine.Mission) { m.State = engine.StateLeased }), r100}, yieldable: []string{"m20", "m21"}, want: []string{"m20"}},
+		{name: "already asked", cands: []domain.Mission{mission(1, prio(5))},
+			run: []domain.Mission{with(r200, func(m *domain.Mission) { m.Preempt = true }), r100}, yieldable: []string{"m20", "m21"}, want: []string{"m20"}},
+		{name: "leased, not running", cands: []domain.Mission{mission(1, prio(5))},
+			run: []domain.Mission{with(r200, func(m *domain.Mission) { m.State = domain.StateLeased }), r100}, yieldable: []string{"m20", "m21"}, want: []string{"m20"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

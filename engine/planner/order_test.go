@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
 // titled is a mission with a title (the Armada tables name missions by title).
-func titled(i int, title string, opts ...func(*engine.Mission)) engine.Mission {
+func titled(i int, title string, opts ...func(*domain.Mission)) domain.Mission {
 	m := mission(i, opts...)
 	m.Title = title
 	return m
@@ -24,7 +25,7 @@ func titled(i int, title string, opts ...func(*engine.Mission)) engine.Mission {
 // captain at a time: "Add integration tests", "Add rate limiting", "Fix typos in docs".
 func TestCompute_ArmadaFullSchedulingScenario(t *testing.T) {
 	t.Parallel()
-	all := []engine.Mission{
+	all := []domain.Mission{
 		titled(1, "Add unit tests", voyage("vyg_testing")),
 		titled(2, "Fix typos in docs", prio(200)),
 		titled(3, "Add rate limiting"),
@@ -33,7 +34,7 @@ func TestCompute_ArmadaFullSchedulingScenario(t *testing.T) {
 	}
 	captains := []planner.Profile{{Name: "captain", Confidence: 1, MaxConcurrency: 2}}
 	pending := slices.Clone(all)
-	var runningNow []engine.Mission
+	var runningNow []domain.Mission
 	var order [][]string
 	for len(pending) > 0 {
 		p := planner.Compute(snap(pending, runningNow...), t0, lim, captains)
@@ -41,7 +42,7 @@ func TestCompute_ArmadaFullSchedulingScenario(t *testing.T) {
 		var step []string
 		for _, d := range p.Dispatch {
 			step = append(step, d.Mission.Title)
-			pending = slices.DeleteFunc(pending, func(m engine.Mission) bool { return m.ID == d.Mission.ID })
+			pending = slices.DeleteFunc(pending, func(m domain.Mission) bool { return m.ID == d.Mission.ID })
 			runningNow = append(runningNow, with(d.Mission, running(d.Profile)))
 		}
 		for _, h := range p.Held {
@@ -67,12 +68,12 @@ func TestCompute_ArmadaVoyageInterleaving(t *testing.T) {
 	c := titled(3, "msn_C", prio(50))
 	one := []planner.Profile{{Name: "captain", Confidence: 1, MaxConcurrency: 1}}
 	var got []string
-	pending := []engine.Mission{a, b, c}
+	pending := []domain.Mission{a, b, c}
 	for len(pending) > 0 {
 		p := planner.Compute(snap(pending), t0, lim, one)
 		require.Len(t, p.Dispatch, 1)
 		got = append(got, p.Dispatch[0].Mission.Title)
-		pending = slices.DeleteFunc(pending, func(m engine.Mission) bool { return m.ID == p.Dispatch[0].Mission.ID })
+		pending = slices.DeleteFunc(pending, func(m domain.Mission) bool { return m.ID == p.Dispatch[0].Mission.ID })
 	}
 	require.Equal(t, []string{"msn_C", "msn_A", "msn_B"}, got)
 }
@@ -81,9 +82,9 @@ func TestCompute_ArmadaVoyageInterleaving(t *testing.T) {
 // fresh, creation time, id. The candidates' input order does not matter.
 func TestPickOrder(t *testing.T) {
 	t.Parallel()
-	interrupted := func(m *engine.Mission) { m.State = engine.StateInterrupted }
-	sameTime := func(m *engine.Mission) { m.CreatedAt = t0 }
-	want := []engine.Mission{
+	interrupted := func(m *domain.Mission) { m.State = domain.StateInterrupted }
+	sameTime := func(m *domain.Mission) { m.CreatedAt = t0 }
+	want := []domain.Mission{
 		mission(9, prio(1)),
 		mission(8, voyage("v")),
 		mission(7, interrupted),
@@ -98,7 +99,7 @@ func TestPickOrder(t *testing.T) {
 	for range 20 {
 		got := slices.Clone(want)
 		rng.Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
-		slices.SortFunc(got, func(a, b engine.Mission) int { return planner.PickOrder(&a, &b) })
+		slices.SortFunc(got, func(a, b domain.Mission) int { return planner.PickOrder(&a, &b) })
 		require.Equal(t, ids(want), ids(got))
 		p := planner.Compute(snap(got), t0, lim, []planner.Profile{{Name: "gen", Confidence: 1, MaxConcurrency: 1}})
 		require.Equal(t, want[0].ID, p.Dispatch[0].Mission.ID)
@@ -111,7 +112,7 @@ func TestPickOrder(t *testing.T) {
 	}
 }
 
-func ids(ms []engine.Mission) []string {
+func ids(ms []domain.Mission) []string {
 	out := make([]string, len(ms))
 	for i := range ms {
 		out[i] = ms[i].ID
@@ -122,7 +123,7 @@ func ids(ms []engine.Mission) []string {
 // The same snapshot always gives the same plan, and Compute changes nothing it was given.
 func TestCompute_Deterministic(t *testing.T) {
 	t.Parallel()
-	cands := []engine.Mission{mission(3, caps("go")), mission(1, persona("reviewer")), mission(2, prio(5)), mission(4, exclusive)}
+	cands := []domain.Mission{mission(3, caps("go")), mission(1, persona("reviewer")), mission(2, prio(5)), mission(4, exclusive)}
 	s := snap(cands, mission(5, running("b"), prio(300)))
 	s.Yieldable = map[string]bool{"m05": true}
 	profiles := []planner.Profile{{Name: "a", Capabilities: []string{"go"}, Confidence: 0.5, MaxConcurrency: 1},

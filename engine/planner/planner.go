@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Profile is what the planner knows of one configured (managed) agent profile.
@@ -47,18 +48,18 @@ type Limits struct {
 // Snapshot is the state one planning step decides on.
 type Snapshot struct {
 	// Missions are the candidates, pending and interrupted missions in pick order.
-	Missions []engine.Mission
+	Missions []domain.Mission
 	// Edges are each candidate's edges (engine.ReadEdges), by mission id.
 	Edges map[string]engine.Edges
 	// Paused is the scheduler's pause flag.
 	Paused bool
 	// Running is every leased or running mission.
-	Running []engine.Mission
+	Running []domain.Mission
 	// Yieldable names the running missions that can be asked to yield (a pull-mode agent, or
 	// a managed agent of this process that speaks the yield message).
 	Yieldable map[string]bool
 	// Voyages are the candidates' voyages, by id.
-	Voyages map[string]engine.Voyage
+	Voyages map[string]domain.Voyage
 	// SubjectModels is, by review mission id, the model its subject ran (a reviewer avoids
 	// it when its profile offers another).
 	SubjectModels map[string]string
@@ -67,18 +68,18 @@ type Snapshot struct {
 	// Outcomes is the attempt history per profile and persona.
 	Outcomes []engine.OutcomeCount
 	// Agents are the agents seen recently (only external ones within ExternalAgentTTL count).
-	Agents []engine.Agent
+	Agents []domain.Agent
 	// Readings are the host's resource readings (nil: not taken, the gate is open).
 	Readings []Reading
 }
 
 // Dispatch is one planned assignment.
 type Dispatch struct {
-	Mission engine.Mission
+	Mission domain.Mission
 	Profile string
 	Model   string         // "" lets the profile's runtime choose
-	Score   engine.Score   // the chosen profile's score
-	Scores  []engine.Score // every eligible free profile's score, for the record
+	Score   domain.Score   // the chosen profile's score
+	Scores  []domain.Score // every eligible free profile's score, for the record
 }
 
 // Preemption asks a running mission to checkpoint and yield at its next boundary.
@@ -145,10 +146,10 @@ func Compute(s Snapshot, now time.Time, lim Limits, profiles []Profile) Plan {
 // ascending, then missions of an active voyage, then resumed (interrupted) before fresh, then
 // creation time, then id. The store's candidate query orders by the same keys; Compute sorts
 // its candidates with it, so the plan does not depend on the order they were read in.
-func PickOrder(a, b *engine.Mission) int {
+func PickOrder(a, b *domain.Mission) int {
 	return cmp.Or(cmp.Compare(a.Priority, b.Priority),
 		trueFirst(a.VoyageActive, b.VoyageActive),
-		trueFirst(a.State == engine.StateInterrupted, b.State == engine.StateInterrupted),
+		trueFirst(a.State == domain.StateInterrupted, b.State == domain.StateInterrupted),
 		a.CreatedAt.Compare(b.CreatedAt),
 		strings.Compare(a.ID, b.ID))
 }
@@ -164,8 +165,8 @@ func trueFirst(a, b bool) int {
 }
 
 // inPickOrder returns ms sorted by PickOrder (ms itself when it already is).
-func inPickOrder(ms []engine.Mission) []engine.Mission {
-	less := func(a, b engine.Mission) int { return PickOrder(&a, &b) }
+func inPickOrder(ms []domain.Mission) []domain.Mission {
+	less := func(a, b domain.Mission) int { return PickOrder(&a, &b) }
 	if slices.IsSortedFunc(ms, less) {
 		return ms
 	}

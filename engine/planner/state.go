@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // load is what is in flight, for the concurrency limits and the scores.
@@ -17,11 +18,11 @@ type load struct {
 
 // InFlight counts the running missions whose profile is one of profiles: the "ours" the
 // resource readings subtract (see Reading).
-func InFlight(running []engine.Mission, profiles []Profile) int {
+func InFlight(running []domain.Mission, profiles []Profile) int {
 	return newLoad(running, profiles).global
 }
 
-func newLoad(running []engine.Mission, profiles []Profile) load {
+func newLoad(running []domain.Mission, profiles []Profile) load {
 	l := load{byProfile: map[string]int{}, byRepo: map[string]int{}}
 	for i := range running {
 		m := &running[i]
@@ -52,10 +53,10 @@ type state struct {
 	load      load
 	cap       int
 	capWhy    string
-	live      []engine.Mission       // running missions and the ones planned so far (as leased)
+	live      []domain.Mission       // running missions and the ones planned so far (as leased)
 	planned   map[string]bool        // missions planned for dispatch
 	outcomes  map[string][2]int      // profile/persona → total, completed
-	external  []engine.Agent         // external agents seen within the TTL
+	external  []domain.Agent         // external agents seen within the TTL
 	preempted bool                   // a preemption is planned
 	escalated map[string]bool        // missions with a planned escalation
 	holds     map[string]engine.Hold // the previous holds
@@ -63,7 +64,7 @@ type state struct {
 
 func newState(s Snapshot, now time.Time, lim Limits, profiles []Profile) *state {
 	st := &state{s: s, now: now, lim: lim, profiles: profiles, load: newLoad(s.Running, profiles),
-		live: append([]engine.Mission(nil), s.Running...), planned: map[string]bool{},
+		live: append([]domain.Mission(nil), s.Running...), planned: map[string]bool{},
 		outcomes: map[string][2]int{}, escalated: map[string]bool{}, holds: s.Holds}
 	st.cap, st.capWhy, _ = ResourceCap(s.Readings, lim.MaxConcurrency)
 	for _, o := range s.Outcomes {
@@ -96,16 +97,16 @@ func (st *state) asLeased(es []engine.Edge) []engine.Edge {
 		if &out[0] == &es[0] {
 			out = append([]engine.Edge(nil), es...)
 		}
-		out[i].Other.State = engine.StateLeased
+		out[i].Other.State = domain.StateLeased
 	}
 	return out
 }
 
 // dispatched counts a planned dispatch as in flight.
-func (st *state) dispatched(m *engine.Mission, profile string) {
+func (st *state) dispatched(m *domain.Mission, profile string) {
 	st.planned[m.ID] = true
 	l := *m
-	l.State, l.Profile = engine.StateLeased, profile
+	l.State, l.Profile = domain.StateLeased, profile
 	st.live = append(st.live, l)
 	st.load.global++
 	st.load.byProfile[profile]++
@@ -114,8 +115,8 @@ func (st *state) dispatched(m *engine.Mission, profile string) {
 
 // choose picks the profile for a runnable mission, or says why it waits: its voyage or cost
 // limit, no profile offering what it needs, the resource gate, then the concurrency limits.
-func (st *state) choose(m *engine.Mission) (Dispatch, *engine.Reason) {
-	var v *engine.Voyage
+func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
+	var v *domain.Voyage
 	if vo, ok := st.s.Voyages[m.VoyageID]; ok && m.VoyageID != "" {
 		v = &vo
 	}
@@ -148,7 +149,7 @@ func (st *state) choose(m *engine.Mission) (Dispatch, *engine.Reason) {
 }
 
 // slotReason applies the resource gate and the global and per-repository limits.
-func (st *state) slotReason(m *engine.Mission) *engine.Reason {
+func (st *state) slotReason(m *domain.Mission) *engine.Reason {
 	l := &st.load
 	switch {
 	case l.global >= st.cap && st.capWhy != "":
@@ -166,7 +167,7 @@ func (st *state) slotReason(m *engine.Mission) *engine.Reason {
 // afterHold plans what a planner hold calls for: an urgent mission waiting for a slot may
 // preempt, and a mission without a voyage that no agent took within the grace period is
 // escalated (a voyage's missions are reported by the voyage's settlement instead).
-func (st *state) afterHold(p *Plan, m *engine.Mission, r engine.Reason) {
+func (st *state) afterHold(p *Plan, m *domain.Mission, r engine.Reason) {
 	switch r.Code {
 	case engine.WhySlots, engine.WhyResources:
 		if pr, ok := st.preemption(m); ok {
@@ -181,8 +182,8 @@ func (st *state) afterHold(p *Plan, m *engine.Mission, r engine.Reason) {
 	}
 }
 
-func noAgentEscalation(m *engine.Mission, r engine.Reason) engine.EscalationSpec {
-	return engine.EscalationSpec{MissionIDs: []string{m.ID}, Route: engine.RouteMainAgent,
+func noAgentEscalation(m *domain.Mission, r engine.Reason) engine.EscalationSpec {
+	return engine.EscalationSpec{MissionIDs: []string{m.ID}, Route: domain.RouteMainAgent,
 		Kind: engine.KindNoAgent, Reason: fmt.Sprintf("mission %s (%s): %s", m.ID, m.Title, r.Message),
 		DecisionRequired: "configure an agent profile that offers what it needs, start an agent that claims it, change its persona or capabilities (update_mission), or cancel it",
 		SafeNextStep:     "get_mission " + m.ID + " shows what it needs; cancel_mission stops it"}
@@ -191,14 +192,14 @@ func noAgentEscalation(m *engine.Mission, r engine.Reason) engine.EscalationSpec
 // preemption: an urgent mission that waits only for a slot asks the least urgent running
 // mission (less urgent than it, yieldable, not already asked) to yield; at most one per plan,
 // the highest priority number first, then the highest id.
-func (st *state) preemption(m *engine.Mission) (Preemption, bool) {
+func (st *state) preemption(m *domain.Mission) (Preemption, bool) {
 	if st.preempted || m.Priority > st.lim.UrgentPriority {
 		return Preemption{}, false
 	}
-	var victim *engine.Mission
+	var victim *domain.Mission
 	for i := range st.s.Running {
 		o := &st.s.Running[i]
-		if o.State != engine.StateRunning || o.Preempt || o.Priority <= m.Priority || !st.s.Yieldable[o.ID] {
+		if o.State != domain.StateRunning || o.Preempt || o.Priority <= m.Priority || !st.s.Yieldable[o.ID] {
 			continue
 		}
 		if victim == nil || o.Priority > victim.Priority || (o.Priority == victim.Priority && o.ID > victim.ID) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -52,7 +53,7 @@ func withKey(key string, s engine.MissionSpec) engine.MissionSpec {
 // pauseUntilBlocked ticks a scheduler that has no agent until the grace period is over and
 // the voyage blocks waiting for one: the "short pause" before the agents come.
 func pauseUntilBlocked(h *harness, voyageID string) {
-	h.until("the voyage blocks waiting for an agent", func() bool { return h.voyageState(voyageID) == engine.VoyageBlocked })
+	h.until("the voyage blocks waiting for an agent", func() bool { return h.voyageState(voyageID) == domain.VoyageBlocked })
 }
 
 // acquireOrder lists the titles of the missions in the order they were leased.
@@ -84,7 +85,7 @@ func TestArmadaScenario_PullAfterAPause(t *testing.T) {
 	}
 	finish := func(c engine.Claimed) {
 		t.Helper()
-		_, err := h.eng.Complete(h.ctx, c.Mission.Fence(), engine.WorkerResult{Status: agent.StatusCompleted, Summary: "done"})
+		_, err := h.eng.Complete(h.ctx, c.Mission.Fence(), domain.WorkerResult{Status: agent.StatusCompleted, Summary: "done"})
 		require.NoError(t, err)
 	}
 	captain1, captain2 := claim("captain-1"), claim("captain-2")
@@ -98,7 +99,7 @@ func TestArmadaScenario_PullAfterAPause(t *testing.T) {
 	require.Equal(t, armadaOrder, got, "claims")
 	require.Equal(t, armadaOrder, acquireOrder(t, h, titles), "lease.acquired events")
 	// reopened by the claims (completed, when both of its missions already landed)
-	require.Contains(t, []engine.VoyageState{engine.VoyageActive, engine.VoyageCompleted}, h.voyageState(voyageID))
+	require.Contains(t, []domain.VoyageState{domain.VoyageActive, domain.VoyageCompleted}, h.voyageState(voyageID))
 }
 
 // Issue 13 item 6, managed mode: the same scenario run by two managed reference agents that
@@ -117,12 +118,12 @@ func TestArmadaScenario_ManagedAfterAPause(t *testing.T) {
 	require.NoError(t, err)
 	h.until("every mission lands", func() bool {
 		for id := range titles {
-			if h.mission(id).Landing != engine.LandingLanded {
+			if h.mission(id).Landing != domain.LandingLanded {
 				return false
 			}
 		}
 		return true
 	})
 	require.Equal(t, armadaOrder, acquireOrder(t, h, titles))
-	require.Equal(t, engine.VoyageCompleted, h.voyageState(voyageID))
+	require.Equal(t, domain.VoyageCompleted, h.voyageState(voyageID))
 }

@@ -6,7 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -14,11 +14,11 @@ import (
 // model on a profile that offers it; agent_select keeps the profile's models the mission
 // allows; a reviewer avoids the model its subject ran when it can.
 func TestChooseModel(t *testing.T) {
-	forced := engine.ModelPolicy{Mode: engine.ModeSchedulerForced, Model: "opus"}
-	sel := engine.ModelPolicy{Mode: engine.ModeAgentSelect, Allowed: []string{"haiku", "sonnet"}}
+	forced := domain.ModelPolicy{Mode: domain.ModeSchedulerForced, Model: "opus"}
+	sel := domain.ModelPolicy{Mode: domain.ModeAgentSelect, Allowed: []string{"haiku", "sonnet"}}
 	cases := []struct {
 		name   string
-		pol    engine.ModelPolicy
+		pol    domain.ModelPolicy
 		models []string
 		avoid  string
 		want   string
@@ -30,14 +30,14 @@ func TestChooseModel(t *testing.T) {
 		{"select within allowed", sel, []string{"opus", "sonnet"}, "", "sonnet", true},
 		{"select, nothing allowed offered", sel, []string{"opus"}, "", "", false},
 		{"select, profile lists none: the allowed", sel, nil, "", "haiku", true},
-		{"default: the profile's first", engine.ModelPolicy{}, []string{"a", "b"}, "", "a", true},
-		{"reviewer avoids its subject's model", engine.ModelPolicy{}, []string{"a", "b"}, "a", "b", true},
-		{"only the subject's model: still runs", engine.ModelPolicy{}, []string{"a"}, "a", "a", true},
-		{"no models anywhere: the CLI's default", engine.ModelPolicy{}, nil, "", "", true},
+		{"default: the profile's first", domain.ModelPolicy{}, []string{"a", "b"}, "", "a", true},
+		{"reviewer avoids its subject's model", domain.ModelPolicy{}, []string{"a", "b"}, "a", "b", true},
+		{"only the subject's model: still runs", domain.ModelPolicy{}, []string{"a"}, "a", "a", true},
+		{"no models anywhere: the CLI's default", domain.ModelPolicy{}, nil, "", "", true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			m := engine.Mission{ModelPolicy: c.pol}
+			m := domain.Mission{ModelPolicy: c.pol}
 			got, ok := scheduler.ChooseModel(&m, agent.Profile{Name: "p", Models: c.models}, c.avoid)
 			require.Equal(t, c.ok, ok)
 			if ok {

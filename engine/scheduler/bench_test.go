@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
@@ -103,7 +104,7 @@ func BenchmarkOverheadPerMission(b *testing.B) {
 	start := time.Now()
 	h.s.Start(h.ctx)
 	for _, id := range ids {
-		for h.mission(id).Landing != engine.LandingLanded {
+		for h.mission(id).Landing != domain.LandingLanded {
 			time.Sleep(5 * time.Millisecond)
 		}
 	}
@@ -125,7 +126,7 @@ func BenchmarkOverheadPerMission(b *testing.B) {
 	b.ReportMetric(float64(bareSpawn(b))/1e6, "bare-spawn-ms")
 }
 
-func (h *harness) createB(spec engine.MissionSpec) engine.Mission {
+func (h *harness) createB(spec engine.MissionSpec) domain.Mission {
 	c, err := h.eng.CreateMission(h.ctx, spec, "bench")
 	require.NoError(h.t, err)
 	return c.Mission

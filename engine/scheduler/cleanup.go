@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -83,13 +83,13 @@ func (s *Scheduler) keeper(ctx context.Context) func(missionID string, attempt i
 		d, err := s.eng.GetMission(ctx, missionID)
 		keep := true
 		switch {
-		case errors.Is(err, engine.ErrNotFound):
+		case errors.Is(err, domain.ErrNotFound):
 			keep = false // purged: its record is gone, a decision was made
 		case err != nil:
 			keep = true // when in doubt, keep
-		case d.Mission.State == engine.StateCancelled:
+		case d.Mission.State == domain.StateCancelled:
 			keep = false
-		case d.Mission.State == engine.StateCompleted:
+		case d.Mission.State == domain.StateCompleted:
 			keep = !d.Mission.Landing.Satisfies() // a branch left for a person (policy none) stays
 		}
 		seen[missionID] = keep

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Cleanup removes the workspace and branch of a landed mission and keeps those of a failed
@@ -18,7 +19,7 @@ func TestCleanup_RemovesLandedKeepsFailed(t *testing.T) {
 	failed := h.create(engine.MissionSpec{Title: "fails", WriteArea: []string{"f.txt"}, RetryBudget: ptr(0),
 		Brief: "@write f.txt half\n@commit half\n@fail test broken"})
 	h.until("one lands, one fails", func() bool {
-		return h.mission(landed.ID).Landing == engine.LandingLanded && h.mission(failed.ID).State == engine.StateFailed
+		return h.mission(landed.ID).Landing == domain.LandingLanded && h.mission(failed.ID).State == domain.StateFailed
 	})
 	landedWS, failedWS := h.runRecord(landed.ID).Worktree, h.runRecord(failed.ID).Worktree
 	require.DirExists(t, landedWS.Path)

@@ -13,17 +13,18 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // assignment is a planned dispatch: a mission, the profile chosen for it and why.
 type assignment struct {
-	mission engine.Mission
+	mission domain.Mission
 	profile agent.Profile
 	model   string
-	score   engine.Score
-	scores  []engine.Score
+	score   domain.Score
+	scores  []domain.Score
 }
 
 // dispatch starts one planned assignment: the lease is taken here, in one guarded statement
@@ -40,10 +41,10 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 	// capabilities is never found (and waits for ever while the planner calls it runnable).
 	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID,
 		Capabilities: a.profile.Capabilities, Personas: nilIfEmpty(a.profile.Personas), Leader: leader})
-	if errors.Is(err, engine.ErrNoWork) || errors.Is(err, engine.ErrPaused) {
+	if errors.Is(err, domain.ErrNoWork) || errors.Is(err, domain.ErrPaused) {
 		return false, nil // taken or changed since planning
 	}
-	if errors.Is(err, engine.ErrNotLeader) {
+	if errors.Is(err, domain.ErrNotLeader) {
 		s.log.Warn("not dispatching: the leader lease is not ours any more", "mission_id", a.mission.ID, "err", err)
 		return false, nil
 	}
@@ -77,7 +78,7 @@ func nilIfEmpty(s []string) []string {
 // launch prepares and starts a leased attempt. Each failure is mapped as issue 6 says:
 // permission denied → blocked; workspace failure → retried when recoverable, else failed;
 // brief failure → failed; process start failure → failed.
-func (s *Scheduler) launch(ctx context.Context, m engine.Mission, a assignment) error {
+func (s *Scheduler) launch(ctx context.Context, m domain.Mission, a assignment) error {
 	fence := m.Fence()
 	s.crashPoint("acquired")
 	t0 := time.Now()
@@ -141,14 +142,14 @@ func (s *Scheduler) crashPoint(stage string) {
 
 // ignoreLost turns "the mission is no longer ours" into nothing to report.
 func ignoreLost(err error) error {
-	if errors.Is(err, engine.ErrLeaseLost) {
+	if errors.Is(err, domain.ErrLeaseLost) {
 		return nil
 	}
 	return err
 }
 
 // prepare creates the workspace of m's current attempt (or resumes its predecessor's).
-func (s *Scheduler) prepare(ctx context.Context, m *engine.Mission) (worktree.Workspace, error) {
+func (s *Scheduler) prepare(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
 	repo, err := s.wt.Open(m.Repository)
 	if err != nil {
 		return worktree.Workspace{}, err
@@ -169,7 +170,7 @@ func (s *Scheduler) prepare(ctx context.Context, m *engine.Mission) (worktree.Wo
 }
 
 // subjectStart points review, verify and repair missions at the work they are about.
-func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *worktree.PrepareRequest) error {
+func (s *Scheduler) subjectStart(ctx context.Context, m *domain.Mission, req *worktree.PrepareRequest) error {
 	if m.SubjectID == "" || req.Resume != nil {
 		return nil
 	}
@@ -186,9 +187,9 @@ func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *wo
 		return nil
 	}
 	switch m.Kind {
-	case engine.KindReview, engine.KindVerify:
+	case domain.KindReview, domain.KindVerify:
 		req.Strategy, req.SnapshotCommit = worktree.StrategySnapshot, subj.Branch
-	case engine.KindRepair:
+	case domain.KindRepair:
 		req.StartPoint, req.MergeTarget = subj.Branch, true
 	}
 	return nil
@@ -196,7 +197,7 @@ func (s *Scheduler) subjectStart(ctx context.Context, m *engine.Mission, req *wo
 
 // targetBranch is the branch m lands on: its own, else its repository's policy's (empty: the
 // repository's default branch, resolved when the workspace is made).
-func (c Config) targetBranch(m *engine.Mission) string {
+func (c Config) targetBranch(m *domain.Mission) string {
 	if m.TargetBranch != "" {
 		return m.TargetBranch
 	}
@@ -204,7 +205,7 @@ func (c Config) targetBranch(m *engine.Mission) string {
 }
 
 // renderBrief writes the brief the agent receives (prompts.AgentBrief).
-func (s *Scheduler) renderBrief(m *engine.Mission, ws worktree.Workspace, pull bool) (string, error) {
+func (s *Scheduler) renderBrief(m *domain.Mission, ws worktree.Workspace, pull bool) (string, error) {
 	b := prompts.Brief{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Title: m.Title, Brief: m.Brief,
 		AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea, Persona: m.Persona, Kind: string(m.Kind),
 		SubjectID: m.SubjectID, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
@@ -217,7 +218,7 @@ func (s *Scheduler) renderBrief(m *engine.Mission, ws worktree.Workspace, pull b
 }
 
 // missionVars are the variables every agent of a mission gets, besides its profile's.
-func missionVars(m *engine.Mission, ws worktree.Workspace) map[string]string {
+func missionVars(m *domain.Mission, ws worktree.Workspace) map[string]string {
 	return map[string]string{
 		"MCP_SCHEDULER_MISSION_ID": m.ID,
 		"MCP_SCHEDULER_ATTEMPT":    strconv.Itoa(m.Attempt),
@@ -228,24 +229,24 @@ func missionVars(m *engine.Mission, ws worktree.Workspace) map[string]string {
 }
 
 // dispatchFailed records why a dispatch could not go on.
-func (s *Scheduler) dispatchFailed(ctx context.Context, f engine.Fence, stage string, cause error) error {
+func (s *Scheduler) dispatchFailed(ctx context.Context, f domain.Fence, stage string, cause error) error {
 	s.log.Warn("dispatch failed", "mission_id", f.MissionID, "stage", stage, "err", cause)
-	failure := engine.Failure{Kind: "dispatch", Tool: stage, Diagnostic: cause.Error(), Summary: stage + " failed: " + firstLine(cause.Error())}
+	failure := domain.Failure{Kind: "dispatch", Tool: stage, Diagnostic: cause.Error(), Summary: stage + " failed: " + firstLine(cause.Error())}
 	req := engine.FailRequest{Failure: failure, Summary: failure.Summary}
 	switch {
 	case errors.Is(cause, os.ErrPermission):
 		epoch := f.Epoch
-		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: f.MissionID, Epoch: &epoch, Route: engine.RoutePerson,
+		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: f.MissionID, Epoch: &epoch, Route: domain.RoutePerson,
 			Kind: "environment", Reason: "permission denied while preparing the attempt: " + firstLine(cause.Error()),
 			DecisionRequired: "grant the permission (or change the configuration), then resolve this escalation with retry",
 			Evidence:         []string{cause.Error()}}, "scheduler")
 		return ignoreLost(err)
 	case stage == "workspace" && recoverable(cause):
-		req.Failure.Kind = engine.FailureWorkspace
+		req.Failure.Kind = domain.FailureWorkspace
 	case stage == "workspace", stage == "brief", stage == "start":
 		req.Final = true
 		if stage == "start" {
-			req.Failure.Kind = engine.FailureCrash
+			req.Failure.Kind = domain.FailureCrash
 		}
 	}
 	_, err := s.eng.Fail(ctx, f, req)

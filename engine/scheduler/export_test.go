@@ -5,6 +5,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
@@ -15,7 +16,7 @@ func SetCrashPoint(s *Scheduler, f func(stage string)) { s.testCrashPoint = f }
 
 // ChooseModel exposes the planner's model choice for a configured profile to the assignment
 // table tests.
-func ChooseModel(m *engine.Mission, p agent.Profile, avoid string) (string, bool) {
+func ChooseModel(m *domain.Mission, p agent.Profile, avoid string) (string, bool) {
 	return planner.ChooseModel(m, plannerProfile(p), avoid)
 }
 

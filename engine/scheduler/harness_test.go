@@ -18,6 +18,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
@@ -115,13 +116,13 @@ func (h *harness) until(what string, cond func() bool) {
 	}
 }
 
-func (h *harness) voyageState(id string) engine.VoyageState {
+func (h *harness) voyageState(id string) domain.VoyageState {
 	d, err := h.eng.VoyageStatus(h.ctx, id)
 	require.NoError(h.t, err)
 	return d.Voyage.State
 }
 
-func (h *harness) mission(id string) engine.Mission {
+func (h *harness) mission(id string) domain.Mission {
 	d, err := h.eng.GetMission(h.ctx, id)
 	require.NoError(h.t, err)
 	return d.Mission

@@ -17,6 +17,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
@@ -60,10 +61,10 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 		done := true
 		for _, id := range []string{beating.ID, silent.ID} {
 			m := h.mission(id)
-			if m.State == engine.StateRunning && !m.Lease.ExpiresAt.After(time.Now()) {
+			if m.State == domain.StateRunning && !m.Lease.ExpiresAt.After(time.Now()) {
 				lapses[id]++
 			}
-			done = done && m.Landing == engine.LandingLanded
+			done = done && m.Landing == domain.LandingLanded
 		}
 		time.Sleep(50 * time.Millisecond)
 		return done
@@ -75,7 +76,7 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, 1, d.Mission.Attempt, "never handed to a second agent")
 		require.Len(t, d.Attempts, 1)
-		require.Equal(t, engine.OutcomeCompleted, d.Attempts[0].Outcome)
+		require.Equal(t, domain.OutcomeCompleted, d.Attempts[0].Outcome)
 		require.GreaterOrEqual(t, d.Attempts[0].EndedAt.Sub(d.Attempts[0].StartedAt), 19*time.Second, "it really ran 20 s")
 	}
 	require.Equal(t, 1, countLines(log, "b12 beat"))
@@ -98,7 +99,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	h.startLoop()
 	h.waitFor("the agent runs", 30*time.Second, func() bool {
 		mm := h.mission(m.ID)
-		return mm.State == engine.StateRunning && len(mm.Run) > 0 && strings.Contains(string(mm.Run), `"pid"`)
+		return mm.State == domain.StateRunning && len(mm.Run) > 0 && strings.Contains(string(mm.Run), `"pid"`)
 	})
 	time.Sleep(1500 * time.Millisecond) // it committed and renewed a few times
 	pid := runPID(t, h.mission(m.ID))
@@ -132,11 +133,11 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	require.False(t, goneAt.IsZero(), "the agent's process group was stopped while renewals were blocked")
 	require.True(t, goneAt.Before(expires), "stopped before its lease expired (gone %v, expiry %v)", goneAt, expires)
 
-	h.waitFor("it is reclaimed and lands", 90*time.Second, func() bool { return h.mission(m.ID).Landing == engine.LandingLanded })
+	h.waitFor("it is reclaimed and lands", 90*time.Second, func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
 	d, err := h.eng.GetMission(h.ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, d.Mission.Attempt)
-	require.Equal(t, engine.OutcomeFailed, d.Attempts[0].Outcome)
+	require.Equal(t, domain.OutcomeFailed, d.Attempts[0].Outcome)
 	require.Contains(t, d.Attempts[0].Summary+d.Attempts[0].Failure.Summary, "lease")
 	require.Len(t, d.Landings, 1)
 	require.Equal(t, 2, d.Landings[0].Attempt, "only the second attempt's work lands")

@@ -1,12 +1,12 @@
 package scheduler
 
 import (
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // yieldable reports whether a running mission can be asked to yield: a pull-mode agent (its
 // heartbeat answers yield) or a managed ndjson agent this process launched (agent.yield).
-func (s *Scheduler) yieldable(m *engine.Mission) bool {
+func (s *Scheduler) yieldable(m *domain.Mission) bool {
 	if runOf(m).Mode == ModePull {
 		return true
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -41,7 +42,7 @@ func TestLoop_CapabilitiesRouteToTheProfileThatOffersThem(t *testing.T) {
 	none, err := h.eng.CreateMission(h.ctx, engine.MissionSpec{Title: "needs rust", Capabilities: []string{"rust"},
 		WriteArea: []string{"rust.txt"}, Brief: "@done"}, "test")
 	require.NoError(t, err)
-	h.until("the go mission lands", func() bool { return h.mission(ok.Mission.ID).Landing == engine.LandingLanded })
+	h.until("the go mission lands", func() bool { return h.mission(ok.Mission.ID).Landing == domain.LandingLanded })
 	require.Equal(t, "gopher", h.mission(ok.Mission.ID).Profile)
 	r := h.why(none.Mission.ID)
 	require.Equal(t, engine.WhyWaitingAgent, r.Code, "%+v", r)
@@ -84,7 +85,7 @@ func TestLoop_ResourceGateReducesConcurrencyNeverStallsAndSaysWhy(t *testing.T) 
 			sawCount = true
 		}
 		for _, id := range ids {
-			if h.mission(id).Landing != engine.LandingLanded {
+			if h.mission(id).Landing != domain.LandingLanded {
 				return false
 			}
 		}
@@ -125,12 +126,12 @@ func TestLoop_NoProfileWaitsForAnAgentThenEscalatesNoAgent(t *testing.T) {
 		require.NoError(t, err)
 	}
 	if time.Since(start) < grace { // on a very slow machine the grace may already be over
-		require.NotEqual(t, engine.VoyageBlocked, h.voyageState(d.Voyage.ID))
+		require.NotEqual(t, domain.VoyageBlocked, h.voyageState(d.Voyage.ID))
 		r := h.why(d.IDs["x"])
 		require.Equal(t, engine.WhyWaitingAgent, r.Code, "%+v", r)
 		require.Contains(t, r.Message, "no agent profile is configured")
 	}
-	h.until("the voyage blocks after the grace period", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageBlocked })
+	h.until("the voyage blocks after the grace period", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageBlocked })
 	vs, err := h.eng.VoyageStatus(h.ctx, d.Voyage.ID)
 	require.NoError(t, err)
 	require.Len(t, vs.Escalations, 1)
@@ -161,10 +162,10 @@ func TestLoop_NoProfileWaitsForAnAgentThenEscalatesNoAgent(t *testing.T) {
 	require.Empty(t, h.openEscalations(solo.Mission.ID, engine.KindNoAgent))
 }
 
-func (h *harness) openEscalations(missionID, kind string) []engine.Escalation {
-	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: missionID})
+func (h *harness) openEscalations(missionID, kind string) []domain.Escalation {
+	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: missionID})
 	require.NoError(h.t, err)
-	var out []engine.Escalation
+	var out []domain.Escalation
 	for _, e := range escs {
 		if e.Kind == kind {
 			out = append(out, e)
@@ -185,14 +186,14 @@ func TestLoop_PauseHoldsWithoutBlockingTheVoyage(t *testing.T) {
 		_, err := h.s.RunOnce(h.ctx)
 		require.NoError(t, err)
 	}
-	require.NotEqual(t, engine.VoyageBlocked, h.voyageState(d.Voyage.ID))
+	require.NotEqual(t, domain.VoyageBlocked, h.voyageState(d.Voyage.ID))
 	vs, err := h.eng.VoyageStatus(h.ctx, d.Voyage.ID)
 	require.NoError(t, err)
 	require.Empty(t, vs.Escalations, "no deadlock report for a pause")
 	require.Equal(t, engine.WhyPaused, vs.Missions[0].Why[0].Code)
 	err = h.eng.SetPaused(h.ctx, false, "test", "test")
 	require.NoError(t, err)
-	h.until("it lands after resume", func() bool { return h.mission(d.IDs["a"]).Landing == engine.LandingLanded })
+	h.until("it lands after resume", func() bool { return h.mission(d.IDs["a"]).Landing == domain.LandingLanded })
 }
 
 // get_mission says that no loop runs when no scheduler leads, instead of nothing.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // keep renews, on a timer of its own, the leader lease and the leases of the managed agents
@@ -58,7 +58,7 @@ func (s *Scheduler) renewAgents(ctx context.Context) error {
 		}
 		ans, err := s.eng.RenewLease(ctx, a.fence)
 		switch {
-		case errors.Is(err, engine.ErrLeaseLost):
+		case errors.Is(err, domain.ErrLeaseLost):
 			s.stopAsync(a, runner.ReasonLeaseLost)
 		case err != nil:
 			errs = append(errs, err)

@@ -8,23 +8,24 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // readyLanding is a completed mission that passed review and the landing policy and whose
 // workspace is to be landed.
 type readyLanding struct {
-	m   engine.Mission
+	m   domain.Mission
 	rec RunRecord
 }
 
 // landOne runs the gates before a landing (review when required, the landing policy, a
 // workspace to land) and says whether the mission is ready to land.
-func (lr *lander) landOne(ctx context.Context, m *engine.Mission) (readyLanding, bool, error) {
-	if m.Landing == engine.LandingWaiting && !lr.dueRetry(m.ID) {
+func (lr *lander) landOne(ctx context.Context, m *domain.Mission) (readyLanding, bool, error) {
+	if m.Landing == domain.LandingWaiting && !lr.dueRetry(m.ID) {
 		return readyLanding{}, false, nil
 	}
-	if m.Review == engine.ReviewRequired && m.Kind != engine.KindReview && m.Landing != engine.LandingApproved {
+	if m.Review == engine.ReviewRequired && m.Kind != domain.KindReview && m.Landing != domain.LandingApproved {
 		lr.host.phase(PhaseReviewing)
 		approved, err := lr.reviewGate(ctx, m)
 		if err != nil || !approved {
@@ -36,9 +37,9 @@ func (lr *lander) landOne(ctx context.Context, m *engine.Mission) (readyLanding,
 	case pol.Landing == LandingNone:
 		_, err := lr.eng.LeaveLanding(ctx, m.ID, "landing policy none: the branch is left for a person")
 		return readyLanding{}, false, err
-	case pol.Landing == LandingApproval && m.Landing != engine.LandingApproved:
+	case pol.Landing == LandingApproval && m.Landing != domain.LandingApproved:
 		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
-			Route: engine.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
+			Route: domain.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
 			DecisionRequired: "approve the landing (approve_landing) after looking at get_mission_diff", SafeNextStep: "get_mission_diff " + m.ID})
 		_, err := lr.eng.AwaitApproval(ctx, m.ID, "landing policy approval")
 		return readyLanding{}, false, err
@@ -48,8 +49,8 @@ func (lr *lander) landOne(ctx context.Context, m *engine.Mission) (readyLanding,
 		return readyLanding{}, false, err
 	}
 	if rec.Worktree.Branch == "" || rec.Worktree.ReadOnly {
-		_, err := lr.eng.RecordLanding(ctx, engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
-			Detail: "the attempt had no writable workspace"}, engine.LandingNotRequired)
+		_, err := lr.eng.RecordLanding(ctx, domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(worktree.LandNothingToLand),
+			Detail: "the attempt had no writable workspace"}, domain.LandingNotRequired)
 		return readyLanding{}, false, err
 	}
 	return readyLanding{m: *m, rec: rec}, true, nil
@@ -106,26 +107,26 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 	if err != nil {
 		return err
 	}
-	record := engine.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: target,
+	record := domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: target,
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
 		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput),
 		DurationMS: durationMS}
 	switch l.Status {
 	case worktree.LandLanded, worktree.LandAlreadyLanded, worktree.LandNothingToLand:
-		state := engine.LandingLanded
+		state := domain.LandingLanded
 		if l.Status == worktree.LandNothingToLand {
-			state = engine.LandingNotRequired
+			state = domain.LandingNotRequired
 		}
 		if _, err := lr.eng.RecordLanding(ctx, record, state); err != nil {
 			return err
 		}
 		return lr.carried(ctx, m)
 	case worktree.LandWaiting:
-		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RoutePerson,
+		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: domain.RoutePerson,
 			Kind: "checkout", Reason: fmt.Sprintf("mission %s cannot land: the target is checked out in %s and local changes touch the same files", m.ID, l.Checkout),
 			DecisionRequired: "commit, stash or discard the local changes in that checkout; the landing is retried by itself",
 			Evidence:         append([]string{"checkout: " + l.Checkout}, l.BlockingFiles...), SafeNextStep: "git -C " + l.Checkout + " status"})
-		_, err := lr.eng.RecordLanding(ctx, record, engine.LandingWaiting)
+		_, err := lr.eng.RecordLanding(ctx, record, domain.LandingWaiting)
 		return err
 	case worktree.LandConflicted, worktree.LandChecksFailed:
 		return lr.landingProblem(ctx, m, record, pol, l)
@@ -135,16 +136,16 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 
 // landingProblem handles a conflict or failed checks: a repair mission (policy repair, and
 // always for failed checks) or a block with an escalation (policy block).
-func (lr *lander) landingProblem(ctx context.Context, m *engine.Mission, record engine.Landing, pol RepoPolicy, l worktree.Landing) error {
+func (lr *lander) landingProblem(ctx context.Context, m *domain.Mission, record domain.Landing, pol RepoPolicy, l worktree.Landing) error {
 	why, details := "conflict", "The landing on "+record.TargetBranch+" conflicts in:\n- "+strings.Join(l.ConflictPaths, "\n- ")
 	if l.Status == worktree.LandChecksFailed {
 		why, details = "checks", "The repository's checks failed on the merged tree:\n\n"+tail(l.CheckOutput, 8000)
 	}
 	if why == "conflict" && pol.OnConflict == OnConflictBlock {
-		if _, err := lr.eng.RecordLanding(ctx, record, engine.LandingConflicted); err != nil {
+		if _, err := lr.eng.RecordLanding(ctx, record, domain.LandingConflicted); err != nil {
 			return err
 		}
-		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RouteMainAgent,
+		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: domain.RouteMainAgent,
 			Kind: "conflict", Reason: fmt.Sprintf("mission %s (%s) conflicts with %s", m.ID, m.Title, record.TargetBranch),
 			DecisionRequired: "resolve the conflict on the mission's branch by hand, or retry the mission on the new target",
 			Evidence:         l.ConflictPaths, SafeNextStep: "get_mission_diff " + m.ID})
@@ -161,7 +162,7 @@ func (lr *lander) landingProblem(ctx context.Context, m *engine.Mission, record 
 	if _, err := lr.repair(ctx, m, why, details); err != nil {
 		return err
 	}
-	_, err = lr.eng.RecordLanding(ctx, record, engine.LandingRepair)
+	_, err = lr.eng.RecordLanding(ctx, record, domain.LandingRepair)
 	return err
 }
 
@@ -172,9 +173,9 @@ func (lr *lander) landingProblem(ctx context.Context, m *engine.Mission, record 
 const maxRepairChain = 2
 
 // repairDepth counts the repair missions in the chain that ends at m (m included).
-func (lr *lander) repairDepth(ctx context.Context, m *engine.Mission) (int, error) {
+func (lr *lander) repairDepth(ctx context.Context, m *domain.Mission) (int, error) {
 	depth := 0
-	for cur := m; cur.Kind == engine.KindRepair && cur.SubjectID != "" && depth < maxRepairChain; depth++ {
+	for cur := m; cur.Kind == domain.KindRepair && cur.SubjectID != "" && depth < maxRepairChain; depth++ {
 		d, err := lr.eng.GetMission(ctx, cur.SubjectID)
 		if err != nil {
 			return 0, fmt.Errorf("repair chain of %s: %w", m.ID, err)
@@ -186,12 +187,12 @@ func (lr *lander) repairDepth(ctx context.Context, m *engine.Mission) (int, erro
 
 // repairsExhausted stops a repair chain: the landing is recorded as conflicted and the Main
 // Agent gets an escalation with the problem, like on_conflict = block.
-func (lr *lander) repairsExhausted(ctx context.Context, m *engine.Mission, record engine.Landing, why, details string, depth int) error {
-	if _, err := lr.eng.RecordLanding(ctx, record, engine.LandingConflicted); err != nil {
+func (lr *lander) repairsExhausted(ctx context.Context, m *domain.Mission, record domain.Landing, why, details string, depth int) error {
+	if _, err := lr.eng.RecordLanding(ctx, record, domain.LandingConflicted); err != nil {
 		return err
 	}
 	what := map[string]string{"conflict": "conflicts with " + record.TargetBranch, "checks": "fails the repository's checks"}[why]
-	lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: engine.RouteMainAgent,
+	lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID, Route: domain.RouteMainAgent,
 		Kind: why, Reason: fmt.Sprintf("the work of mission %s (%s) still %s after %d repair missions", m.ID, m.Title, what, depth),
 		DecisionRequired: "fix it by hand on the mission's branch, or cancel the work and dispatch it again with clearer instructions",
 		Evidence:         []string{tail(details, 4000)}, SafeNextStep: "get_mission_diff " + m.ID})
@@ -200,14 +201,14 @@ func (lr *lander) repairsExhausted(ctx context.Context, m *engine.Mission, recor
 
 // carried marks the work a landed repair mission carried as landed too (its branch started
 // from the subject's branch, so the subject's work is in it), up the chain of repairs.
-func (lr *lander) carried(ctx context.Context, m *engine.Mission) error {
-	for m.Kind == engine.KindRepair && m.SubjectID != "" {
+func (lr *lander) carried(ctx context.Context, m *domain.Mission) error {
+	for m.Kind == domain.KindRepair && m.SubjectID != "" {
 		d, err := lr.eng.GetMission(ctx, m.SubjectID)
 		if err != nil {
 			return err
 		}
 		subj := d.Mission
-		if subj.State != engine.StateCompleted || subj.Landing.Satisfies() {
+		if subj.State != domain.StateCompleted || subj.Landing.Satisfies() {
 			return nil
 		}
 		if _, err := lr.eng.CarryLanding(ctx, subj.ID, m.ID); err != nil {

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -30,7 +31,7 @@ func TestLoop_ReadyLandingsLandTogether(t *testing.T) {
 	keys := []string{"a", "b", "c", "d"}
 	h.until("all four wait for approval", func() bool {
 		for _, k := range keys {
-			if h.mission(d.IDs[k]).Landing != engine.LandingApproval {
+			if h.mission(d.IDs[k]).Landing != domain.LandingApproval {
 				return false
 			}
 		}
@@ -42,8 +43,8 @@ func TestLoop_ReadyLandingsLandTogether(t *testing.T) {
 		require.NoError(t, err)
 	}
 	h.until("a, b and c land; d is conflicted", func() bool {
-		return h.mission(d.IDs["a"]).Landing == engine.LandingLanded && h.mission(d.IDs["b"]).Landing == engine.LandingLanded &&
-			h.mission(d.IDs["c"]).Landing == engine.LandingLanded && h.mission(d.IDs["d"]).Landing == engine.LandingConflicted
+		return h.mission(d.IDs["a"]).Landing == domain.LandingLanded && h.mission(d.IDs["b"]).Landing == domain.LandingLanded &&
+			h.mission(d.IDs["c"]).Landing == domain.LandingLanded && h.mission(d.IDs["d"]).Landing == domain.LandingConflicted
 	})
 	after := map[string]bool{}
 	for _, k := range []string{"a", "b", "c"} {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -18,7 +19,7 @@ const waitingRetry = 10 * time.Second
 const landQueueLimit = 400
 
 // lander is the landing service: the one owner of the landing lifecycle of completed
-// missions (engine/landingstate.go, docs/state-machine.md). It takes each mission of the
+// missions (engine/domain/landingstate.go, docs/state-machine.md). It takes each mission of the
 // landing queue through review when required (review.go), the repository's landing policy,
 // the landing itself with the repository's checks, and what a failed landing needs — a repair
 // mission or an escalation (land.go). Every landing move is a typed engine operation; every
@@ -67,7 +68,7 @@ func (lr *lander) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	groups := map[string][]engine.Mission{}
+	groups := map[string][]domain.Mission{}
 	var keys []string
 	for _, m := range queue {
 		k := m.Repository + "\x00" + lr.cfg.targetBranch(&m)
@@ -86,7 +87,7 @@ func (lr *lander) runOnce(ctx context.Context) error {
 func (lr *lander) wait() { lr.workers.Wait() }
 
 // startWorker starts the landing worker of one branch unless it already runs.
-func (lr *lander) startWorker(key string, ms []engine.Mission) {
+func (lr *lander) startWorker(key string, ms []domain.Mission) {
 	lr.mu.Lock()
 	busy := lr.busy[key]
 	lr.busy[key] = true
@@ -109,7 +110,7 @@ func (lr *lander) startWorker(key string, ms []engine.Mission) {
 
 // landBranch is one worker's pass over the missions of one branch: the gates first, then the
 // ready ones land together, worktree.MaxLandBatch at a time.
-func (lr *lander) landBranch(ctx context.Context, ms []engine.Mission) {
+func (lr *lander) landBranch(ctx context.Context, ms []domain.Mission) {
 	var ready []readyLanding
 	for i := range ms {
 		// The list was read before this worker started, maybe while the previous worker of
@@ -149,13 +150,13 @@ func (lr *lander) failed(id string, err error) bool {
 
 // stillLandable reads a mission again and says whether its landing is still for the landing
 // queue (completed; landing pending, approved, review or waiting).
-func (lr *lander) stillLandable(ctx context.Context, id string) (engine.Mission, bool, error) {
+func (lr *lander) stillLandable(ctx context.Context, id string) (domain.Mission, bool, error) {
 	d, err := lr.eng.GetMission(ctx, id)
 	if err != nil {
-		return engine.Mission{}, false, err
+		return domain.Mission{}, false, err
 	}
 	m := d.Mission
-	return m, m.State == engine.StateCompleted && m.Landing.Queued(), nil
+	return m, m.State == domain.StateCompleted && m.Landing.Queued(), nil
 }
 
 // dueRetry throttles retries of landings that wait for a clean checkout (this process's

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 )
@@ -26,7 +27,7 @@ func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testi
 	require.Equal(t, m.ID, c.Mission.ID)
 	require.NoError(t, os.WriteFile(filepath.Join(c.Workspace.Path, "shared.txt"), []byte("line one, edited\n"), 0o644))
 	git(t, c.Workspace.Path, "commit", "-q", "-am", "edit shared")
-	_, err = h.eng.Complete(h.ctx, c.Mission.Fence(), engine.WorkerResult{Summary: "edited"})
+	_, err = h.eng.Complete(h.ctx, c.Mission.Fence(), domain.WorkerResult{Summary: "edited"})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(h.repo, "shared.txt"), []byte("a local change\n"), 0o644))
 
@@ -34,15 +35,15 @@ func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testi
 	cfg := scheduler.Config{DataDir: h.data, Now: func() time.Time { return now }}
 	first := scheduler.NewLander(h.eng, h.wt, cfg)
 	require.NoError(t, first.RunOnce(h.ctx))
-	require.Equal(t, engine.LandingWaiting, h.mission(m.ID).Landing)
-	checkouts := func() []engine.Escalation {
-		escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: m.ID})
+	require.Equal(t, domain.LandingWaiting, h.mission(m.ID).Landing)
+	checkouts := func() []domain.Escalation {
+		escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: m.ID})
 		require.NoError(t, err)
 		return escs
 	}
 	require.Len(t, checkouts(), 1)
 	require.Equal(t, "checkout", checkouts()[0].Kind)
-	require.Equal(t, engine.RoutePerson, checkouts()[0].Route)
+	require.Equal(t, domain.RoutePerson, checkouts()[0].Route)
 
 	st, err := storage.Open(h.ctx, filepath.Join(h.data, "scheduler.db"), storage.Options{})
 	require.NoError(t, err)
@@ -68,7 +69,7 @@ func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testi
 	git(t, h.repo, "checkout", "--", "shared.txt")
 	now = now.Add(11 * time.Second)
 	require.NoError(t, first.RunOnce(h.ctx))
-	require.Equal(t, engine.LandingLanded, h.mission(m.ID).Landing)
+	require.Equal(t, domain.LandingLanded, h.mission(m.ID).Landing)
 	body, ok := h.file("shared.txt")
 	require.True(t, ok)
 	require.Equal(t, "line one, edited\n", body)
@@ -83,7 +84,7 @@ func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
 	approvalRepo, noneRepo := h.repo, makeRepo(t)
 	cfg := scheduler.Config{DataDir: h.data, Repositories: []scheduler.RepoPolicy{
 		{Path: approvalRepo, Landing: scheduler.LandingApproval}, {Path: noneRepo, Landing: scheduler.LandingNone}}}
-	complete := func(repo, file string) engine.Mission {
+	complete := func(repo, file string) domain.Mission {
 		m := h.create(engine.MissionSpec{Title: "add " + file, Repository: repo, WriteArea: []string{file}})
 		c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: "worker", Repository: repo}, h.s.PrepareWorkspace)
 		require.NoError(t, err)
@@ -91,7 +92,7 @@ func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
 		require.NoError(t, os.WriteFile(filepath.Join(c.Workspace.Path, file), []byte(file+"\n"), 0o644))
 		git(t, c.Workspace.Path, "add", file)
 		git(t, c.Workspace.Path, "commit", "-q", "-m", "add "+file)
-		_, err = h.eng.Complete(h.ctx, c.Mission.Fence(), engine.WorkerResult{Summary: "added"})
+		_, err = h.eng.Complete(h.ctx, c.Mission.Fence(), domain.WorkerResult{Summary: "added"})
 		require.NoError(t, err)
 		return m
 	}
@@ -99,9 +100,9 @@ func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
 
 	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
 	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
-	require.Equal(t, engine.LandingApproval, h.mission(gated.ID).Landing)
-	require.Equal(t, engine.LandingLeft, h.mission(left.ID).Landing)
-	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: gated.ID})
+	require.Equal(t, domain.LandingApproval, h.mission(gated.ID).Landing)
+	require.Equal(t, domain.LandingLeft, h.mission(left.ID).Landing)
+	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: gated.ID})
 	require.NoError(t, err)
 	require.Len(t, escs, 1)
 	require.Equal(t, "approval", escs[0].Kind)
@@ -109,10 +110,10 @@ func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
 	_, err = h.eng.ApproveLanding(h.ctx, gated.ID, "looks good", "person")
 	require.NoError(t, err)
 	require.NoError(t, scheduler.NewLander(h.eng, h.wt, cfg).RunOnce(h.ctx))
-	require.Equal(t, engine.LandingLanded, h.mission(gated.ID).Landing)
+	require.Equal(t, domain.LandingLanded, h.mission(gated.ID).Landing)
 	_, ok := h.file("gated.txt")
 	require.True(t, ok, "the approved mission landed on main")
-	escs, err = h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: gated.ID})
+	escs, err = h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: gated.ID})
 	require.NoError(t, err)
 	require.Empty(t, escs, "landing closed the approval escalation")
 	out := git(t, noneRepo, "log", "--oneline", "main")

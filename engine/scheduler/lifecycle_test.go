@@ -11,10 +11,11 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
-func (h *harness) create(spec engine.MissionSpec) engine.Mission {
+func (h *harness) create(spec engine.MissionSpec) domain.Mission {
 	h.t.Helper()
 	c, err := h.eng.CreateMission(h.ctx, spec, "test")
 	require.NoError(h.t, err)
@@ -26,11 +27,11 @@ func TestLoop_FailureIsRetriedThenFails(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(engine.MissionSpec{Title: "always fails", WriteArea: []string{"x/**"}, RetryBudget: ptr(1),
 		Brief: "@fail test \"TestX failed\""})
-	h.until("the mission fails for good", func() bool { return h.mission(m.ID).State == engine.StateFailed })
+	h.until("the mission fails for good", func() bool { return h.mission(m.ID).State == domain.StateFailed })
 	d, err := h.eng.GetMission(h.ctx, m.ID)
 	require.NoError(t, err)
 	require.Len(t, d.Attempts, 2, "one retry, then the identical failure spends the budget")
-	require.Equal(t, engine.DecisionFail, d.Mission.Decision.Kind)
+	require.Equal(t, domain.DecisionFail, d.Mission.Decision.Kind)
 	require.Equal(t, "test", d.Mission.LastFailure.Kind)
 }
 
@@ -40,7 +41,7 @@ func TestLoop_BlockedThenResolved(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(engine.MissionSpec{Title: "needs a decision", WriteArea: []string{"d.txt"},
 		Brief: "@block \"which database?\""})
-	h.until("the mission blocks", func() bool { return h.mission(m.ID).State == engine.StateBlocked })
+	h.until("the mission blocks", func() bool { return h.mission(m.ID).State == domain.StateBlocked })
 	d, err := h.eng.GetMission(h.ctx, m.ID)
 	require.NoError(t, err)
 	require.NotNil(t, d.Escalation)
@@ -51,7 +52,7 @@ func TestLoop_BlockedThenResolved(t *testing.T) {
 	require.NoError(t, err)
 	_, err = h.eng.ResolveEscalation(h.ctx, d.Escalation.ID, engine.ResolveRetry, "postgres", "person")
 	require.NoError(t, err)
-	h.until("it lands", func() bool { return h.mission(m.ID).Landing == engine.LandingLanded })
+	h.until("it lands", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
 	body, ok := h.file("d.txt")
 	require.True(t, ok)
 	require.Equal(t, "postgres\n", body)
@@ -65,7 +66,7 @@ func TestLoop_CancelStopsTheAgent(t *testing.T) {
 	// agent's pid once the agent is launched.
 	h.until("its agent runs", func() bool {
 		got := h.mission(m.ID)
-		return got.State == engine.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0
+		return got.State == domain.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0
 	})
 	pid := runPID(t, h.mission(m.ID))
 	require.NotZero(t, pid)
@@ -75,7 +76,7 @@ func TestLoop_CancelStopsTheAgent(t *testing.T) {
 	require.NoError(t, err)
 	h.until("the agent is gone", func() bool { return !processAlive(pid) })
 	require.Less(t, time.Since(start), 10*time.Second, "stopped within the grace period (plus a generous margin)")
-	require.Equal(t, engine.StateCancelled, h.mission(m.ID).State)
+	require.Equal(t, domain.StateCancelled, h.mission(m.ID).State)
 }
 
 // A scheduler that stops detaches from its agents; the next one re-attaches to an agent that
@@ -87,7 +88,7 @@ func TestLoop_RestartReattachesAndCollects(t *testing.T) {
 	quick := h.create(engine.MissionSpec{Title: "quick", WriteArea: []string{"quick.txt"},
 		Brief: "@sleep 300ms\n@write quick.txt \"quick\\n\"\n@commit quick\n@done quick"})
 	h.until("both run", func() bool {
-		return h.mission(slow.ID).State == engine.StateRunning && h.mission(quick.ID).State == engine.StateRunning
+		return h.mission(slow.ID).State == domain.StateRunning && h.mission(quick.ID).State == domain.StateRunning
 	})
 	require.NoError(t, h.s.Stop(h.ctx)) // agents keep working unwatched
 	time.Sleep(600 * time.Millisecond)  // quick ends while no scheduler watches
@@ -97,7 +98,7 @@ func TestLoop_RestartReattachesAndCollects(t *testing.T) {
 	require.NoError(t, err)
 	h.s = next
 	h.until("both land", func() bool {
-		return h.mission(slow.ID).Landing == engine.LandingLanded && h.mission(quick.ID).Landing == engine.LandingLanded
+		return h.mission(slow.ID).Landing == domain.LandingLanded && h.mission(quick.ID).Landing == domain.LandingLanded
 	})
 	for _, id := range []string{slow.ID, quick.ID} {
 		d, err := h.eng.GetMission(h.ctx, id)
@@ -114,7 +115,7 @@ func TestLoop_NoProfileHoldsAndBlocksTheVoyage(t *testing.T) {
 	d, err := h.eng.Dispatch(h.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
 		{Key: "x", Title: "needs an astronaut", Persona: "astronaut", WriteArea: []string{"x"}}}}, "test")
 	require.NoError(t, err)
-	h.until("the voyage blocks", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageBlocked })
+	h.until("the voyage blocks", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageBlocked })
 	w, err := h.eng.LatestWave(h.ctx)
 	require.NoError(t, err)
 	require.Len(t, w.Held, 1)
@@ -127,7 +128,7 @@ func TestLoop_NoProfileHoldsAndBlocksTheVoyage(t *testing.T) {
 
 func ptr(n int) *int { return &n }
 
-func runPID(t *testing.T, m engine.Mission) int {
+func runPID(t *testing.T, m domain.Mission) int {
 	t.Helper()
 	var rec scheduler.RunRecord
 	require.NoError(t, jsonUnmarshal(m.Run, &rec))

@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
@@ -89,7 +90,7 @@ func TestB13_CrashInsideDispatchIsRecovered(t *testing.T) {
 			require.True(t, crashed.State.Leased(), "the crash left the mission %s", crashed.State)
 			launched := stage != "acquired" && stage != "prepared"
 
-			h.until("the next leader lands the mission", func() bool { return h.mission(m.ID).Landing == engine.LandingLanded })
+			h.until("the next leader lands the mission", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
 			d, err := h.eng.GetMission(h.ctx, m.ID)
 			require.NoError(t, err)
 			body, ok := h.file("b13.txt")
@@ -104,7 +105,7 @@ func TestB13_CrashInsideDispatchIsRecovered(t *testing.T) {
 				require.Equal(t, 1, d.Landings[0].Attempt)
 			} else {
 				require.Equal(t, 2, d.Mission.Attempt, "given back, then run again")
-				require.Equal(t, engine.OutcomeReleased, d.Attempts[0].Outcome)
+				require.Equal(t, domain.OutcomeReleased, d.Attempts[0].Outcome)
 				require.True(t, strings.Contains(d.Attempts[0].Summary, "before launching"), d.Attempts[0].Summary)
 				require.Equal(t, 2, d.Landings[0].Attempt)
 			}

@@ -5,7 +5,7 @@ import (
 	"errors"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // monitor: stop agents whose mission is no longer theirs, renew the leases of live agents
@@ -16,7 +16,7 @@ func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 	if err != nil {
 		return err
 	}
-	live := map[engine.Fence]bool{}
+	live := map[domain.Fence]bool{}
 	for _, f := range fences {
 		live[f] = true
 	}
@@ -46,7 +46,7 @@ func (s *Scheduler) monitor(ctx context.Context, rep *TickReport) error {
 
 // alive reports whether m's current attempt is a managed agent this process supervises or
 // is launching right now (recovery must leave such a mission alone).
-func (s *Scheduler) alive(m engine.Mission) bool {
+func (s *Scheduler) alive(m domain.Mission) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.launching[m.ID] {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 )
 
@@ -55,7 +56,7 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
 		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}}
 	for _, m := range v.Candidates {
-		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == engine.KindReview {
+		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model
 		}
 	}
@@ -73,8 +74,8 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 
 // anyUrgent reports whether a candidate is urgent enough to preempt (only then does the
 // snapshot ask which running missions can yield).
-func (s *Scheduler) anyUrgent(ms []engine.Mission) bool {
-	return slices.ContainsFunc(ms, func(m engine.Mission) bool { return m.Priority <= s.cfg.UrgentPriority })
+func (s *Scheduler) anyUrgent(ms []domain.Mission) bool {
+	return slices.ContainsFunc(ms, func(m domain.Mission) bool { return m.Priority <= s.cfg.UrgentPriority })
 }
 
 // plannerProfiles is the configured profiles as the planner sees them.
@@ -106,9 +107,9 @@ func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) er
 	if len(tp.snap.Missions) == 0 {
 		return s.recordHolds(ctx, nil)
 	}
-	wave := engine.Wave{Runnable: p.Runnable}
+	wave := domain.Wave{Runnable: p.Runnable}
 	for _, h := range p.Held {
-		wave.Held = append(wave.Held, engine.WaveEntry{MissionID: h.MissionID, Reason: h.Reason.Message})
+		wave.Held = append(wave.Held, domain.WaveEntry{MissionID: h.MissionID, Reason: h.Reason.Message})
 	}
 	var errs []error
 	for _, pr := range p.Preempt {
@@ -137,7 +138,7 @@ func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) er
 
 // applyDispatch dispatches one planned assignment; it returns the wave entry when the
 // mission was taken (nil when the acquire refused it, which is logged).
-func (s *Scheduler) applyDispatch(ctx context.Context, d planner.Dispatch) (*engine.WaveEntry, error) {
+func (s *Scheduler) applyDispatch(ctx context.Context, d planner.Dispatch) (*domain.WaveEntry, error) {
 	prof, ok := s.cfg.profile(d.Profile)
 	if !ok {
 		return nil, fmt.Errorf("dispatch %s: the plan names profile %q, which is not configured", d.Mission.ID, d.Profile)
@@ -153,7 +154,7 @@ func (s *Scheduler) applyDispatch(ctx context.Context, d planner.Dispatch) (*eng
 		return nil, nil
 	}
 	score := d.Score
-	return &engine.WaveEntry{MissionID: d.Mission.ID, Profile: d.Profile, Score: &score}, nil
+	return &domain.WaveEntry{MissionID: d.Mission.ID, Profile: d.Profile, Score: &score}, nil
 }
 
 // preempt records a planned preemption and tells the agent; a preemption that cannot be
@@ -211,7 +212,7 @@ func joinErr(errs []error, err error) error {
 
 // recordWave stores the wave when its decisions differ from the last recorded one, so an
 // idle scheduler does not write a wave every second.
-func (s *Scheduler) recordWave(ctx context.Context, w engine.Wave) error {
+func (s *Scheduler) recordWave(ctx context.Context, w domain.Wave) error {
 	h := sha256.New()
 	for _, e := range w.Dispatched {
 		fmt.Fprintf(h, "d%s%s;", e.MissionID, e.Profile)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -33,8 +34,8 @@ type RunRecord struct {
 	AttemptDir string             `json:"attempt_dir,omitempty"`
 	PID        int                `json:"pid,omitempty"`
 	AgentStart string             `json:"agent_start,omitempty"`
-	Score      *engine.Score      `json:"score,omitempty"`
-	Scores     []engine.Score     `json:"scores,omitempty"`
+	Score      *domain.Score      `json:"score,omitempty"`
+	Scores     []domain.Score     `json:"scores,omitempty"`
 	PrepareMS  int64              `json:"prepare_ms,omitempty"` // how long the workspace took to make
 	LaunchedAt time.Time          `json:"launched_at"`
 }
@@ -64,13 +65,13 @@ func fromRecord(w engine.WorkspaceRecord) worktree.Workspace {
 }
 
 // runWith is runWith with the scheduler's engine.
-func (s *Scheduler) runWith(ctx context.Context, m *engine.Mission) (RunRecord, error) {
+func (s *Scheduler) runWith(ctx context.Context, m *domain.Mission) (RunRecord, error) {
 	return runWith(ctx, s.eng, m)
 }
 
 // runWith decodes m's run record and reads the workspace of its attempt (m's current one
 // when the record names none) from the store: zero when none was recorded.
-func runWith(ctx context.Context, eng *engine.Engine, m *engine.Mission) (RunRecord, error) {
+func runWith(ctx context.Context, eng *engine.Engine, m *domain.Mission) (RunRecord, error) {
 	r := runOf(m)
 	attempt := r.Attempt
 	if attempt == 0 {
@@ -80,7 +81,7 @@ func runWith(ctx context.Context, eng *engine.Engine, m *engine.Mission) (RunRec
 		return r, nil
 	}
 	w, err := eng.Workspace(ctx, m.ID, attempt)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return r, nil
 	}
 	if err != nil {
@@ -99,7 +100,7 @@ func (r RunRecord) raw() json.RawMessage {
 }
 
 // runOf decodes a mission's run record (zero when it has none).
-func runOf(m *engine.Mission) RunRecord {
+func runOf(m *domain.Mission) RunRecord {
 	var r RunRecord
 	if len(m.Run) > 0 {
 		_ = json.Unmarshal(m.Run, &r) // written by this package; an unreadable one reads as absent

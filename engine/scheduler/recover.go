@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // recover runs when this process becomes the leader: every leased or running mission whose
@@ -47,7 +47,7 @@ func (s *Scheduler) recover(ctx context.Context) (int, error) {
 }
 
 // reattach finds one managed attempt again; it reports whether it adopted one.
-func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error) {
+func (s *Scheduler) reattach(ctx context.Context, m domain.Mission) (bool, error) {
 	rec, err := s.runWith(ctx, &m)
 	if err != nil {
 		return false, err
@@ -96,7 +96,7 @@ func (s *Scheduler) reattach(ctx context.Context, m engine.Mission) (bool, error
 	// The lease may have run low (or out) while no scheduler led: start or renew it before the
 	// agent is supervised, so its fence starts from a fresh expiry.
 	var expires time.Time
-	if m.State == engine.StateLeased {
+	if m.State == domain.StateLeased {
 		started, err := s.eng.Start(ctx, m.Fence())
 		if err != nil {
 			proc.Detach()

@@ -10,12 +10,13 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
 func (h *harness) gone(id string) bool {
 	_, err := h.eng.GetMission(h.ctx, id)
-	if errors.Is(err, engine.ErrNotFound) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return true
 	}
 	require.NoError(h.t, err)
@@ -28,7 +29,7 @@ func (h *harness) gone(id string) bool {
 func TestPruneHistory_RemovesRecordsAndAttemptDir(t *testing.T) {
 	h := newHarness(t)
 	landed := h.create(engine.MissionSpec{Title: "lands", WriteArea: []string{"l.txt"}, Brief: "@write l.txt x\n@commit l\n@done"})
-	h.until("it lands", func() bool { return h.mission(landed.ID).Landing == engine.LandingLanded })
+	h.until("it lands", func() bool { return h.mission(landed.ID).Landing == domain.LandingLanded })
 	rec := h.runRecord(landed.ID)
 	attempts := filepath.Join(h.data, "attempts", landed.ID)
 	require.DirExists(t, attempts)

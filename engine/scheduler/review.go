@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 )
 
@@ -17,13 +18,13 @@ const maxReviewRounds = 2
 // Verdicts: approved → land; minor → a repair mission; severe → block with an escalation
 // (approve_landing can still land it); insufficient → a verification mission, then another
 // review round.
-func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, error) {
-	rounds, err := lr.eng.ListMissions(ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindReview, Limit: 100})
+func (lr *lander) reviewGate(ctx context.Context, m *domain.Mission) (bool, error) {
+	rounds, err := lr.eng.ListMissions(ctx, engine.MissionFilter{SubjectID: m.ID, Kind: domain.KindReview, Limit: 100})
 	if err != nil {
 		return false, err
 	}
 	prefix := fmt.Sprintf("review-%s-a%d-r", m.ID, m.Attempt)
-	var latest *engine.Mission
+	var latest *domain.Mission
 	round := 0
 	for i := range rounds {
 		if strings.HasPrefix(rounds[i].IdempotencyKey, prefix) {
@@ -34,27 +35,27 @@ func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, erro
 		return false, lr.startReview(ctx, m, 1, "")
 	}
 	switch latest.State {
-	case engine.StateCompleted:
-	case engine.StateFailed, engine.StateCancelled:
+	case domain.StateCompleted:
+	case domain.StateFailed, domain.StateCancelled:
 		return false, lr.reviewEscalation(ctx, m, "its review mission "+latest.ID+" ended "+string(latest.State), nil)
 	default:
 		return false, nil // the reviewer is still at work (or waits for a decision of its own)
 	}
-	verdict, findings := engine.VerdictApproved, []engine.Finding(nil)
+	verdict, findings := domain.VerdictApproved, []domain.Finding(nil)
 	if latest.Result != nil {
-		verdict, findings = orDefault(latest.Result.Verdict, engine.VerdictApproved), latest.Result.Findings
+		verdict, findings = orDefault(latest.Result.Verdict, domain.VerdictApproved), latest.Result.Findings
 	}
 	switch verdict {
-	case engine.VerdictApproved:
+	case domain.VerdictApproved:
 		return true, nil
-	case engine.VerdictMinor:
+	case domain.VerdictMinor:
 		r, err := lr.repair(ctx, m, "review", "The reviewer asked for changes:\n"+findingLines(findings))
 		if err != nil {
 			return false, err
 		}
 		_, err = lr.eng.RepairLanding(ctx, m.ID, r.ID, "review "+latest.ID+" asked for a repair")
 		return false, err
-	case engine.VerdictInsufficient:
+	case domain.VerdictInsufficient:
 		if round >= maxReviewRounds {
 			return false, lr.reviewEscalation(ctx, m, fmt.Sprintf("%d review rounds found the evidence insufficient", round), findings)
 		}
@@ -66,7 +67,7 @@ func (lr *lander) reviewGate(ctx context.Context, m *engine.Mission) (bool, erro
 // startReview creates review round n of m's current attempt (and, when the previous round
 // found the evidence insufficient, a verification mission it waits for). Idempotency keys
 // make a repeated call return the missions already made.
-func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, missing string) error {
+func (lr *lander) startReview(ctx context.Context, m *domain.Mission, n int, missing string) error {
 	rec, err := runWith(ctx, lr.eng, m)
 	if err != nil {
 		return err
@@ -91,7 +92,7 @@ func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, mis
 	}
 	var deps []string
 	if missing != "" {
-		v, err := lr.derived(ctx, m, engine.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), "Verify: "+m.Title, "",
+		v, err := lr.derived(ctx, m, domain.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), "Verify: "+m.Title, "",
 			"Gather the evidence a reviewer found missing for mission "+m.ID+" ("+m.Title+"), without changing its work:\n\n"+missing+
 				"\n\nThe mission's brief, quoted:\n\n"+quote(m.Brief))
 		if err != nil {
@@ -99,7 +100,7 @@ func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, mis
 		}
 		deps = []string{v.ID}
 	}
-	r, err := lr.derived(ctx, m, engine.KindReview, fmt.Sprintf("review-%s-a%d-r%d", m.ID, m.Attempt, n), "Review: "+m.Title, "reviewer", brief, deps...)
+	r, err := lr.derived(ctx, m, domain.KindReview, fmt.Sprintf("review-%s-a%d-r%d", m.ID, m.Attempt, n), "Review: "+m.Title, "reviewer", brief, deps...)
 	if err != nil {
 		return err
 	}
@@ -109,24 +110,24 @@ func (lr *lander) startReview(ctx context.Context, m *engine.Mission, n int, mis
 
 // repair creates (once per attempt and reason) a repair mission for m: it starts from m's
 // branch with the target merged in, and its landing carries m's work.
-func (lr *lander) repair(ctx context.Context, m *engine.Mission, why, details string) (engine.Mission, error) {
+func (lr *lander) repair(ctx context.Context, m *domain.Mission, why, details string) (domain.Mission, error) {
 	brief := fmt.Sprintf("Mission %s (%s) finished, but its work cannot land yet: %s.\n\n%s\n\n"+
 		"You work on a branch that holds its work with the target branch merged in. Fix the problem, keep the mission's intent, and commit.\n\nThe original brief, quoted:\n\n%s",
 		m.ID, m.Title, map[string]string{"conflict": "it conflicts with the target branch", "checks": "the repository's checks failed", "review": "its reviewer asked for changes"}[why],
 		details, quote(m.Brief))
-	return lr.derived(ctx, m, engine.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), "Repair: "+m.Title, m.Persona, brief)
+	return lr.derived(ctx, m, domain.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), "Repair: "+m.Title, m.Persona, brief)
 }
 
 // derived creates a mission about m (review, verification, repair) in m's voyage and
 // repository, depending on dependsOn. Read-only kinds get a write area of their own so that
 // they never make the repository exclusive.
-func (lr *lander) derived(ctx context.Context, m *engine.Mission, kind engine.MissionKind, key, title, persona, brief string, dependsOn ...string) (engine.Mission, error) {
+func (lr *lander) derived(ctx context.Context, m *domain.Mission, kind domain.MissionKind, key, title, persona, brief string, dependsOn ...string) (domain.Mission, error) {
 	budget := 2
 	spec := engine.MissionSpec{Title: truncateTitle(title), Brief: brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Priority: m.Priority, Persona: persona, Capabilities: m.Capabilities, WriteArea: m.WriteArea, Kind: kind,
 		SubjectID: m.ID, IdempotencyKey: key, VoyageID: m.VoyageID, RetryBudget: &budget, AcceptanceCriteria: m.AcceptanceCriteria,
 		DependsOn: dependsOn}
-	if kind == engine.KindReview || kind == engine.KindVerify {
+	if kind == domain.KindReview || kind == domain.KindVerify {
 		spec.Workspace, spec.WriteArea, spec.Capabilities = engine.WorkspaceSnapshot, []string{".mcp-scheduler/" + key}, nil
 	}
 	c, err := lr.eng.CreateMission(ctx, spec, "scheduler")
@@ -143,20 +144,20 @@ func truncateTitle(t string) string {
 
 // reviewEscalation asks the Main Agent to decide about a mission its review did not approve;
 // approve_landing still lands it.
-func (lr *lander) reviewEscalation(ctx context.Context, m *engine.Mission, why string, findings []engine.Finding) error {
+func (lr *lander) reviewEscalation(ctx context.Context, m *domain.Mission, why string, findings []domain.Finding) error {
 	var ev []string
 	for _, f := range findings {
 		ev = append(ev, findingLine(f))
 	}
 	lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
-		Route: engine.RouteMainAgent, Kind: "review", Reason: fmt.Sprintf("mission %s (%s) was not approved: %s", m.ID, m.Title, why),
+		Route: domain.RouteMainAgent, Kind: "review", Reason: fmt.Sprintf("mission %s (%s) was not approved: %s", m.ID, m.Title, why),
 		DecisionRequired: "land it anyway (approve_landing), retry it (retry_mission after cancel), or cancel it",
 		Evidence:         ev, SafeNextStep: "get_mission_diff " + m.ID})
 	_, err := lr.eng.AwaitApproval(ctx, m.ID, why)
 	return err
 }
 
-func findingLines(fs []engine.Finding) string {
+func findingLines(fs []domain.Finding) string {
 	if len(fs) == 0 {
 		return "(no findings were given)"
 	}
@@ -167,7 +168,7 @@ func findingLines(fs []engine.Finding) string {
 	return b.String()
 }
 
-func findingLine(f engine.Finding) string {
+func findingLine(f domain.Finding) string {
 	loc := f.Path
 	if f.Line > 0 {
 		loc = fmt.Sprintf("%s:%d", f.Path, f.Line)

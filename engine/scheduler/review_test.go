@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
@@ -18,15 +19,15 @@ func TestLoop_ReviewAsksForRepair(t *testing.T) {
 		Brief: "@write greet.txt \"helo\\n\"\n@commit greeting\n@done\n" +
 			"@review verdict minor \"typo: helo\"\n" +
 			"@repair write greet.txt \"hello\\n\"\n@repair commit fix typo\n@repair done fixed"})
-	h.until("the work lands through its repair", func() bool { return h.mission(m.ID).Landing == engine.LandingLanded })
-	reviews, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindReview})
+	h.until("the work lands through its repair", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
+	reviews, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: domain.KindReview})
 	require.NoError(t, err)
 	require.Len(t, reviews, 1)
 	require.Equal(t, "minor", reviews[0].Result.Verdict)
-	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindRepair})
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: domain.KindRepair})
 	require.NoError(t, err)
 	require.Len(t, repairs, 1)
-	require.Equal(t, engine.LandingLanded, repairs[0].Landing)
+	require.Equal(t, domain.LandingLanded, repairs[0].Landing)
 	body, ok := h.file("greet.txt")
 	require.True(t, ok)
 	require.Equal(t, "hello\n", body)
@@ -37,8 +38,8 @@ func TestLoop_ReviewApproves(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(engine.MissionSpec{Title: "ok", WriteArea: []string{"ok.txt"}, Review: engine.ReviewRequired,
 		Brief: "@write ok.txt fine\n@commit ok\n@done"})
-	h.until("it lands", func() bool { return h.mission(m.ID).Landing == engine.LandingLanded })
-	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: engine.KindRepair})
+	h.until("it lands", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{SubjectID: m.ID, Kind: domain.KindRepair})
 	require.NoError(t, err)
 	require.Empty(t, repairs)
 }
@@ -52,12 +53,12 @@ func TestLoop_LandingConflictIsRepaired(t *testing.T) {
 	second := h.create(engine.MissionSpec{Title: "second", WriteArea: []string{"second/**"},
 		Brief: "@sleep 300ms\n@write shared.txt \"line one\\nsecond\\n\"\n@commit second\n@done"})
 	h.until("both land", func() bool {
-		return h.mission(first.ID).Landing == engine.LandingLanded && h.mission(second.ID).Landing == engine.LandingLanded
+		return h.mission(first.ID).Landing == domain.LandingLanded && h.mission(second.ID).Landing == domain.LandingLanded
 	})
 	body, _ := h.file("shared.txt")
 	require.Contains(t, body, "first")
 	require.Contains(t, body, "second")
-	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: engine.KindRepair})
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: domain.KindRepair})
 	require.NoError(t, err)
 	require.Len(t, repairs, 1)
 	d, err := h.eng.GetMission(h.ctx, repairs[0].SubjectID)
@@ -78,21 +79,21 @@ func TestLoop_FailingChecksRepairChainIsBounded(t *testing.T) {
 	d, err := h.eng.Dispatch(h.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{{Key: "b", Title: "breaks the check",
 		WriteArea: []string{"broken.txt"}, Brief: "@write broken.txt broken\n@commit break\n@done"}}}, "test")
 	require.NoError(t, err)
-	h.until("the voyage blocks", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageBlocked })
-	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: engine.KindRepair})
+	h.until("the voyage blocks", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageBlocked })
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: domain.KindRepair})
 	require.NoError(t, err)
 	require.Len(t, repairs, 2, h.dump())
 	first, second := repairs[0], repairs[1]
 	require.Equal(t, d.IDs["b"], first.SubjectID)
 	require.Equal(t, first.ID, second.SubjectID)
-	require.Equal(t, engine.LandingRepair, h.mission(first.ID).Landing)
+	require.Equal(t, domain.LandingRepair, h.mission(first.ID).Landing)
 	last, err := h.eng.GetMission(h.ctx, second.ID)
 	require.NoError(t, err)
-	require.Equal(t, engine.LandingConflicted, last.Mission.Landing)
+	require.Equal(t, domain.LandingConflicted, last.Mission.Landing)
 	require.Equal(t, "checks_failed", last.Landings[0].Status)
-	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: engine.EscalationOpen, MissionID: second.ID})
+	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: second.ID})
 	require.NoError(t, err)
-	kinds := map[string]engine.Escalation{}
+	kinds := map[string]domain.Escalation{}
 	for _, e := range escs {
 		kinds[e.Kind] = e
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A 30-mission voyage with hard, soft, conflict and serialization edges, write-area
@@ -27,11 +28,11 @@ func TestScenario_ThirtyMissionVoyage(t *testing.T) {
 		case i%5 == 1 && i != 21: // a chain of hard dependencies
 			s.DependsOn = []string{fmt.Sprintf("m%02d", i-1)}
 		case i%7 == 3:
-			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-2), Type: engine.EdgeSoft})
+			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-2), Type: domain.EdgeSoft})
 		case i%9 == 4:
-			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-1), Type: engine.EdgeSerialization})
+			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-1), Type: domain.EdgeSerialization})
 		case i%11 == 5:
-			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-3), Type: engine.EdgeConflict, Reason: "same subsystem"})
+			edges = append(edges, engine.EdgeSpec{Mission: key, DependsOn: fmt.Sprintf("m%02d", i-3), Type: domain.EdgeConflict, Reason: "same subsystem"})
 		}
 		switch i {
 		case 8, 9: // overlapping write areas: a scheduler conflict edge, never at the same time
@@ -56,7 +57,7 @@ func TestScenario_ThirtyMissionVoyage(t *testing.T) {
 	require.NoError(t, err)
 	resolved := false
 	h.until("the voyage completes", func() bool {
-		if !resolved && h.mission(d.IDs["m28"]).State == engine.StateBlocked {
+		if !resolved && h.mission(d.IDs["m28"]).State == domain.StateBlocked {
 			brief := "@write m28.txt \"m28\\n\"\n@commit m28\n@done decided"
 			_, err := h.eng.UpdateMission(h.ctx, d.IDs["m28"], engine.MissionPatch{Brief: &brief}, "test")
 			require.NoError(t, err)
@@ -66,7 +67,7 @@ func TestScenario_ThirtyMissionVoyage(t *testing.T) {
 			require.NoError(t, err)
 			resolved = true
 		}
-		return h.voyageState(d.Voyage.ID) == engine.VoyageCompleted
+		return h.voyageState(d.Voyage.ID) == domain.VoyageCompleted
 	})
 	log := git(t, h.repo, "log", "--format=%s", "main")
 	for i := 0; i < 30; i++ {
@@ -84,7 +85,7 @@ func TestScenario_ThirtyMissionVoyage(t *testing.T) {
 
 	require.Contains(t, shared, "m20")
 	require.Contains(t, shared, "m21")
-	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: engine.KindRepair})
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: domain.KindRepair})
 	require.NoError(t, err)
 	require.Len(t, repairs, 2, "one for the landing conflict, one for the review")
 	flaky := h.mission(d.IDs["m12"])

@@ -6,13 +6,14 @@ import (
 	"fmt"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // PrepareWorkspace is the engine.WorkspacePreparer of pull mode (claim_mission): it creates
 // the claimed attempt's workspace, writes its brief (pull-mode wording) into
 // .mcp-scheduler/brief.md and returns the run record to store.
-func (s *Scheduler) PrepareWorkspace(ctx context.Context, m *engine.Mission) (engine.Workspace, json.RawMessage, error) {
+func (s *Scheduler) PrepareWorkspace(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
 	ws, err := s.prepare(ctx, m)
 	if err != nil {
 		return engine.Workspace{}, nil, err
@@ -29,7 +30,7 @@ func (s *Scheduler) PrepareWorkspace(ctx context.Context, m *engine.Mission) (en
 }
 
 // Brief renders the brief a pull-mode agent gets for its claimed mission.
-func (s *Scheduler) Brief(ctx context.Context, m *engine.Mission) (string, error) {
+func (s *Scheduler) Brief(ctx context.Context, m *domain.Mission) (string, error) {
 	rec, err := s.runWith(ctx, m)
 	if err != nil {
 		return "", err
@@ -39,13 +40,13 @@ func (s *Scheduler) Brief(ctx context.Context, m *engine.Mission) (string, error
 
 // Diff returns what a mission's current (or last) attempt changed: its workspace's base
 // commit against its branch.
-func (s *Scheduler) Diff(ctx context.Context, m *engine.Mission) (worktree.DiffResult, error) {
+func (s *Scheduler) Diff(ctx context.Context, m *domain.Mission) (worktree.DiffResult, error) {
 	rec, err := s.runWith(ctx, m)
 	if err != nil {
 		return worktree.DiffResult{}, err
 	}
 	if rec.Worktree.Branch == "" || rec.Worktree.BaseCommit == "" {
-		return worktree.DiffResult{}, fmt.Errorf("mission %s has no workspace branch yet: %w", m.ID, engine.ErrNotFound)
+		return worktree.DiffResult{}, fmt.Errorf("mission %s has no workspace branch yet: %w", m.ID, domain.ErrNotFound)
 	}
 	repo, err := s.wt.Open(m.Repository)
 	if err != nil {
@@ -56,7 +57,7 @@ func (s *Scheduler) Diff(ctx context.Context, m *engine.Mission) (worktree.DiffR
 
 // Workspace returns the recorded workspace of m's current (or last) attempt: zero when none
 // was recorded.
-func (s *Scheduler) Workspace(ctx context.Context, m *engine.Mission) (worktree.Workspace, error) {
+func (s *Scheduler) Workspace(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
 	rec, err := s.runWith(ctx, m)
 	return rec.Worktree, err
 }

@@ -4,13 +4,13 @@ import (
 	"context"
 	"errors"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // settle decides every open voyage: completed, blocked with a report, or going on, with the
 // agent rule of the tick's plan tp (nil: none was made).
 func (s *Scheduler) settle(ctx context.Context, rep *TickReport, tp *tickPlan) error {
-	vs, err := s.eng.Voyages(ctx, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, 200)
+	vs, err := s.eng.Voyages(ctx, []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive, domain.VoyageBlocked}, 200)
 	if err != nil || len(vs) == 0 {
 		return err
 	}

@@ -10,12 +10,13 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // attemptRun is one managed attempt this process supervises.
 type attemptRun struct {
-	fence   engine.Fence
-	mission engine.Mission
+	fence   domain.Fence
+	mission domain.Mission
 	rec     RunRecord
 	proc    *runner.Process
 	profile agent.Profile
@@ -66,9 +67,9 @@ func (s *Scheduler) supervise(ctx context.Context, a *attemptRun) {
 		s.Wake()
 	}()
 	for ev := range a.proc.Events() {
-		if err := s.onEvent(ctx, a, ev); errors.Is(err, engine.ErrLeaseLost) {
+		if err := s.onEvent(ctx, a, ev); errors.Is(err, domain.ErrLeaseLost) {
 			s.stopAsync(a, runner.ReasonLeaseLost)
-		} else if err != nil && !engine.CallerError(err) {
+		} else if err != nil && !domain.CallerError(err) {
 			s.log.Warn("agent event not recorded", "mission_id", a.fence.MissionID, "err", err)
 		}
 	}
@@ -76,7 +77,7 @@ func (s *Scheduler) supervise(ctx context.Context, a *attemptRun) {
 	if out.Detached {
 		return // the agent goes on unwatched; the next leader collects it
 	}
-	if err := s.collect(ctx, a, out); err != nil && !errors.Is(err, engine.ErrLeaseLost) {
+	if err := s.collect(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
 		s.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
 	}
 }
@@ -157,7 +158,7 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	yielded, stopping, fenced := a.yielded, a.stopping, a.fenced
 	a.mu.Unlock()
 	if fenced { // stopped because the lease could not be renewed: give the mission back, result unused
-		f := engine.Failure{Kind: engine.FailureCrash, Tool: "lease",
+		f := domain.Failure{Kind: domain.FailureCrash, Tool: "lease",
 			Summary: "the lease could not be renewed in time: the agent was stopped before it expired"}
 		_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Summary: f.Summary, ParallelInRepo: a.parallel.Load()})
 		return err
@@ -167,15 +168,15 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	}
 	res := engine.ResultFromWire(out.Result)
 	switch res.Status {
-	case engine.ResultCompleted:
+	case domain.ResultCompleted:
 		if err := s.verifyWorkspace(ctx, a.mission.Repository, a.rec.Worktree); err != nil {
-			f := engine.Failure{Kind: engine.FailureWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
+			f := domain.Failure{Kind: domain.FailureWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
 			_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
 		_, err := s.eng.Complete(ctx, a.fence, res)
 		return err
-	case engine.ResultBlocked:
+	case domain.ResultBlocked:
 		epoch := a.fence.Epoch
 		reason := orDefault(res.Summary, "the agent needs a decision")
 		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
@@ -183,12 +184,12 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 			SafeNextStep: "resolve_escalation with retry once decided"}, a.profile.Name)
 		return err
 	}
-	failure := engine.Failure{Kind: engine.FailureCrash, Summary: "the agent ended without a result"}
+	failure := domain.Failure{Kind: domain.FailureCrash, Summary: "the agent ended without a result"}
 	if res.Failure != nil {
 		failure = *res.Failure
 	}
-	if res.Status == engine.ResultCancelled && stopping == "" {
-		failure.Kind, failure.Summary = engine.FailureError, orDefault(res.Summary, "the agent cancelled its own attempt")
+	if res.Status == domain.ResultCancelled && stopping == "" {
+		failure.Kind, failure.Summary = domain.FailureError, orDefault(res.Summary, "the agent cancelled its own attempt")
 	}
 	if out.StderrTail != "" && failure.Diagnostic == "" {
 		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure

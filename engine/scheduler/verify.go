@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -18,7 +18,7 @@ var ErrWorkspaceLost = errors.New("workspace lost")
 // still exists: the workspace directory, or commits on its branch. Read-only and shared
 // workspaces (snapshot, main) always pass. ErrWorkspaceLost otherwise: completing would land
 // nothing and lose the work silently, so the attempt should fail and run again.
-func (s *Scheduler) VerifyWorkspace(ctx context.Context, m *engine.Mission) error {
+func (s *Scheduler) VerifyWorkspace(ctx context.Context, m *domain.Mission) error {
 	rec, err := s.runWith(ctx, m)
 	if err != nil {
 		return err

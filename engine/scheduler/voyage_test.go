@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A small voyage with a dependency chain runs to completion: every mission's file lands on
@@ -18,7 +19,7 @@ func TestVoyage_ChainLandsEveryMission(t *testing.T) {
 		{Key: "c", Title: "write c", WriteArea: []string{"c.txt"}, Brief: "@write c.txt \"from c\\n\"\n@commit add c\n@done wrote c"},
 	}}, "test")
 	require.NoError(t, err)
-	h.until("the voyage completes", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageCompleted })
+	h.until("the voyage completes", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageCompleted })
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
 		body, ok := h.file(f)
 		require.True(t, ok, f)
@@ -26,8 +27,8 @@ func TestVoyage_ChainLandsEveryMission(t *testing.T) {
 	}
 	for _, id := range d.IDs {
 		m := h.mission(id)
-		require.Equal(t, engine.StateCompleted, m.State)
-		require.Equal(t, engine.LandingLanded, m.Landing)
+		require.Equal(t, domain.StateCompleted, m.State)
+		require.Equal(t, domain.LandingLanded, m.Landing)
 	}
 	log := git(t, h.repo, "log", "--format=%s", "main")
 	require.Equal(t, 1, countLines(log, "add a"))

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // A voyage that reaches its cost limit starts nothing new, raises one escalation to the Main
@@ -18,8 +19,8 @@ func TestLoop_VoyageCostLimitStopsNewAttempts(t *testing.T) {
 		{Key: "b", Title: "after", WriteArea: []string{"b.txt"}, DependsOn: []string{"a"}, Brief: "@write b.txt b\n@commit b\n@done"},
 	}}, "test")
 	require.NoError(t, err)
-	h.until("the voyage blocks on its budget", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageBlocked })
-	require.Equal(t, engine.StatePending, h.mission(d.IDs["b"]).State, "b never started")
+	h.until("the voyage blocks on its budget", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageBlocked })
+	require.Equal(t, domain.StatePending, h.mission(d.IDs["b"]).State, "b never started")
 	vs, err := h.eng.VoyageStatus(h.ctx, d.Voyage.ID)
 	require.NoError(t, err)
 	require.InDelta(t, 1.5, vs.Voyage.Usage.CostUSD, 1e-9)
@@ -32,7 +33,7 @@ func TestLoop_VoyageCostLimitStopsNewAttempts(t *testing.T) {
 	limit := 10.0
 	_, err = h.eng.UpdateVoyage(h.ctx, d.Voyage.ID, engine.VoyagePatch{CostLimitUSD: &limit, Note: "approved"}, "test")
 	require.NoError(t, err)
-	h.until("the voyage completes", func() bool { return h.voyageState(d.Voyage.ID) == engine.VoyageCompleted })
+	h.until("the voyage completes", func() bool { return h.voyageState(d.Voyage.ID) == domain.VoyageCompleted })
 }
 
 // Marking a voyage's requirements changed holds its missions that have not started; clearing
@@ -49,13 +50,13 @@ func TestLoop_RequirementsChangedHoldsUnstartedMissions(t *testing.T) {
 		_, err := h.s.RunOnce(h.ctx)
 		require.NoError(t, err)
 	}
-	require.Equal(t, engine.StatePending, h.mission(d.IDs["a"]).State)
+	require.Equal(t, domain.StatePending, h.mission(d.IDs["a"]).State)
 	w, err := h.eng.LatestWave(h.ctx)
 	require.NoError(t, err)
 	require.Contains(t, w.Held[0].Reason, "requirements changed")
 	_, err = h.eng.UpdateVoyage(h.ctx, d.Voyage.ID, engine.VoyagePatch{RequirementsChanged: &no}, "test")
 	require.NoError(t, err)
-	h.until("it lands", func() bool { return h.mission(d.IDs["a"]).Landing == engine.LandingLanded })
+	h.until("it lands", func() bool { return h.mission(d.IDs["a"]).Landing == domain.LandingLanded })
 	evs, err := h.eng.Events(h.ctx, engine.EventFilter{VoyageID: d.Voyage.ID, Types: []string{"voyage.requirements_changed", "voyage.requirements_resolved"}})
 	require.NoError(t, err)
 	require.Len(t, evs, 2)

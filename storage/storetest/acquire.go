@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseAcquire covers MissionAcquire (design brief §3: the runnable rules, the agent's
@@ -17,14 +18,14 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			requireNoWork(e, engine.AcquireQuery{})
 		})
 		run(t, "LeasesAndCountsTheAttempt", open, func(t *testing.T, e *env) {
-			e.add("m1", func(m *engine.Mission) {
-				m.State, m.Attempt, m.Lease.Epoch, m.Contacted, m.Preempt = engine.StateInterrupted, 2, 5, true, true
+			e.add("m1", func(m *domain.Mission) {
+				m.State, m.Attempt, m.Lease.Epoch, m.Contacted, m.Preempt = domain.StateInterrupted, 2, 5, true, true
 				m.FinishedAt = t0
 			})
 			now := t0.Add(time.Hour)
 			m := acquire(e, engine.AcquireQuery{Now: now, Owner: "agent-1", Profile: "claude", LeaseTTL: 30 * time.Second})
 			require.Equal(t, "m1", m.ID)
-			require.Equal(t, engine.StateLeased, m.State)
+			require.Equal(t, domain.StateLeased, m.State)
 			require.Equal(t, int64(6), m.Lease.Epoch)
 			require.Equal(t, 3, m.Attempt)
 			require.Equal(t, "agent-1", m.Lease.Owner)
@@ -34,15 +35,15 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			require.False(t, m.Preempt)
 			require.True(t, m.StartedAt.IsZero() && m.FinishedAt.IsZero())
 			requireSameMission(t, m, e.get("m1"))
-			requireCounts(e, map[engine.MissionState]int{engine.StateLeased: 1})
+			requireCounts(e, map[domain.MissionState]int{domain.StateLeased: 1})
 		})
 		run(t, "StartRunsAtOnce", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			now := t0.Add(time.Hour)
 			m := acquire(e, engine.AcquireQuery{Now: now, Owner: "a", LeaseTTL: time.Minute, Start: true})
-			require.Equal(t, engine.StateRunning, m.State)
+			require.Equal(t, domain.StateRunning, m.State)
 			require.True(t, m.StartedAt.Equal(now))
-			requireCounts(e, map[engine.MissionState]int{engine.StateRunning: 1})
+			requireCounts(e, map[domain.MissionState]int{domain.StateRunning: 1})
 		})
 		run(t, "NeverTheSameMissionTwice", open, func(t *testing.T, e *env) {
 			e.add("m1")
@@ -59,17 +60,17 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			requireNoWork(e, engine.AcquireQuery{})
 		})
 		run(t, "OnlyPendingAndInterrupted", open, func(t *testing.T, e *env) {
-			for _, s := range []engine.MissionState{engine.StateLeased, engine.StateRunning, engine.StateCompleted,
-				engine.StateFailed, engine.StateBlocked, engine.StateCancelled} {
+			for _, s := range []domain.MissionState{domain.StateLeased, domain.StateRunning, domain.StateCompleted,
+				domain.StateFailed, domain.StateBlocked, domain.StateCancelled} {
 				e.add("m-"+string(s), inState(s))
 			}
 			requireNoWork(e, engine.AcquireQuery{})
-			e.add("m-interrupted", inState(engine.StateInterrupted))
+			e.add("m-interrupted", inState(domain.StateInterrupted))
 			require.Equal(t, "m-interrupted", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "NotBeforeAndWaitReason", open, func(t *testing.T, e *env) {
-			e.add("later", func(m *engine.Mission) { m.NotBefore = t0.Add(time.Hour) })
-			e.add("waiting", func(m *engine.Mission) { m.WaitReason = "checkout" })
+			e.add("later", func(m *domain.Mission) { m.NotBefore = t0.Add(time.Hour) })
+			e.add("waiting", func(m *domain.Mission) { m.WaitReason = "checkout" })
 			requireNoWork(e, engine.AcquireQuery{Now: t0.Add(time.Hour - time.Millisecond)})
 			require.Equal(t, "later", acquire(e, engine.AcquireQuery{Now: t0.Add(time.Hour)}).ID)
 			requireNoWork(e, engine.AcquireQuery{Now: t0.Add(2 * time.Hour)})
@@ -77,49 +78,49 @@ func exerciseAcquire(t *testing.T, open Opener) {
 		run(t, "HardEdgeWaitsForCompletedAndLanded", open, func(t *testing.T, e *env) {
 			e.add("up")
 			e.add("down", withPriority(1))
-			e.edge("down", "up", engine.EdgeHard, engine.SourceUser)
+			e.edge("down", "up", domain.EdgeHard, domain.SourceUser)
 			require.Equal(t, "up", acquire(e, engine.AcquireQuery{MissionID: ""}).ID)
-			for _, l := range []engine.LandingState{engine.LandingPending, engine.LandingReview, engine.LandingConflicted} {
-				e.set("up", func(m *engine.Mission) { m.State, m.Landing = engine.StateCompleted, l })
+			for _, l := range []domain.LandingState{domain.LandingPending, domain.LandingReview, domain.LandingConflicted} {
+				e.set("up", func(m *domain.Mission) { m.State, m.Landing = domain.StateCompleted, l })
 				requireNoWork(e, engine.AcquireQuery{})
 			}
-			e.set("up", func(m *engine.Mission) { m.State, m.Landing = engine.StateFailed, engine.LandingNone })
+			e.set("up", func(m *domain.Mission) { m.State, m.Landing = domain.StateFailed, domain.LandingNone })
 			requireNoWork(e, engine.AcquireQuery{})
-			e.set("up", func(m *engine.Mission) { m.State, m.Landing = engine.StateCompleted, engine.LandingLanded })
+			e.set("up", func(m *domain.Mission) { m.State, m.Landing = domain.StateCompleted, domain.LandingLanded })
 			require.Equal(t, "down", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "HardEdgeSatisfiedByNothingToLand", open, func(t *testing.T, e *env) {
-			e.add("up", inState(engine.StateCompleted), func(m *engine.Mission) { m.Landing = engine.LandingNotRequired })
+			e.add("up", inState(domain.StateCompleted), func(m *domain.Mission) { m.Landing = domain.LandingNotRequired })
 			e.add("down")
-			e.edge("down", "up", engine.EdgeHard, engine.SourceUser)
+			e.edge("down", "up", domain.EdgeHard, domain.SourceUser)
 			require.Equal(t, "down", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "SerializationWaitsForAnyEnd", open, func(t *testing.T, e *env) {
-			e.add("first", inState(engine.StateRunning))
+			e.add("first", inState(domain.StateRunning))
 			e.add("then")
-			e.edge("then", "first", engine.EdgeSerialization, engine.SourceUser)
+			e.edge("then", "first", domain.EdgeSerialization, domain.SourceUser)
 			requireNoWork(e, engine.AcquireQuery{})
-			e.set("first", func(m *engine.Mission) { m.State = engine.StateBlocked })
+			e.set("first", func(m *domain.Mission) { m.State = domain.StateBlocked })
 			requireNoWork(e, engine.AcquireQuery{})
-			e.set("first", func(m *engine.Mission) { m.State = engine.StateFailed })
+			e.set("first", func(m *domain.Mission) { m.State = domain.StateFailed })
 			require.Equal(t, "then", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "SoftEdgeDoesNotWait", open, func(t *testing.T, e *env) {
-			e.add("first", inState(engine.StateRunning))
+			e.add("first", inState(domain.StateRunning))
 			e.add("then")
-			e.edge("then", "first", engine.EdgeSoft, engine.SourceUser)
+			e.edge("then", "first", domain.EdgeSoft, domain.SourceUser)
 			require.Equal(t, "then", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "ConflictEdgeEitherDirection", open, func(t *testing.T, e *env) {
 			e.add("a")
 			e.add("b")
-			e.edge("a", "b", engine.EdgeConflict, engine.SourceScheduler)
+			e.edge("a", "b", domain.EdgeConflict, domain.SourceScheduler)
 			require.Equal(t, "a", acquire(e, engine.AcquireQuery{}).ID)
 			requireNoWork(e, engine.AcquireQuery{}) // b conflicts with the leased a
-			e.set("a", func(m *engine.Mission) { m.State = engine.StatePending })
-			e.set("b", func(m *engine.Mission) { m.State = engine.StateRunning })
+			e.set("a", func(m *domain.Mission) { m.State = domain.StatePending })
+			e.set("b", func(m *domain.Mission) { m.State = domain.StateRunning })
 			requireNoWork(e, engine.AcquireQuery{}) // a conflicts with the running b
-			e.set("b", func(m *engine.Mission) { m.State = engine.StateCompleted })
+			e.set("b", func(m *domain.Mission) { m.State = domain.StateCompleted })
 			require.Equal(t, "a", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "ExclusiveRunsAloneInItsRepository", open, func(t *testing.T, e *env) {
@@ -131,14 +132,14 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			requireNoWork(e, engine.AcquireQuery{})
 		})
 		run(t, "ExclusiveWaitsForTheRepositoryToEmpty", open, func(t *testing.T, e *env) {
-			e.add("busy", inState(engine.StateRunning))
+			e.add("busy", inState(domain.StateRunning))
 			e.add("alone", exclusive)
 			requireNoWork(e, engine.AcquireQuery{})
-			e.set("busy", func(m *engine.Mission) { m.State = engine.StateCompleted })
+			e.set("busy", func(m *domain.Mission) { m.State = domain.StateCompleted })
 			require.Equal(t, "alone", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "SerialIsExclusive", open, func(t *testing.T, e *env) {
-			e.add("serial", func(m *engine.Mission) { m.Serial, m.Priority = true, 1 })
+			e.add("serial", func(m *domain.Mission) { m.Serial, m.Priority = true, 1 })
 			e.add("other")
 			require.Equal(t, "serial", acquire(e, engine.AcquireQuery{}).ID)
 			requireNoWork(e, engine.AcquireQuery{})
@@ -152,7 +153,7 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			require.Equal(t, "m1", acquire(e, engine.AcquireQuery{}).ID)
 		})
 		run(t, "Capabilities", open, func(t *testing.T, e *env) {
-			e.add("needs", withPriority(1), func(m *engine.Mission) { m.Capabilities = []string{"go", "sql"} })
+			e.add("needs", withPriority(1), func(m *domain.Mission) { m.Capabilities = []string{"go", "sql"} })
 			requireNoWork(e, engine.AcquireQuery{Capabilities: []string{"go"}})
 			e.add("any")
 			require.Equal(t, "any", acquire(e, engine.AcquireQuery{Capabilities: []string{"go"}}).ID)
@@ -160,31 +161,31 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			require.Equal(t, "needs", acquire(e, engine.AcquireQuery{Capabilities: []string{"sql", "x", "go"}}).ID)
 		})
 		run(t, "Personas", open, func(t *testing.T, e *env) {
-			e.add("review", withPriority(1), func(m *engine.Mission) { m.Persona = "reviewer" })
+			e.add("review", withPriority(1), func(m *domain.Mission) { m.Persona = "reviewer" })
 			e.add("plain", withPriority(2))
 			require.Equal(t, "plain", acquire(e, engine.AcquireQuery{Personas: []string{"implementer"}}).ID)
-			e.set("plain", func(m *engine.Mission) { m.State = engine.StatePending })
+			e.set("plain", func(m *domain.Mission) { m.State = domain.StatePending })
 			require.Equal(t, "review", acquire(e, engine.AcquireQuery{Personas: []string{"implementer", "reviewer"}}).ID)
-			e.set("review", func(m *engine.Mission) { m.State = engine.StatePending })
+			e.set("review", func(m *domain.Mission) { m.State = domain.StatePending })
 			require.Equal(t, "review", acquire(e, engine.AcquireQuery{Personas: nil}).ID, "nil personas: any")
 		})
 		run(t, "Kinds", open, func(t *testing.T, e *env) {
 			e.add("work", withPriority(1))
-			e.add("review", func(m *engine.Mission) { m.Kind = engine.KindReview })
-			e.add("debug", func(m *engine.Mission) { m.Kind = engine.KindDebug })
-			require.Equal(t, "review", acquire(e, engine.AcquireQuery{Kinds: []engine.MissionKind{engine.KindReview}}).ID)
-			requireNoWork(e, engine.AcquireQuery{Kinds: []engine.MissionKind{engine.KindReview, engine.KindVerify}})
+			e.add("review", func(m *domain.Mission) { m.Kind = domain.KindReview })
+			e.add("debug", func(m *domain.Mission) { m.Kind = domain.KindDebug })
+			require.Equal(t, "review", acquire(e, engine.AcquireQuery{Kinds: []domain.MissionKind{domain.KindReview}}).ID)
+			requireNoWork(e, engine.AcquireQuery{Kinds: []domain.MissionKind{domain.KindReview, domain.KindVerify}})
 			require.Equal(t, "work", acquire(e, engine.AcquireQuery{Kinds: nil}).ID)
 		})
 		run(t, "MissionID", open, func(t *testing.T, e *env) {
 			e.add("first", withPriority(1))
 			e.add("chosen", withPriority(50))
-			e.add("blocked", withPriority(50), func(m *engine.Mission) { m.WaitReason = "checkout" })
+			e.add("blocked", withPriority(50), func(m *domain.Mission) { m.WaitReason = "checkout" })
 			require.Equal(t, "chosen", acquire(e, engine.AcquireQuery{MissionID: "chosen"}).ID)
 			requireNoWork(e, engine.AcquireQuery{MissionID: "chosen"})
 			requireNoWork(e, engine.AcquireQuery{MissionID: "blocked"})
 			requireNoWork(e, engine.AcquireQuery{MissionID: "missing"})
-			requireNoWork(e, engine.AcquireQuery{MissionID: "first", Kinds: []engine.MissionKind{engine.KindReview}})
+			requireNoWork(e, engine.AcquireQuery{MissionID: "first", Kinds: []domain.MissionKind{domain.KindReview}})
 			require.Equal(t, "first", acquire(e, engine.AcquireQuery{MissionID: "first"}).ID)
 		})
 		run(t, "Repository", open, func(t *testing.T, e *env) {
@@ -195,9 +196,9 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			requireNoWork(e, engine.AcquireQuery{Repository: "/nowhere"})
 		})
 		run(t, "SkipsTheBlockedForTheNextRunnable", open, func(t *testing.T, e *env) {
-			e.add("up", inState(engine.StateRunning))
+			e.add("up", inState(domain.StateRunning))
 			e.add("urgent", withPriority(1))
-			e.edge("urgent", "up", engine.EdgeHard, engine.SourceUser)
+			e.edge("urgent", "up", domain.EdgeHard, domain.SourceUser)
 			e.add("normal")
 			require.Equal(t, "normal", acquire(e, engine.AcquireQuery{}).ID)
 		})
@@ -206,11 +207,11 @@ func exerciseAcquire(t *testing.T, open Opener) {
 	group(t, "MissionsRunnableOrder", func(t *testing.T) {
 		run(t, "PickOrderWhateverTheDependencies", open, func(t *testing.T, e *env) {
 			seedPickOrder(e)
-			e.add("up", inState(engine.StateRunning))
+			e.add("up", inState(domain.StateRunning))
 			e.add("blocked", withPriority(1))
-			e.edge("blocked", "up", engine.EdgeHard, engine.SourceUser)
-			e.add("done", inState(engine.StateCompleted))
-			var got []engine.Mission
+			e.edge("blocked", "up", domain.EdgeHard, domain.SourceUser)
+			e.add("done", inState(domain.StateCompleted))
+			var got []domain.Mission
 			e.view(func(r engine.Reader) error {
 				var err error
 				got, err = r.MissionsRunnableOrder(e.ctx, 100)
@@ -237,12 +238,12 @@ func seedPickOrder(e *env) {
 	e.voyage("v")
 	e.update(func(tx engine.Tx) error {
 		same := e.next().Add(time.Second)
-		for _, m := range []*engine.Mission{
+		for _, m := range []*domain.Mission{
 			e.mission("p50-old", withPriority(50)),
-			e.mission("p50-new-b", withPriority(50), func(m *engine.Mission) { m.CreatedAt = same }),
-			e.mission("p50-interrupted", withPriority(50), inState(engine.StateInterrupted)),
+			e.mission("p50-new-b", withPriority(50), func(m *domain.Mission) { m.CreatedAt = same }),
+			e.mission("p50-interrupted", withPriority(50), inState(domain.StateInterrupted)),
 			e.mission("p50-voyage", withPriority(50), inVoyage("v")),
-			e.mission("p50-new-a", withPriority(50), func(m *engine.Mission) { m.CreatedAt = same }),
+			e.mission("p50-new-a", withPriority(50), func(m *domain.Mission) { m.CreatedAt = same }),
 			e.mission("p1", withPriority(1)),
 		} {
 			if err := tx.MissionInsert(e.ctx, m); err != nil {
@@ -255,10 +256,10 @@ func seedPickOrder(e *env) {
 
 // acquire runs MissionAcquire with q (defaults: now t0+1h, owner "agent", a minute's lease)
 // and requires a mission.
-func acquire(e *env, q engine.AcquireQuery) engine.Mission {
+func acquire(e *env, q engine.AcquireQuery) domain.Mission {
 	e.t.Helper()
 	q = acquireDefaults(q)
-	var m engine.Mission
+	var m domain.Mission
 	e.update(func(tx engine.Tx) error {
 		a, err := tx.MissionAcquire(e.ctx, q)
 		if err != nil {
@@ -309,7 +310,7 @@ func tryAcquire(e *env, q engine.AcquireQuery) string {
 		require.ErrorIs(e.t, err, errRollback)
 		return id
 	}
-	require.ErrorIs(e.t, err, engine.ErrNoWork)
+	require.ErrorIs(e.t, err, domain.ErrNoWork)
 	return ""
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseEvents covers EventAppend and EventList.
@@ -15,7 +16,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 		run(t, "SequenceGrowsAndFieldsRoundTrip", open, func(t *testing.T, e *env) {
 			e.voyage("v")
 			e.add("m", inVoyage("v"))
-			in := []*engine.Event{
+			in := []*domain.Event{
 				{At: e.next(), Type: "mission.created", MissionID: "m", VoyageID: "v", Epoch: 0, Attempt: 0, Actor: "user",
 					Data: json.RawMessage(`{"title": "m", "n": [1, 2]}`)},
 				{At: e.next(), Type: "mission.leased", MissionID: "m", Epoch: 1, Attempt: 1, Actor: "agent"},
@@ -39,16 +40,16 @@ func exerciseEvents(t *testing.T, open Opener) {
 			}
 		})
 		run(t, "SequenceNeverReusedAfterRollback", open, func(t *testing.T, e *env) {
-			first := &engine.Event{At: e.next(), Type: "a"}
+			first := &domain.Event{At: e.next(), Type: "a"}
 			e.update(func(tx engine.Tx) error { return tx.EventAppend(e.ctx, first) })
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				if err := tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: "rolled back"}); err != nil {
+				if err := tx.EventAppend(e.ctx, &domain.Event{At: t0, Type: "rolled back"}); err != nil {
 					return err
 				}
 				return errorString("roll back")
 			})
 			require.ErrorIs(t, err, errorString("roll back"))
-			second := &engine.Event{At: e.next(), Type: "b"}
+			second := &domain.Event{At: e.next(), Type: "b"}
 			e.update(func(tx engine.Tx) error { return tx.EventAppend(e.ctx, second) })
 			require.Greater(t, second.Seq, first.Seq)
 			require.Equal(t, []string{"a", "b"}, eventTypes(events(e, engine.EventFilter{})))
@@ -60,9 +61,9 @@ func exerciseEvents(t *testing.T, open Opener) {
 			e.voyage("v")
 			e.add("m1", inVoyage("v"))
 			e.add("m2")
-			var all []*engine.Event
+			var all []*domain.Event
 			e.update(func(tx engine.Tx) error {
-				for _, ev := range []engine.Event{
+				for _, ev := range []domain.Event{
 					{Type: "mission.created", MissionID: "m1", VoyageID: "v"},
 					{Type: "mission.created", MissionID: "m2"},
 					{Type: "voyage.opened", VoyageID: "v"},
@@ -95,7 +96,7 @@ func exerciseEvents(t *testing.T, open Opener) {
 		run(t, "DefaultLimit", open, func(t *testing.T, e *env) {
 			e.update(func(tx engine.Tx) error {
 				for range 501 {
-					if err := tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: "x"}); err != nil {
+					if err := tx.EventAppend(e.ctx, &domain.Event{At: t0, Type: "x"}); err != nil {
 						return err
 					}
 				}
@@ -107,9 +108,9 @@ func exerciseEvents(t *testing.T, open Opener) {
 	})
 }
 
-func events(e *env, f engine.EventFilter) []engine.Event {
+func events(e *env, f engine.EventFilter) []domain.Event {
 	e.t.Helper()
-	var out []engine.Event
+	var out []domain.Event
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.EventList(e.ctx, f)
@@ -118,7 +119,7 @@ func events(e *env, f engine.EventFilter) []engine.Event {
 	return out
 }
 
-func eventTypes(es []engine.Event) []string {
+func eventTypes(es []domain.Event) []string {
 	var out []string
 	for _, ev := range es {
 		out = append(out, ev.Type)
@@ -126,7 +127,7 @@ func eventTypes(es []engine.Event) []string {
 	return out
 }
 
-func eventSeqs(es []engine.Event) []int64 {
+func eventSeqs(es []domain.Event) []int64 {
 	var out []int64
 	for _, ev := range es {
 		out = append(out, ev.Seq)
@@ -134,9 +135,9 @@ func eventSeqs(es []engine.Event) []int64 {
 	return out
 }
 
-func requireSameEvent(t *testing.T, want, got engine.Event) {
+func requireSameEvent(t *testing.T, want, got domain.Event) {
 	t.Helper()
-	for _, ev := range []*engine.Event{&want, &got} {
+	for _, ev := range []*domain.Event{&want, &got} {
 		ev.At, ev.Data = normTime(ev.At), normJSON(t, ev.Data)
 	}
 	require.Equal(t, want, got)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseGraph covers DependencyInsert, DependencyDeleteConflicts, DependenciesOf,
@@ -17,9 +18,9 @@ func exerciseGraph(t *testing.T, open Opener) {
 			e.add("a")
 			e.add("b")
 			e.add("c")
-			e.edge("c", "a", engine.EdgeHard, engine.SourceUser)
-			e.edge("c", "b", engine.EdgeSoft, engine.SourceArchitect)
-			e.edge("c", "a", engine.EdgeSerialization, engine.SourceUser) // another type of the same pair
+			e.edge("c", "a", domain.EdgeHard, domain.SourceUser)
+			e.edge("c", "b", domain.EdgeSoft, domain.SourceArchitect)
+			e.edge("c", "a", domain.EdgeSerialization, domain.SourceUser) // another type of the same pair
 			e.view(func(r engine.Reader) error {
 				of, err := r.DependenciesOf(e.ctx, "c")
 				require.NoError(t, err)
@@ -41,23 +42,23 @@ func exerciseGraph(t *testing.T, open Opener) {
 		run(t, "DuplicateEdge", open, func(t *testing.T, e *env) {
 			e.add("a")
 			e.add("b")
-			e.edge("b", "a", engine.EdgeHard, engine.SourceUser)
-			requireEdgeDuplicate(e, engine.Dependency{MissionID: "b", DependsOn: "a", Type: engine.EdgeHard, Source: engine.SourceUser})
-			requireEdgeDuplicate(e, engine.Dependency{MissionID: "b", DependsOn: "a", Type: engine.EdgeHard, Source: engine.SourceScheduler})
+			e.edge("b", "a", domain.EdgeHard, domain.SourceUser)
+			requireEdgeDuplicate(e, domain.Dependency{MissionID: "b", DependsOn: "a", Type: domain.EdgeHard, Source: domain.SourceUser})
+			requireEdgeDuplicate(e, domain.Dependency{MissionID: "b", DependsOn: "a", Type: domain.EdgeHard, Source: domain.SourceScheduler})
 		})
 		run(t, "CallerEdgeReplacesSchedulerEdge", open, func(t *testing.T, e *env) {
 			e.add("a")
 			e.add("b")
-			e.edge("b", "a", engine.EdgeConflict, engine.SourceScheduler)
+			e.edge("b", "a", domain.EdgeConflict, domain.SourceScheduler)
 			e.update(func(tx engine.Tx) error {
-				return tx.DependencyInsert(e.ctx, engine.Dependency{MissionID: "b", DependsOn: "a", Type: engine.EdgeConflict,
-					Source: engine.SourceUser, Reason: "mine", CreatedAt: e.next()})
+				return tx.DependencyInsert(e.ctx, domain.Dependency{MissionID: "b", DependsOn: "a", Type: domain.EdgeConflict,
+					Source: domain.SourceUser, Reason: "mine", CreatedAt: e.next()})
 			})
 			deps := depsOf(e, "b")
 			require.Len(t, deps, 1)
-			require.Equal(t, engine.SourceUser, deps[0].Source)
+			require.Equal(t, domain.SourceUser, deps[0].Source)
 			require.Equal(t, "mine", deps[0].Reason)
-			requireEdgeDuplicate(e, engine.Dependency{MissionID: "b", DependsOn: "a", Type: engine.EdgeConflict, Source: engine.SourceScheduler})
+			requireEdgeDuplicate(e, domain.Dependency{MissionID: "b", DependsOn: "a", Type: domain.EdgeConflict, Source: domain.SourceScheduler})
 		})
 	})
 
@@ -66,12 +67,12 @@ func exerciseGraph(t *testing.T, open Opener) {
 			for _, id := range []string{"a", "b", "c", "d"} {
 				e.add(id)
 			}
-			e.edge("a", "b", engine.EdgeConflict, engine.SourceScheduler)
-			e.edge("c", "a", engine.EdgeConflict, engine.SourceScheduler)
-			e.edge("a", "d", engine.EdgeConflict, engine.SourceUser)
-			e.edge("a", "c", engine.EdgeHard, engine.SourceScheduler)
-			e.edge("b", "c", engine.EdgeConflict, engine.SourceScheduler)
-			var gone []engine.Dependency
+			e.edge("a", "b", domain.EdgeConflict, domain.SourceScheduler)
+			e.edge("c", "a", domain.EdgeConflict, domain.SourceScheduler)
+			e.edge("a", "d", domain.EdgeConflict, domain.SourceUser)
+			e.edge("a", "c", domain.EdgeHard, domain.SourceScheduler)
+			e.edge("b", "c", domain.EdgeConflict, domain.SourceScheduler)
+			var gone []domain.Dependency
 			e.update(func(tx engine.Tx) error {
 				var err error
 				gone, err = tx.DependencyDeleteConflicts(e.ctx, "a")
@@ -101,7 +102,7 @@ func exerciseGraph(t *testing.T, open Opener) {
 				"elsewhr": {"/other", []string{"src/"}},
 				"unicode": {"/repo", []string{"sr€/"}},
 			} {
-				e.add(id, inRepo(c.repo), func(m *engine.Mission) { m.WriteArea = c.prefixes })
+				e.add(id, inRepo(c.repo), func(m *domain.Mission) { m.WriteArea = c.prefixes })
 				e.update(func(tx engine.Tx) error { return tx.WriteAreaSet(e.ctx, id, c.repo, c.prefixes) })
 			}
 			require.Equal(t, []string{"child", "parent"}, overlapIDs(e, "/repo", "src/engine/"))
@@ -132,18 +133,18 @@ func exerciseGraph(t *testing.T, open Opener) {
 	})
 }
 
-func requireEdgeDuplicate(e *env, d engine.Dependency) {
+func requireEdgeDuplicate(e *env, d domain.Dependency) {
 	e.t.Helper()
 	before := depsOf(e, d.MissionID)
 	d.CreatedAt = e.next()
 	err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.DependencyInsert(e.ctx, d) })
-	require.ErrorIs(e.t, err, engine.ErrDuplicateID)
+	require.ErrorIs(e.t, err, domain.ErrDuplicateID)
 	require.Equal(e.t, before, depsOf(e, d.MissionID))
 }
 
-func depsOf(e *env, id string) []engine.Dependency {
+func depsOf(e *env, id string) []domain.Dependency {
 	e.t.Helper()
-	var out []engine.Dependency
+	var out []domain.Dependency
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.DependenciesOf(e.ctx, id)
@@ -153,7 +154,7 @@ func depsOf(e *env, id string) []engine.Dependency {
 }
 
 // edgeKeys names edges "other/type": the depended-on mission (or, reverse, the dependent).
-func edgeKeys(ds []engine.Dependency, reverse bool) []string {
+func edgeKeys(ds []domain.Dependency, reverse bool) []string {
 	var out []string
 	for _, d := range ds {
 		other := d.DependsOn
@@ -165,7 +166,7 @@ func edgeKeys(ds []engine.Dependency, reverse bool) []string {
 	return out
 }
 
-func edgePairs(ds []engine.Dependency) []string {
+func edgePairs(ds []domain.Dependency) []string {
 	var out []string
 	for _, d := range ds {
 		out = append(out, d.MissionID+"→"+d.DependsOn)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseHolds covers HoldUpsert, HoldDelete, HoldGet, HoldList and HoldCounts.
@@ -30,7 +31,7 @@ func exerciseHolds(t *testing.T, open Opener) {
 			e.add("m1")
 			e.view(func(r engine.Reader) error {
 				_, err := r.HoldGet(e.ctx, "m1")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -60,9 +61,9 @@ func exerciseHolds(t *testing.T, open Opener) {
 		run(t, "OnlyMissionsStillWaiting", open, func(t *testing.T, e *env) {
 			e.add("p1")
 			e.add("p2")
-			e.add("i1", inState(engine.StateInterrupted))
-			e.add("r1", inState(engine.StateRunning))
-			e.add("c1", inState(engine.StateCompleted))
+			e.add("i1", inState(domain.StateInterrupted))
+			e.add("r1", inState(domain.StateRunning))
+			e.add("c1", inState(domain.StateCompleted))
 			hold(e, "p1", engine.WhyConflict)
 			hold(e, "p2", engine.WhyBackoff)
 			hold(e, "i1", engine.WhyConflict)

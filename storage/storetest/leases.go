@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseLeases covers MissionLease, MissionRenew, LeaseFences, MissionsLeased and
@@ -15,16 +16,16 @@ func exerciseLeases(t *testing.T, open Opener) {
 	group(t, "MissionLease", func(t *testing.T) {
 		run(t, "ReadsTheLease", open, func(t *testing.T, e *env) {
 			exp := t0.Add(time.Minute)
-			e.add("m1", leasedTo("a", 3, exp), func(m *engine.Mission) { m.Preempt = true })
+			e.add("m1", leasedTo("a", 3, exp), func(m *domain.Mission) { m.Preempt = true })
 			e.view(func(r engine.Reader) error {
 				l, err := r.MissionLease(e.ctx, "m1")
 				require.NoError(t, err)
-				require.Equal(t, engine.StateLeased, l.State)
+				require.Equal(t, domain.StateLeased, l.State)
 				require.Equal(t, int64(3), l.Epoch)
 				require.True(t, l.ExpiresAt.Equal(exp))
 				require.True(t, l.Preempt)
 				_, err = r.MissionLease(e.ctx, "nope")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -34,8 +35,8 @@ func exerciseLeases(t *testing.T, open Opener) {
 		run(t, "ExtendsALiveLease", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
 			exp := t0.Add(2 * time.Minute)
-			r := renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, exp, false)
-			require.Equal(t, engine.Renewed{State: engine.StateLeased, Epoch: 2, ExpiresAt: r.ExpiresAt}, r)
+			r := renew(e, domain.Fence{MissionID: "m1", Epoch: 2}, exp, false)
+			require.Equal(t, engine.Renewed{State: domain.StateLeased, Epoch: 2, ExpiresAt: r.ExpiresAt}, r)
 			require.True(t, r.ExpiresAt.Equal(exp))
 			got := e.get("m1")
 			require.True(t, got.Lease.ExpiresAt.Equal(exp))
@@ -43,43 +44,43 @@ func exerciseLeases(t *testing.T, open Opener) {
 			require.Equal(t, "a", got.Lease.Owner)
 		})
 		run(t, "RunningAndPreempt", open, func(t *testing.T, e *env) {
-			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)), func(m *engine.Mission) { m.State, m.Preempt = engine.StateRunning, true })
-			r := renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), false)
-			require.Equal(t, engine.StateRunning, r.State)
+			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)), func(m *domain.Mission) { m.State, m.Preempt = domain.StateRunning, true })
+			r := renew(e, domain.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), false)
+			require.Equal(t, domain.StateRunning, r.State)
 			require.True(t, r.Preempt, "the renewal tells the agent to yield")
 		})
 		run(t, "ContactIsStickyForTheAttempt", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
-			renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), true)
+			renew(e, domain.Fence{MissionID: "m1", Epoch: 2}, t0.Add(2*time.Minute), true)
 			require.True(t, e.get("m1").Contacted)
-			renew(e, engine.Fence{MissionID: "m1", Epoch: 2}, t0.Add(3*time.Minute), false)
+			renew(e, domain.Fence{MissionID: "m1", Epoch: 2}, t0.Add(3*time.Minute), false)
 			require.True(t, e.get("m1").Contacted, "a renewal on the agent's behalf does not clear contact")
 		})
 		run(t, "RefusesAStaleEpoch", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 2, t0.Add(time.Minute)))
-			requireRenewGuard(e, engine.Fence{MissionID: "m1", Epoch: 1})
-			requireRenewGuard(e, engine.Fence{MissionID: "m1", Epoch: 3})
+			requireRenewGuard(e, domain.Fence{MissionID: "m1", Epoch: 1})
+			requireRenewGuard(e, domain.Fence{MissionID: "m1", Epoch: 3})
 			require.True(t, e.get("m1").Lease.ExpiresAt.Equal(t0.Add(time.Minute)))
 		})
 		run(t, "RefusesAMissionNotLeased", open, func(t *testing.T, e *env) {
-			for _, s := range []engine.MissionState{engine.StatePending, engine.StateInterrupted, engine.StateCompleted, engine.StateBlocked} {
+			for _, s := range []domain.MissionState{domain.StatePending, domain.StateInterrupted, domain.StateCompleted, domain.StateBlocked} {
 				e.add("m-"+string(s), leasedTo("a", 2, t0.Add(time.Minute)), inState(s))
-				requireRenewGuard(e, engine.Fence{MissionID: "m-" + string(s), Epoch: 2})
+				requireRenewGuard(e, domain.Fence{MissionID: "m-" + string(s), Epoch: 2})
 			}
-			requireRenewGuard(e, engine.Fence{MissionID: "missing", Epoch: 1})
+			requireRenewGuard(e, domain.Fence{MissionID: "missing", Epoch: 1})
 		})
 	})
 
 	group(t, "LeaseFences", func(t *testing.T) {
 		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
 			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
-			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
+			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(domain.StateRunning))
 			e.add("p")
-			e.add("c", leasedTo("a", 1, t0), inState(engine.StateCompleted))
+			e.add("c", leasedTo("a", 1, t0), inState(domain.StateCompleted))
 			e.view(func(r engine.Reader) error {
 				f, err := r.LeaseFences(e.ctx)
 				require.NoError(t, err)
-				require.ElementsMatch(t, []engine.Fence{{MissionID: "l", Epoch: 2}, {MissionID: "r", Epoch: 5}}, f)
+				require.ElementsMatch(t, []domain.Fence{{MissionID: "l", Epoch: 2}, {MissionID: "r", Epoch: 5}}, f)
 				return nil
 			})
 		})
@@ -88,9 +89,9 @@ func exerciseLeases(t *testing.T, open Opener) {
 	group(t, "MissionsLeased", func(t *testing.T) {
 		run(t, "EveryLeasedOrRunningMission", open, func(t *testing.T, e *env) {
 			e.add("l", leasedTo("a", 2, t0.Add(time.Minute)))
-			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(engine.StateRunning))
+			e.add("r", leasedTo("a", 5, t0.Add(time.Minute)), inState(domain.StateRunning))
 			e.add("p")
-			e.add("i", inState(engine.StateInterrupted))
+			e.add("i", inState(domain.StateInterrupted))
 			e.view(func(r engine.Reader) error {
 				ms, err := r.MissionsLeased(e.ctx)
 				require.NoError(t, err)
@@ -103,9 +104,9 @@ func exerciseLeases(t *testing.T, open Opener) {
 	group(t, "MissionsExpired", func(t *testing.T) {
 		run(t, "LeasesExpiredBeforeNow", open, func(t *testing.T, e *env) {
 			e.add("early", leasedTo("a", 1, t0.Add(time.Minute)))
-			e.add("late", leasedTo("a", 1, t0.Add(3*time.Minute)), inState(engine.StateRunning))
+			e.add("late", leasedTo("a", 1, t0.Add(3*time.Minute)), inState(domain.StateRunning))
 			e.add("edge", leasedTo("a", 1, t0.Add(2*time.Minute)))
-			e.add("done", leasedTo("a", 1, t0), inState(engine.StateCompleted))
+			e.add("done", leasedTo("a", 1, t0), inState(domain.StateCompleted))
 			e.add("pending")
 			now := t0.Add(2 * time.Minute)
 			e.view(func(r engine.Reader) error {
@@ -123,7 +124,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 		})
 		run(t, "RenewalMovesTheExpiry", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 1, t0.Add(time.Minute)))
-			renew(e, engine.Fence{MissionID: "m1", Epoch: 1}, t0.Add(time.Hour), true)
+			renew(e, domain.Fence{MissionID: "m1", Epoch: 1}, t0.Add(time.Hour), true)
 			e.view(func(r engine.Reader) error {
 				ms, err := r.MissionsExpired(e.ctx, t0.Add(30*time.Minute), 100)
 				require.NoError(t, err)
@@ -134,7 +135,7 @@ func exerciseLeases(t *testing.T, open Opener) {
 	})
 }
 
-func renew(e *env, f engine.Fence, exp time.Time, contact bool) engine.Renewed {
+func renew(e *env, f domain.Fence, exp time.Time, contact bool) engine.Renewed {
 	e.t.Helper()
 	var r engine.Renewed
 	e.update(func(tx engine.Tx) error {
@@ -145,11 +146,11 @@ func renew(e *env, f engine.Fence, exp time.Time, contact bool) engine.Renewed {
 	return r
 }
 
-func requireRenewGuard(e *env, f engine.Fence) {
+func requireRenewGuard(e *env, f domain.Fence) {
 	e.t.Helper()
 	err := e.s.Update(e.ctx, func(tx engine.Tx) error {
 		_, err := tx.MissionRenew(e.ctx, f, t0.Add(time.Hour), true)
 		return err
 	})
-	require.ErrorIs(e.t, err, engine.ErrGuard)
+	require.ErrorIs(e.t, err, domain.ErrGuard)
 }

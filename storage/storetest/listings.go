@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseListings covers MissionList (filters, cursor, limit), MissionsLandingQueue and
@@ -34,7 +35,7 @@ func exerciseListings(t *testing.T, open Opener) {
 			require.Equal(t, [][]string{want[0:3], want[3:6], want[6:7]}, pages)
 		})
 		run(t, "DefaultAndCappedLimit", open, func(t *testing.T, e *env) {
-			ms := make([]*engine.Mission, 0, 102)
+			ms := make([]*domain.Mission, 0, 102)
 			for i := range 102 {
 				ms = append(ms, e.mission(fmt.Sprintf("m%04d", i)))
 			}
@@ -46,31 +47,31 @@ func exerciseListings(t *testing.T, open Opener) {
 		})
 		run(t, "Filters", open, func(t *testing.T, e *env) {
 			e.voyage("v")
-			e.add("a", inVoyage("v"), func(m *engine.Mission) { m.Persona = "reviewer" })
-			e.add("b", inVoyage("v"), inState(engine.StateRunning), inRepo("/other"))
-			e.add("c", inState(engine.StateCompleted), func(m *engine.Mission) { m.Landing = engine.LandingPending })
-			e.add("d", func(m *engine.Mission) { m.Kind, m.SubjectID, m.ParentID = engine.KindReview, "c", "a" })
-			e.add("e", inState(engine.StateFailed), inVoyage("v"))
+			e.add("a", inVoyage("v"), func(m *domain.Mission) { m.Persona = "reviewer" })
+			e.add("b", inVoyage("v"), inState(domain.StateRunning), inRepo("/other"))
+			e.add("c", inState(domain.StateCompleted), func(m *domain.Mission) { m.Landing = domain.LandingPending })
+			e.add("d", func(m *domain.Mission) { m.Kind, m.SubjectID, m.ParentID = domain.KindReview, "c", "a" })
+			e.add("e", inState(domain.StateFailed), inVoyage("v"))
 			for name, c := range map[string]struct {
 				f    engine.MissionFilter
 				want []string
 			}{
 				"none":          {engine.MissionFilter{}, []string{"a", "b", "c", "d", "e"}},
-				"one state":     {engine.MissionFilter{States: []engine.MissionState{engine.StatePending}}, []string{"a", "d"}},
-				"states":        {engine.MissionFilter{States: []engine.MissionState{engine.StateFailed, engine.StateRunning, engine.StateFailed}}, []string{"b", "e"}},
+				"one state":     {engine.MissionFilter{States: []domain.MissionState{domain.StatePending}}, []string{"a", "d"}},
+				"states":        {engine.MissionFilter{States: []domain.MissionState{domain.StateFailed, domain.StateRunning, domain.StateFailed}}, []string{"b", "e"}},
 				"voyage":        {engine.MissionFilter{VoyageID: "v"}, []string{"a", "b", "e"}},
-				"voyage+state":  {engine.MissionFilter{VoyageID: "v", States: []engine.MissionState{engine.StatePending, engine.StateFailed}}, []string{"a", "e"}},
+				"voyage+state":  {engine.MissionFilter{VoyageID: "v", States: []domain.MissionState{domain.StatePending, domain.StateFailed}}, []string{"a", "e"}},
 				"repository":    {engine.MissionFilter{Repository: "/other"}, []string{"b"}},
 				"persona":       {engine.MissionFilter{Persona: "reviewer"}, []string{"a"}},
-				"kind":          {engine.MissionFilter{Kind: engine.KindReview}, []string{"d"}},
+				"kind":          {engine.MissionFilter{Kind: domain.KindReview}, []string{"d"}},
 				"parent":        {engine.MissionFilter{ParentID: "a"}, []string{"d"}},
 				"subject":       {engine.MissionFilter{SubjectID: "c"}, []string{"d"}},
-				"landing":       {engine.MissionFilter{Landing: engine.LandingPending}, []string{"c"}},
-				"landing none":  {engine.MissionFilter{Landing: engine.LandingNone, States: []engine.MissionState{engine.StatePending}}, []string{"a", "d"}},
+				"landing":       {engine.MissionFilter{Landing: domain.LandingPending}, []string{"c"}},
+				"landing none":  {engine.MissionFilter{Landing: domain.LandingNone, States: []domain.MissionState{domain.StatePending}}, []string{"a", "d"}},
 				"nothing":       {engine.MissionFilter{Repository: "/nowhere"}, nil},
 				"after cursor":  {engine.MissionFilter{Cursor: "b"}, []string{"c", "d", "e"}},
-				"kind+repo":     {engine.MissionFilter{Kind: engine.KindWork, Repository: "/repo"}, []string{"a", "c", "e"}},
-				"states paging": {engine.MissionFilter{States: []engine.MissionState{engine.StatePending, engine.StateFailed}, Limit: 1}, []string{"a", "d", "e"}},
+				"kind+repo":     {engine.MissionFilter{Kind: domain.KindWork, Repository: "/repo"}, []string{"a", "c", "e"}},
+				"states paging": {engine.MissionFilter{States: []domain.MissionState{domain.StatePending, domain.StateFailed}, Limit: 1}, []string{"a", "d", "e"}},
 			} {
 				require.Equal(t, c.want, ids(listAll(e, c.f)), name)
 			}
@@ -79,12 +80,12 @@ func exerciseListings(t *testing.T, open Opener) {
 
 	group(t, "MissionsLandingQueue", func(t *testing.T) {
 		run(t, "CompletedMissionsWhoseLandingGoesOnOldestFirst", open, func(t *testing.T, e *env) {
-			for i, l := range []engine.LandingState{engine.LandingPending, engine.LandingLanded, engine.LandingApproved,
-				engine.LandingReview, engine.LandingWaiting, engine.LandingConflicted, engine.LandingApproval,
-				engine.LandingLeft, engine.LandingRepair, engine.LandingNotRequired} {
-				e.add(fmt.Sprintf("m%02d-%s", i, l), inState(engine.StateCompleted), func(m *engine.Mission) { m.Landing = l })
+			for i, l := range []domain.LandingState{domain.LandingPending, domain.LandingLanded, domain.LandingApproved,
+				domain.LandingReview, domain.LandingWaiting, domain.LandingConflicted, domain.LandingApproval,
+				domain.LandingLeft, domain.LandingRepair, domain.LandingNotRequired} {
+				e.add(fmt.Sprintf("m%02d-%s", i, l), inState(domain.StateCompleted), func(m *domain.Mission) { m.Landing = l })
 			}
-			e.add("m99-running", inState(engine.StateRunning), func(m *engine.Mission) { m.Landing = engine.LandingPending })
+			e.add("m99-running", inState(domain.StateRunning), func(m *domain.Mission) { m.Landing = domain.LandingPending })
 			e.view(func(r engine.Reader) error {
 				q, err := r.MissionsLandingQueue(e.ctx, 100)
 				require.NoError(t, err)
@@ -100,12 +101,12 @@ func exerciseListings(t *testing.T, open Opener) {
 	group(t, "MissionsPastDeadline", func(t *testing.T) {
 		run(t, "UnfinishedAndNotYetEscalated", open, func(t *testing.T, e *env) {
 			past, future := t0.Add(time.Minute), t0.Add(time.Hour)
-			e.add("late", func(m *engine.Mission) { m.Deadline = past })
-			e.add("late-running", inState(engine.StateRunning), func(m *engine.Mission) { m.Deadline = past })
-			e.add("escalated", func(m *engine.Mission) { m.Deadline, m.DeadlineEscalated = past, true })
-			e.add("finished", inState(engine.StateCompleted), func(m *engine.Mission) { m.Deadline = past })
-			e.add("cancelled", inState(engine.StateCancelled), func(m *engine.Mission) { m.Deadline = past })
-			e.add("on-time", func(m *engine.Mission) { m.Deadline = future })
+			e.add("late", func(m *domain.Mission) { m.Deadline = past })
+			e.add("late-running", inState(domain.StateRunning), func(m *domain.Mission) { m.Deadline = past })
+			e.add("escalated", func(m *domain.Mission) { m.Deadline, m.DeadlineEscalated = past, true })
+			e.add("finished", inState(domain.StateCompleted), func(m *domain.Mission) { m.Deadline = past })
+			e.add("cancelled", inState(domain.StateCancelled), func(m *domain.Mission) { m.Deadline = past })
+			e.add("on-time", func(m *domain.Mission) { m.Deadline = future })
 			e.add("no-deadline")
 			now := t0.Add(10 * time.Minute)
 			e.view(func(r engine.Reader) error {
@@ -122,9 +123,9 @@ func exerciseListings(t *testing.T, open Opener) {
 }
 
 // listPage reads one page of MissionList.
-func listPage(e *env, f engine.MissionFilter) []engine.Mission {
+func listPage(e *env, f engine.MissionFilter) []domain.Mission {
 	e.t.Helper()
-	var out []engine.Mission
+	var out []domain.Mission
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.MissionList(e.ctx, f)

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseMissions covers MissionInsert, MissionGet, MissionByIdempotencyKey, MissionUpdate,
@@ -32,18 +33,18 @@ func exerciseMissions(t *testing.T, open Opener) {
 		run(t, "DuplicateID", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.MissionInsert(e.ctx, e.mission("m1")) })
-			require.ErrorIs(t, err, engine.ErrDuplicateID)
+			require.ErrorIs(t, err, domain.ErrDuplicateID)
 			require.Equal(t, "mission m1", e.get("m1").Title, "the first row stays")
 		})
 		run(t, "DuplicateIdempotencyKey", open, func(t *testing.T, e *env) {
-			e.add("m1", func(m *engine.Mission) { m.IdempotencyKey = "k" })
+			e.add("m1", func(m *domain.Mission) { m.IdempotencyKey = "k" })
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				return tx.MissionInsert(e.ctx, e.mission("m2", func(m *engine.Mission) { m.IdempotencyKey = "k" }))
+				return tx.MissionInsert(e.ctx, e.mission("m2", func(m *domain.Mission) { m.IdempotencyKey = "k" }))
 			})
-			require.ErrorIs(t, err, engine.ErrDuplicateID)
+			require.ErrorIs(t, err, domain.ErrDuplicateID)
 			e.view(func(r engine.Reader) error {
 				_, err := r.MissionGet(e.ctx, "m2")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -58,7 +59,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.MissionGet(e.ctx, "nope")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -66,14 +67,14 @@ func exerciseMissions(t *testing.T, open Opener) {
 
 	group(t, "MissionByIdempotencyKey", func(t *testing.T) {
 		run(t, "FindsByKey", open, func(t *testing.T, e *env) {
-			e.add("m1", func(m *engine.Mission) { m.IdempotencyKey = "key-1" })
-			e.add("m2", func(m *engine.Mission) { m.IdempotencyKey = "key-2" })
+			e.add("m1", func(m *domain.Mission) { m.IdempotencyKey = "key-1" })
+			e.add("m2", func(m *domain.Mission) { m.IdempotencyKey = "key-2" })
 			e.view(func(r engine.Reader) error {
 				m, err := r.MissionByIdempotencyKey(e.ctx, "key-2")
 				require.NoError(t, err)
 				require.Equal(t, "m2", m.ID)
 				_, err = r.MissionByIdempotencyKey(e.ctx, "key-3")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -101,7 +102,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 			want.CreatedAt, want.VoyageID, want.ParentID, want.IdempotencyKey = stored.CreatedAt, stored.VoyageID, stored.ParentID, stored.IdempotencyKey
 			want.Repository, want.SubjectID = stored.Repository, stored.SubjectID
 			e.update(func(tx engine.Tx) error {
-				return tx.MissionSet(e.ctx, engine.MissionChange{Row: want, From: engine.Guard{State: engine.StatePending, Epoch: 0}, Set: engine.AllMissionFields})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: want, From: engine.Guard{State: domain.StatePending, Epoch: 0}, Set: engine.AllMissionFields})
 			})
 			requireSameMission(t, *want, e.get("m1"))
 		})
@@ -124,28 +125,28 @@ func exerciseMissions(t *testing.T, open Opener) {
 		})
 		run(t, "GuardRefusesAnotherState", open, func(t *testing.T, e *env) {
 			e.add("m1")
-			requireGuardMiss(e, "m1", engine.Guard{State: engine.StateLeased, Epoch: 0})
+			requireGuardMiss(e, "m1", engine.Guard{State: domain.StateLeased, Epoch: 0})
 		})
 		run(t, "GuardRefusesAStaleEpoch", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 3, t0.Add(time.Minute)))
-			requireGuardMiss(e, "m1", engine.Guard{State: engine.StateLeased, Epoch: 2})
-			requireGuardMiss(e, "m1", engine.Guard{State: engine.StateLeased, Epoch: 4})
+			requireGuardMiss(e, "m1", engine.Guard{State: domain.StateLeased, Epoch: 2})
+			requireGuardMiss(e, "m1", engine.Guard{State: domain.StateLeased, Epoch: 4})
 		})
 		run(t, "GuardRefusesAMissingMission", open, func(t *testing.T, e *env) {
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				return tx.MissionSet(e.ctx, engine.MissionChange{Row: e.mission("m9"), From: engine.Guard{State: engine.StatePending}, Set: engine.AllMissionFields})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: e.mission("m9"), From: engine.Guard{State: domain.StatePending}, Set: engine.AllMissionFields})
 			})
-			require.ErrorIs(t, err, engine.ErrGuard)
+			require.ErrorIs(t, err, domain.ErrGuard)
 		})
 		run(t, "StaleWriterLosesToTheOneThatMovedTheEpoch", open, func(t *testing.T, e *env) {
 			e.add("m1", leasedTo("a", 1, t0.Add(time.Minute)))
 			stale := e.get("m1")
-			e.set("m1", func(m *engine.Mission) { m.Lease.Epoch, m.Lease.Owner = 2, "b" })
+			e.set("m1", func(m *domain.Mission) { m.Lease.Epoch, m.Lease.Owner = 2, "b" })
 			stale.Title = "stale"
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				return tx.MissionSet(e.ctx, engine.MissionChange{Row: &stale, From: engine.Guard{State: engine.StateLeased, Epoch: 1}, Set: engine.AllMissionFields})
+				return tx.MissionSet(e.ctx, engine.MissionChange{Row: &stale, From: engine.Guard{State: domain.StateLeased, Epoch: 1}, Set: engine.AllMissionFields})
 			})
-			require.ErrorIs(t, err, engine.ErrGuard)
+			require.ErrorIs(t, err, domain.ErrGuard)
 			got := e.get("m1")
 			require.Equal(t, "b", got.Lease.Owner)
 			require.Equal(t, "mission m1", got.Title)
@@ -158,18 +159,18 @@ func exerciseMissions(t *testing.T, open Opener) {
 			e.update(func(tx engine.Tx) error { return tx.MissionDelete(e.ctx, "m1") })
 			e.view(func(r engine.Reader) error {
 				_, err := r.MissionGet(e.ctx, "m1")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.MissionDelete(e.ctx, "nope") })
-			require.ErrorIs(t, err, engine.ErrNotFound)
+			require.ErrorIs(t, err, domain.ErrNotFound)
 		})
 		run(t, "TakesItsEdgesWriteAreasAndHoldWithIt", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.add("m2")
-			e.edge("m2", "m1", engine.EdgeHard, engine.SourceUser)
+			e.edge("m2", "m1", domain.EdgeHard, domain.SourceUser)
 			e.update(func(tx engine.Tx) error { return tx.WriteAreaSet(e.ctx, "m1", "/repo", []string{"m1/"}) })
 			e.update(func(tx engine.Tx) error {
 				return tx.HoldUpsert(e.ctx, &engine.Hold{MissionID: "m1", Reason: engine.Reason{Code: engine.WhyQueued}, UpdatedAt: t0})
@@ -180,7 +181,7 @@ func exerciseMissions(t *testing.T, open Opener) {
 				require.NoError(t, err)
 				require.Empty(t, deps)
 				_, err = r.HoldGet(e.ctx, "m1")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 			require.Empty(t, overlapIDs(e, "/repo", "m1/"))
@@ -189,20 +190,20 @@ func exerciseMissions(t *testing.T, open Opener) {
 
 	group(t, "MissionCounts", func(t *testing.T) {
 		run(t, "FollowInsertUpdateAndDelete", open, func(t *testing.T, e *env) {
-			requireCounts(e, map[engine.MissionState]int{})
+			requireCounts(e, map[domain.MissionState]int{})
 			e.add("m1")
 			e.add("m2")
-			e.add("m3", inState(engine.StateCompleted))
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 2, engine.StateCompleted: 1})
-			e.set("m1", func(m *engine.Mission) { m.State = engine.StateRunning })
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 1, engine.StateRunning: 1, engine.StateCompleted: 1})
-			e.set("m1", func(m *engine.Mission) { m.Title = "same state" })
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 1, engine.StateRunning: 1, engine.StateCompleted: 1})
+			e.add("m3", inState(domain.StateCompleted))
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 2, domain.StateCompleted: 1})
+			e.set("m1", func(m *domain.Mission) { m.State = domain.StateRunning })
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 1, domain.StateRunning: 1, domain.StateCompleted: 1})
+			e.set("m1", func(m *domain.Mission) { m.Title = "same state" })
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 1, domain.StateRunning: 1, domain.StateCompleted: 1})
 			e.update(func(tx engine.Tx) error { return tx.MissionDelete(e.ctx, "m3") })
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 1, engine.StateRunning: 1})
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 1, domain.StateRunning: 1})
 		})
 		run(t, "SeenInsideTheWritingTransaction", open, func(t *testing.T, e *env) {
-			var c map[engine.MissionState]int
+			var c map[domain.MissionState]int
 			e.update(func(tx engine.Tx) error {
 				if err := tx.MissionInsert(e.ctx, e.mission("m1")); err != nil {
 					return err
@@ -211,46 +212,46 @@ func exerciseMissions(t *testing.T, open Opener) {
 				c, err = tx.MissionCounts(e.ctx)
 				return err
 			})
-			require.Equal(t, map[engine.MissionState]int{engine.StatePending: 1}, nonZero(c))
+			require.Equal(t, map[domain.MissionState]int{domain.StatePending: 1}, nonZero(c))
 		})
 	})
 }
 
 // fullMission builds a mission with every field set, leased at epoch 4.
-func fullMission(e *env, id string) *engine.Mission {
+func fullMission(e *env, id string) *domain.Mission {
 	pct := 42.5
 	at := e.next()
-	return &engine.Mission{ID: id, VoyageID: "", ParentID: "parent-" + id, IdempotencyKey: "idem-" + id, Key: "client-" + id,
+	return &domain.Mission{ID: id, VoyageID: "", ParentID: "parent-" + id, IdempotencyKey: "idem-" + id, Key: "client-" + id,
 		Title: "full " + id, Brief: "a brief with ünïcode and \"quotes\"", Repository: "/repo", TargetBranch: "main",
-		Priority: 7, Kind: engine.KindRepair, SubjectID: "subject-" + id, Persona: "implementer",
+		Priority: 7, Kind: domain.KindRepair, SubjectID: "subject-" + id, Persona: "implementer",
 		Capabilities: []string{"go", "sql"}, WriteArea: []string{"a/", "b/c.go"},
-		ModelPolicy: engine.ModelPolicy{Mode: engine.ModeAgentSelect, Allowed: []string{"m1", "m2"}},
+		ModelPolicy: domain.ModelPolicy{Mode: domain.ModeAgentSelect, Allowed: []string{"m1", "m2"}},
 		Workspace:   "worktree", Review: "required", AcceptanceCriteria: []string{"tests pass", "docs"},
 		Deadline: at.Add(time.Hour), RetryBudget: 5, CostLimitUSD: 2.5,
-		State: engine.StateRunning, Attempt: 4, AttemptsUsed: 3, Abandons: 1, Contacted: true,
-		Lease:   engine.Lease{Owner: "agent-1", ExpiresAt: at.Add(30 * time.Second), Epoch: 4},
+		State: domain.StateRunning, Attempt: 4, AttemptsUsed: 3, Abandons: 1, Contacted: true,
+		Lease:   domain.Lease{Owner: "agent-1", ExpiresAt: at.Add(30 * time.Second), Epoch: 4},
 		Profile: "claude", NotBefore: at.Add(time.Second), WaitReason: "checkout", Preempt: true, Serial: true,
 		Checkpoint: json.RawMessage(`{"step": 3, "files": ["a"]}`),
-		Progress:   &engine.Progress{Percent: &pct, Message: "half", At: at.Add(2 * time.Second)},
-		Result: &engine.WorkerResult{Status: "failed", Summary: "s", Artifacts: []string{"x"}, Evidence: []string{"y"},
-			Failure: &engine.Failure{Kind: "test", Tool: "go test"}, Usage: &engine.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.25},
-			Verdict: "changes", Findings: []engine.Finding{{Severity: "minor", Path: "a.go", Line: 3}}},
-		LastFailure:   &engine.Failure{Kind: "build", Diagnostic: "undefined: x", Location: "a.go:1", Summary: "build"},
-		LastSignature: "sig", Decision: &engine.Decision{Kind: engine.DecisionRetry, Reason: "flaky", At: at},
-		Landing: engine.LandingReview, Skipped: true, // VoyageActive is derived by the store from the voyage (none here)
-		Usage:        engine.Usage{InputTokens: 100, OutputTokens: 50, CostUSD: 1.25},
+		Progress:   &domain.Progress{Percent: &pct, Message: "half", At: at.Add(2 * time.Second)},
+		Result: &domain.WorkerResult{Status: "failed", Summary: "s", Artifacts: []string{"x"}, Evidence: []string{"y"},
+			Failure: &domain.Failure{Kind: "test", Tool: "go test"}, Usage: &domain.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.25},
+			Verdict: "changes", Findings: []domain.Finding{{Severity: "minor", Path: "a.go", Line: 3}}},
+		LastFailure:   &domain.Failure{Kind: "build", Diagnostic: "undefined: x", Location: "a.go:1", Summary: "build"},
+		LastSignature: "sig", Decision: &domain.Decision{Kind: domain.DecisionRetry, Reason: "flaky", At: at},
+		Landing: domain.LandingReview, Skipped: true, // VoyageActive is derived by the store from the voyage (none here)
+		Usage:        domain.Usage{InputTokens: 100, OutputTokens: 50, CostUSD: 1.25},
 		EscalationID: "esc-" + id, DeadlineEscalated: true, Run: json.RawMessage(`{"pid": 12, "dir": "/tmp/x"}`),
 		CreatedAt: at, UpdatedAt: at.Add(3 * time.Second), StartedAt: at.Add(4 * time.Second), FinishedAt: at.Add(5 * time.Second)}
 }
 
 // requireSameMission compares two missions field by field, times by instant and raw JSON by
 // value.
-func requireSameMission(t *testing.T, want, got engine.Mission) {
+func requireSameMission(t *testing.T, want, got domain.Mission) {
 	t.Helper()
 	require.Equal(t, normMission(t, want), normMission(t, got))
 }
 
-func normMission(t *testing.T, m engine.Mission) engine.Mission {
+func normMission(t *testing.T, m domain.Mission) domain.Mission {
 	for _, p := range []*time.Time{&m.Deadline, &m.NotBefore, &m.Lease.ExpiresAt, &m.CreatedAt, &m.UpdatedAt, &m.StartedAt, &m.FinishedAt} {
 		*p = normTime(*p)
 	}
@@ -297,12 +298,12 @@ func requireGuardMiss(e *env, id string, g engine.Guard) {
 	err := e.s.Update(e.ctx, func(tx engine.Tx) error {
 		return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
 	})
-	require.ErrorIs(e.t, err, engine.ErrGuard)
+	require.ErrorIs(e.t, err, domain.ErrGuard)
 	requireSameMission(e.t, before, e.get(id))
 }
 
 // requireCounts requires MissionCounts to equal want, zero counts aside.
-func requireCounts(e *env, want map[engine.MissionState]int) {
+func requireCounts(e *env, want map[domain.MissionState]int) {
 	e.t.Helper()
 	e.view(func(r engine.Reader) error {
 		c, err := r.MissionCounts(e.ctx)
@@ -313,11 +314,11 @@ func requireCounts(e *env, want map[engine.MissionState]int) {
 }
 
 // listAll pages through MissionList with f until it is exhausted.
-func listAll(e *env, f engine.MissionFilter) []engine.Mission {
+func listAll(e *env, f engine.MissionFilter) []domain.Mission {
 	e.t.Helper()
-	var out []engine.Mission
+	var out []domain.Mission
 	for range 1000 {
-		var page []engine.Mission
+		var page []domain.Mission
 		e.view(func(r engine.Reader) error {
 			var err error
 			page, err = r.MissionList(e.ctx, f)

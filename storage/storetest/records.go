@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseRecords covers attempts (AttemptInsert, AttemptList, AttemptOutcomes), landings
@@ -18,14 +19,14 @@ func exerciseRecords(t *testing.T, open Opener) {
 		run(t, "RoundTripsAndListsByMission", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			e.add("m2")
-			a1 := &engine.Attempt{MissionID: "m1", Attempt: 1, Epoch: 1, Agent: "a", Profile: "claude", Persona: "implementer",
-				Outcome: "failed", Failure: &engine.Failure{Kind: "test", Summary: "red"}, Signature: "sig", Weight: 2,
-				Usage: engine.Usage{InputTokens: 3, OutputTokens: 4, CostUSD: 0.5}, Summary: "it failed",
+			a1 := &domain.Attempt{MissionID: "m1", Attempt: 1, Epoch: 1, Agent: "a", Profile: "claude", Persona: "implementer",
+				Outcome: "failed", Failure: &domain.Failure{Kind: "test", Summary: "red"}, Signature: "sig", Weight: 2,
+				Usage: domain.Usage{InputTokens: 3, OutputTokens: 4, CostUSD: 0.5}, Summary: "it failed",
 				StartedAt: e.next(), EndedAt: e.next()}
-			a2 := &engine.Attempt{MissionID: "m1", Attempt: 2, Epoch: 2, Outcome: "completed", EndedAt: e.next()}
-			other := &engine.Attempt{MissionID: "m2", Attempt: 1, Epoch: 1, Outcome: "abandoned", EndedAt: e.next()}
+			a2 := &domain.Attempt{MissionID: "m1", Attempt: 2, Epoch: 2, Outcome: "completed", EndedAt: e.next()}
+			other := &domain.Attempt{MissionID: "m2", Attempt: 1, Epoch: 1, Outcome: "abandoned", EndedAt: e.next()}
 			e.update(func(tx engine.Tx) error {
-				for _, a := range []*engine.Attempt{a2, a1, other} {
+				for _, a := range []*domain.Attempt{a2, a1, other} {
 					if err := tx.AttemptInsert(e.ctx, a); err != nil {
 						return err
 					}
@@ -34,7 +35,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 			})
 			got := attempts(e, "m1")
 			require.Len(t, got, 2)
-			byAttempt := map[int]engine.Attempt{}
+			byAttempt := map[int]domain.Attempt{}
 			for _, a := range got {
 				byAttempt[a.Attempt] = a
 			}
@@ -44,17 +45,17 @@ func exerciseRecords(t *testing.T, open Opener) {
 		})
 		run(t, "DuplicateAttemptAndEpoch", open, func(t *testing.T, e *env) {
 			e.add("m1")
-			a := &engine.Attempt{MissionID: "m1", Attempt: 1, Epoch: 1, Outcome: "failed", EndedAt: t0}
+			a := &domain.Attempt{MissionID: "m1", Attempt: 1, Epoch: 1, Outcome: "failed", EndedAt: t0}
 			e.update(func(tx engine.Tx) error { return tx.AttemptInsert(e.ctx, a) })
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.AttemptInsert(e.ctx, a) })
-			require.ErrorIs(t, err, engine.ErrDuplicateID)
+			require.ErrorIs(t, err, domain.ErrDuplicateID)
 		})
 	})
 
 	group(t, "AttemptOutcomes", func(t *testing.T) {
 		run(t, "CountsPerProfileAndPersona", open, func(t *testing.T, e *env) {
 			e.add("m1")
-			rows := []engine.Attempt{
+			rows := []domain.Attempt{
 				{Attempt: 1, Profile: "claude", Persona: "implementer", Outcome: "completed"},
 				{Attempt: 2, Profile: "claude", Persona: "implementer", Outcome: "failed"},
 				{Attempt: 3, Profile: "claude", Persona: "reviewer", Outcome: "completed"},
@@ -87,22 +88,22 @@ func exerciseRecords(t *testing.T, open Opener) {
 	group(t, "LandingUpsert", func(t *testing.T) {
 		run(t, "InsertsThenReplacesPerAttempt", open, func(t *testing.T, e *env) {
 			e.add("m1")
-			l1 := &engine.Landing{MissionID: "m1", Attempt: 1, Status: "conflicted", TargetBranch: "main", ConflictPaths: []string{"a.go"},
+			l1 := &domain.Landing{MissionID: "m1", Attempt: 1, Status: "conflicted", TargetBranch: "main", ConflictPaths: []string{"a.go"},
 				Detail: "conflict", At: e.next()}
-			l2 := &engine.Landing{MissionID: "m1", Attempt: 2, Status: "checking", At: e.next()}
+			l2 := &domain.Landing{MissionID: "m1", Attempt: 2, Status: "checking", At: e.next()}
 			e.update(func(tx engine.Tx) error {
 				if err := tx.LandingUpsert(e.ctx, l1); err != nil {
 					return err
 				}
 				return tx.LandingUpsert(e.ctx, l2)
 			})
-			l2b := &engine.Landing{MissionID: "m1", Attempt: 2, Status: "landed", TargetBranch: "main", Commit: "c0ffee",
+			l2b := &domain.Landing{MissionID: "m1", Attempt: 2, Status: "landed", TargetBranch: "main", Commit: "c0ffee",
 				OldTarget: "aaa", NewTarget: "bbb", ChangedFiles: []string{"x.go", "y.go"}, OutsideWriteArea: []string{"y.go"},
 				Detail: "ok", DurationMS: 1234, At: e.next()}
 			e.update(func(tx engine.Tx) error { return tx.LandingUpsert(e.ctx, l2b) })
 			got := landings(e, "m1")
 			require.Len(t, got, 2)
-			byAttempt := map[int]engine.Landing{}
+			byAttempt := map[int]domain.Landing{}
 			for _, l := range got {
 				byAttempt[l.Attempt] = l
 			}
@@ -114,9 +115,9 @@ func exerciseRecords(t *testing.T, open Opener) {
 
 	group(t, "AgentUpsert", func(t *testing.T) {
 		run(t, "InsertsThenReplaces", open, func(t *testing.T, e *env) {
-			a := &engine.Agent{ID: "a1", Kind: "external", Capabilities: []string{"go"}, Personas: []string{"reviewer"}, LastSeen: e.next()}
+			a := &domain.Agent{ID: "a1", Kind: "external", Capabilities: []string{"go"}, Personas: []string{"reviewer"}, LastSeen: e.next()}
 			e.update(func(tx engine.Tx) error { return tx.AgentUpsert(e.ctx, a) })
-			b := &engine.Agent{ID: "a1", Kind: "managed", Profile: "claude", Capabilities: []string{"go", "sql"}, LastSeen: e.next()}
+			b := &domain.Agent{ID: "a1", Kind: "managed", Profile: "claude", Capabilities: []string{"go", "sql"}, LastSeen: e.next()}
 			e.update(func(tx engine.Tx) error { return tx.AgentUpsert(e.ctx, b) })
 			got := agents(e)
 			require.Len(t, got, 1)
@@ -134,16 +135,16 @@ func exerciseRecords(t *testing.T, open Opener) {
 		run(t, "CountsTheLiveMissionsEachHolds", open, func(t *testing.T, e *env) {
 			e.update(func(tx engine.Tx) error {
 				for _, id := range []string{"ext", "claude", "idle"} {
-					if err := tx.AgentUpsert(e.ctx, &engine.Agent{ID: id, Kind: "external", LastSeen: t0}); err != nil {
+					if err := tx.AgentUpsert(e.ctx, &domain.Agent{ID: id, Kind: "external", LastSeen: t0}); err != nil {
 						return err
 					}
 				}
 				return nil
 			})
 			e.add("m1", leasedTo("ext", 1, t0.Add(time.Minute)))
-			e.add("m2", leasedTo("ext", 1, t0.Add(time.Minute)), inState(engine.StateRunning))
-			e.add("m3", leasedTo("scheduler", 1, t0.Add(time.Minute)), inState(engine.StateRunning), func(m *engine.Mission) { m.Profile = "claude" })
-			e.add("m4", leasedTo("ext", 1, t0), inState(engine.StateCompleted))
+			e.add("m2", leasedTo("ext", 1, t0.Add(time.Minute)), inState(domain.StateRunning))
+			e.add("m3", leasedTo("scheduler", 1, t0.Add(time.Minute)), inState(domain.StateRunning), func(m *domain.Mission) { m.Profile = "claude" })
+			e.add("m4", leasedTo("ext", 1, t0), inState(domain.StateCompleted))
 			running := map[string]int{}
 			for _, a := range agents(e) {
 				running[a.ID] = a.Running
@@ -157,7 +158,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 			e.update(func(tx engine.Tx) error {
 				for i, id := range []string{"old", "mid", "new", "edge"} {
 					seen := t0.Add(time.Duration(i) * time.Minute)
-					if err := tx.AgentUpsert(e.ctx, &engine.Agent{ID: id, Kind: "external", LastSeen: seen}); err != nil {
+					if err := tx.AgentUpsert(e.ctx, &domain.Agent{ID: id, Kind: "external", LastSeen: seen}); err != nil {
 						return err
 					}
 				}
@@ -177,7 +178,7 @@ func exerciseRecords(t *testing.T, open Opener) {
 		run(t, "AtMostAThousand", open, func(t *testing.T, e *env) {
 			e.update(func(tx engine.Tx) error {
 				for i := range 1001 {
-					a := &engine.Agent{ID: fmt.Sprintf("a%04d", i), Kind: "external", LastSeen: t0.Add(time.Duration(i) * time.Millisecond)}
+					a := &domain.Agent{ID: fmt.Sprintf("a%04d", i), Kind: "external", LastSeen: t0.Add(time.Duration(i) * time.Millisecond)}
 					if err := tx.AgentUpsert(e.ctx, a); err != nil {
 						return err
 					}
@@ -198,14 +199,14 @@ func exerciseRecords(t *testing.T, open Opener) {
 		run(t, "LatestIsTheLastInserted", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.WaveLatest(e.ctx)
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
-			w1 := &engine.Wave{At: e.next(), Runnable: 1}
-			score := &engine.Score{Profile: "claude", CapabilityOverlap: 1, Load: 0.5, Confidence: 0.8, PriorityBoost: 0.1, PreferredPersona: true, Total: 0.44}
-			w2 := &engine.Wave{At: e.next(), Runnable: 3,
-				Dispatched: []engine.WaveEntry{{MissionID: "m1", Profile: "claude", Score: score}},
-				Held:       []engine.WaveEntry{{MissionID: "m2", Reason: "conflict"}}}
+			w1 := &domain.Wave{At: e.next(), Runnable: 1}
+			score := &domain.Score{Profile: "claude", CapabilityOverlap: 1, Load: 0.5, Confidence: 0.8, PriorityBoost: 0.1, PreferredPersona: true, Total: 0.44}
+			w2 := &domain.Wave{At: e.next(), Runnable: 3,
+				Dispatched: []domain.WaveEntry{{MissionID: "m1", Profile: "claude", Score: score}},
+				Held:       []domain.WaveEntry{{MissionID: "m2", Reason: "conflict"}}}
 			e.update(func(tx engine.Tx) error {
 				if err := tx.WaveInsert(e.ctx, w1); err != nil {
 					return err
@@ -237,9 +238,9 @@ func exerciseRecords(t *testing.T, open Opener) {
 	})
 }
 
-func attempts(e *env, id string) []engine.Attempt {
+func attempts(e *env, id string) []domain.Attempt {
 	e.t.Helper()
-	var out []engine.Attempt
+	var out []domain.Attempt
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.AttemptList(e.ctx, id)
@@ -248,17 +249,17 @@ func attempts(e *env, id string) []engine.Attempt {
 	return out
 }
 
-func requireSameAttempt(t *testing.T, want, got engine.Attempt) {
+func requireSameAttempt(t *testing.T, want, got domain.Attempt) {
 	t.Helper()
-	for _, a := range []*engine.Attempt{&want, &got} {
+	for _, a := range []*domain.Attempt{&want, &got} {
 		a.StartedAt, a.EndedAt = normTime(a.StartedAt), normTime(a.EndedAt)
 	}
 	require.Equal(t, want, got)
 }
 
-func landings(e *env, id string) []engine.Landing {
+func landings(e *env, id string) []domain.Landing {
 	e.t.Helper()
-	var out []engine.Landing
+	var out []domain.Landing
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.LandingList(e.ctx, id)
@@ -267,15 +268,15 @@ func landings(e *env, id string) []engine.Landing {
 	return out
 }
 
-func requireSameLanding(t *testing.T, want, got engine.Landing) {
+func requireSameLanding(t *testing.T, want, got domain.Landing) {
 	t.Helper()
 	want.At, got.At = normTime(want.At), normTime(got.At)
 	require.Equal(t, want, got)
 }
 
-func agents(e *env) []engine.Agent {
+func agents(e *env) []domain.Agent {
 	e.t.Helper()
-	var out []engine.Agent
+	var out []domain.Agent
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.AgentList(e.ctx)
@@ -284,7 +285,7 @@ func agents(e *env) []engine.Agent {
 	return out
 }
 
-func requireSameAgent(t *testing.T, want, got engine.Agent) {
+func requireSameAgent(t *testing.T, want, got domain.Agent) {
 	t.Helper()
 	want.LastSeen, got.LastSeen = normTime(want.LastSeen), normTime(got.LastSeen)
 	require.Equal(t, want, got)

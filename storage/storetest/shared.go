@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // PairOpener returns two handles on one fresh database, as two processes would hold them
@@ -32,9 +33,9 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 	pair("CommitsAreSeenByTheOther", func(t *testing.T, a, b *env) {
 		a.add("m1")
 		require.Equal(t, "m1", b.get("m1").ID)
-		b.set("m1", func(m *engine.Mission) { m.Title = "from b" })
+		b.set("m1", func(m *domain.Mission) { m.Title = "from b" })
 		require.Equal(t, "from b", a.get("m1").Title)
-		requireCounts(a, map[engine.MissionState]int{engine.StatePending: 1})
+		requireCounts(a, map[domain.MissionState]int{domain.StatePending: 1})
 	})
 	pair("ChangesNoticeTheOther", func(t *testing.T, a, b *env) {
 		ctx, cancel := context.WithCancel(a.ctx)
@@ -79,7 +80,7 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 	})
 	pair("AcquiresOfBothLeaseEachMissionOnce", func(t *testing.T, a, b *env) {
 		const missions = 30
-		ms := make([]*engine.Mission, 0, missions)
+		ms := make([]*domain.Mission, 0, missions)
 		for i := range missions {
 			ms = append(ms, a.mission(fmt.Sprintf("m%02d", i)))
 		}
@@ -97,7 +98,7 @@ func ExerciseShared(t *testing.T, open PairOpener) {
 						m, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Owner: fmt.Sprintf("w%d", w)}))
 						return err
 					})
-					if errors.Is(err, engine.ErrNoWork) {
+					if errors.Is(err, domain.ErrNoWork) {
 						errs <- nil
 						return
 					}

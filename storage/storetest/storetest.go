@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // Opener returns a fresh, empty, migrated store for one test case and arranges for it to be
@@ -109,11 +110,11 @@ func (e *env) next() time.Time {
 
 // mission builds a pending work mission in repository /repo with its own write area (so that
 // it is not exclusive), created after every mission built before it; mods adjust it.
-func (e *env) mission(id string, mods ...func(*engine.Mission)) *engine.Mission {
+func (e *env) mission(id string, mods ...func(*domain.Mission)) *domain.Mission {
 	at := e.next()
-	m := &engine.Mission{ID: id, Title: "mission " + id, Brief: "do " + id, Repository: "/repo",
-		Priority: 100, Kind: engine.KindWork, Review: "none", RetryBudget: 3, State: engine.StatePending,
-		Landing: engine.LandingNone, WriteArea: []string{id + "/"}, CreatedAt: at, UpdatedAt: at}
+	m := &domain.Mission{ID: id, Title: "mission " + id, Brief: "do " + id, Repository: "/repo",
+		Priority: 100, Kind: domain.KindWork, Review: "none", RetryBudget: 3, State: domain.StatePending,
+		Landing: domain.LandingNone, WriteArea: []string{id + "/"}, CreatedAt: at, UpdatedAt: at}
 	for _, mod := range mods {
 		mod(m)
 	}
@@ -121,7 +122,7 @@ func (e *env) mission(id string, mods ...func(*engine.Mission)) *engine.Mission 
 }
 
 // insert stores missions in one transaction.
-func (e *env) insert(ms ...*engine.Mission) {
+func (e *env) insert(ms ...*domain.Mission) {
 	e.t.Helper()
 	e.update(func(tx engine.Tx) error {
 		for _, m := range ms {
@@ -134,7 +135,7 @@ func (e *env) insert(ms ...*engine.Mission) {
 }
 
 // add builds and stores one mission (see mission).
-func (e *env) add(id string, mods ...func(*engine.Mission)) *engine.Mission {
+func (e *env) add(id string, mods ...func(*domain.Mission)) *domain.Mission {
 	e.t.Helper()
 	m := e.mission(id, mods...)
 	e.insert(m)
@@ -142,9 +143,9 @@ func (e *env) add(id string, mods ...func(*engine.Mission)) *engine.Mission {
 }
 
 // get reads one mission, which must exist.
-func (e *env) get(id string) engine.Mission {
+func (e *env) get(id string) domain.Mission {
 	e.t.Helper()
-	var m engine.Mission
+	var m domain.Mission
 	e.view(func(r engine.Reader) error {
 		var err error
 		m, err = r.MissionGet(e.ctx, id)
@@ -154,9 +155,9 @@ func (e *env) get(id string) engine.Mission {
 }
 
 // set rewrites a stored mission through MissionSet (every field), guarded by its current state and epoch.
-func (e *env) set(id string, mod func(*engine.Mission)) engine.Mission {
+func (e *env) set(id string, mod func(*domain.Mission)) domain.Mission {
 	e.t.Helper()
-	var m engine.Mission
+	var m domain.Mission
 	e.update(func(tx engine.Tx) error {
 		var err error
 		if m, err = tx.MissionGet(e.ctx, id); err != nil {
@@ -170,10 +171,10 @@ func (e *env) set(id string, mod func(*engine.Mission)) engine.Mission {
 }
 
 // voyage stores an open voyage.
-func (e *env) voyage(id string, mods ...func(*engine.Voyage)) *engine.Voyage {
+func (e *env) voyage(id string, mods ...func(*domain.Voyage)) *domain.Voyage {
 	e.t.Helper()
 	at := e.next()
-	v := &engine.Voyage{ID: id, Title: "voyage " + id, Repository: "/repo", State: engine.VoyageOpen, CreatedAt: at, UpdatedAt: at}
+	v := &domain.Voyage{ID: id, Title: "voyage " + id, Repository: "/repo", State: domain.VoyageOpen, CreatedAt: at, UpdatedAt: at}
 	for _, mod := range mods {
 		mod(v)
 	}
@@ -182,38 +183,38 @@ func (e *env) voyage(id string, mods ...func(*engine.Voyage)) *engine.Voyage {
 }
 
 // edge stores a dependency of type typ: from depends on to.
-func (e *env) edge(from, to string, typ engine.EdgeType, source string) {
+func (e *env) edge(from, to string, typ domain.EdgeType, source string) {
 	e.t.Helper()
 	e.update(func(tx engine.Tx) error {
-		return tx.DependencyInsert(e.ctx, engine.Dependency{MissionID: from, DependsOn: to, Type: typ,
+		return tx.DependencyInsert(e.ctx, domain.Dependency{MissionID: from, DependsOn: to, Type: typ,
 			Source: source, Reason: "test", CreatedAt: e.next()})
 	})
 }
 
 // Mission modifiers.
 
-func inState(s engine.MissionState) func(*engine.Mission) {
-	return func(m *engine.Mission) { m.State = s }
+func inState(s domain.MissionState) func(*domain.Mission) {
+	return func(m *domain.Mission) { m.State = s }
 }
 
-func withPriority(p int) func(*engine.Mission) { return func(m *engine.Mission) { m.Priority = p } }
+func withPriority(p int) func(*domain.Mission) { return func(m *domain.Mission) { m.Priority = p } }
 
-func inRepo(r string) func(*engine.Mission) { return func(m *engine.Mission) { m.Repository = r } }
+func inRepo(r string) func(*domain.Mission) { return func(m *domain.Mission) { m.Repository = r } }
 
-func exclusive(m *engine.Mission) { m.WriteArea = nil }
+func exclusive(m *domain.Mission) { m.WriteArea = nil }
 
-func inVoyage(v string) func(*engine.Mission) { return func(m *engine.Mission) { m.VoyageID = v } }
+func inVoyage(v string) func(*domain.Mission) { return func(m *domain.Mission) { m.VoyageID = v } }
 
 // leasedTo makes a mission leased by owner at epoch, expiring at exp.
-func leasedTo(owner string, epoch int64, exp time.Time) func(*engine.Mission) {
-	return func(m *engine.Mission) {
-		m.State, m.Lease = engine.StateLeased, engine.Lease{Owner: owner, Epoch: epoch, ExpiresAt: exp}
+func leasedTo(owner string, epoch int64, exp time.Time) func(*domain.Mission) {
+	return func(m *domain.Mission) {
+		m.State, m.Lease = domain.StateLeased, domain.Lease{Owner: owner, Epoch: epoch, ExpiresAt: exp}
 		m.Attempt = int(epoch)
 	}
 }
 
 // ids returns the ids of missions, in their order.
-func ids(ms []engine.Mission) []string {
+func ids(ms []domain.Mission) []string {
 	var out []string // nil for none
 	for _, m := range ms {
 		out = append(out, m.ID)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseTransactions covers Update, View, DataVersion and Close: atomicity, rollback,
@@ -42,19 +43,19 @@ func exerciseTransactions(t *testing.T, open Opener) {
 					return err
 				}
 				g := engine.Guard{State: m.State, Epoch: m.Lease.Epoch}
-				m.State, m.Title = engine.StateRunning, "changed"
+				m.State, m.Title = domain.StateRunning, "changed"
 				for _, step := range []func() error{
 					func() error { return tx.MissionInsert(e.ctx, m2) },
 					func() error {
 						return tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields})
 					},
-					func() error { return tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: "x", MissionID: "m1"}) },
+					func() error { return tx.EventAppend(e.ctx, &domain.Event{At: t0, Type: "x", MissionID: "m1"}) },
 					func() error {
 						return tx.HoldUpsert(e.ctx, &engine.Hold{MissionID: "m1", Reason: engine.Reason{Code: engine.WhyQueued}, UpdatedAt: t0})
 					},
 					func() error { return tx.SetPaused(e.ctx, true) },
 					func() error {
-						return tx.VoyageInsert(e.ctx, &engine.Voyage{ID: "v2", Title: "v2", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0})
+						return tx.VoyageInsert(e.ctx, &domain.Voyage{ID: "v2", Title: "v2", State: domain.VoyageOpen, CreatedAt: t0, UpdatedAt: t0})
 					},
 					func() error { return tx.MissionDelete(e.ctx, "m2") },
 				} {
@@ -71,13 +72,13 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			require.Empty(t, events(e, engine.EventFilter{}))
 			require.Empty(t, holdList(e))
 			require.False(t, paused(e))
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 1})
-			requireVoyageCounts(e, map[engine.VoyageState]int{engine.VoyageOpen: 1})
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 1})
+			requireVoyageCounts(e, map[domain.VoyageState]int{domain.VoyageOpen: 1})
 			e.view(func(r engine.Reader) error {
 				_, err := r.MissionGet(e.ctx, "m2")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				_, err = r.VoyageGet(e.ctx, "v2")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -85,8 +86,8 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			e.add("m1")
 			e.add("m2")
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error {
-				m := e.mission("m1", func(m *engine.Mission) { m.Title = "stale" })
-				if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: m, From: engine.Guard{State: engine.StateRunning}, Set: engine.AllMissionFields}); !errors.Is(err, engine.ErrGuard) {
+				m := e.mission("m1", func(m *domain.Mission) { m.Title = "stale" })
+				if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: m, From: engine.Guard{State: domain.StateRunning}, Set: engine.AllMissionFields}); !errors.Is(err, domain.ErrGuard) {
 					return fmt.Errorf("want ErrGuard, got %v", err)
 				}
 				cur, err := tx.MissionGet(e.ctx, "m2")
@@ -106,7 +107,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			cancel()
 			err := e.s.Update(ctx, func(tx engine.Tx) error { return tx.MissionInsert(ctx, e.mission("m1")) })
 			require.ErrorIs(t, err, context.Canceled)
-			requireCounts(e, map[engine.MissionState]int{})
+			requireCounts(e, map[domain.MissionState]int{})
 		})
 		run(t, "ConcurrentUpdatesLoseNothing", open, func(t *testing.T, e *env) {
 			e.add("m1")
@@ -126,7 +127,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 							if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: &m, From: g, Set: engine.AllMissionFields}); err != nil {
 								return err
 							}
-							return tx.EventAppend(e.ctx, &engine.Event{At: t0, Type: fmt.Sprintf("w%d-%d", w, i), MissionID: "m1"})
+							return tx.EventAppend(e.ctx, &domain.Event{At: t0, Type: fmt.Sprintf("w%d-%d", w, i), MissionID: "m1"})
 						})
 					}
 				})
@@ -173,11 +174,11 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				want = append(want, fmt.Sprintf("m%02d", w))
 			}
 			require.Equal(t, want, ids(listAll(e, engine.MissionFilter{})))
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: writers / 2})
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: writers / 2})
 		})
 		run(t, "ConcurrentAcquiresLeaseEachMissionOnce", open, func(t *testing.T, e *env) {
 			const missions, agents = 24, 6
-			ms := make([]*engine.Mission, 0, missions)
+			ms := make([]*domain.Mission, 0, missions)
 			for i := range missions {
 				ms = append(ms, e.mission(fmt.Sprintf("m%02d", i)))
 			}
@@ -196,7 +197,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 							m, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Owner: owner}))
 							return err
 						})
-						if errors.Is(err, engine.ErrNoWork) {
+						if errors.Is(err, domain.ErrNoWork) {
 							errs <- nil
 							return
 						}
@@ -244,7 +245,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 							return err
 						}
 						g := engine.Guard{State: cur.State, Epoch: cur.Lease.Epoch}
-						cur.Title, cur.State = "changed", engine.StateRunning
+						cur.Title, cur.State = "changed", domain.StateRunning
 						if err := tx.MissionSet(e.ctx, engine.MissionChange{Row: &cur, From: g, Set: engine.AllMissionFields}); err != nil {
 							return err
 						}
@@ -261,14 +262,14 @@ func exerciseTransactions(t *testing.T, open Opener) {
 				require.NoError(t, err)
 				require.Equal(t, "mission m1", m.Title, "the View still sees its snapshot")
 				_, err = r.MissionGet(e.ctx, "m2")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				c, err := r.MissionCounts(e.ctx)
 				require.NoError(t, err)
-				require.Equal(t, map[engine.MissionState]int{engine.StatePending: 1}, nonZero(c))
+				require.Equal(t, map[domain.MissionState]int{domain.StatePending: 1}, nonZero(c))
 				return nil
 			})
 			require.Equal(t, "changed", e.get("m1").Title)
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 1, engine.StateRunning: 1})
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 1, domain.StateRunning: 1})
 		})
 		run(t, "ReturnsFunctionsError", open, func(t *testing.T, e *env) {
 			boom := errors.New("boom")
@@ -312,7 +313,7 @@ func exerciseTransactions(t *testing.T, open Opener) {
 			for i := range 20 {
 				e.add(fmt.Sprintf("m%02d", i))
 			}
-			requireCounts(e, map[engine.MissionState]int{engine.StatePending: 20})
+			requireCounts(e, map[domain.MissionState]int{domain.StatePending: 20})
 		})
 	})
 
@@ -331,9 +332,9 @@ func exerciseTransactions(t *testing.T, open Opener) {
 
 // missionAt builds a pending mission created at t0 without touching e's counter, so that
 // several goroutines may call it.
-func (e *env) missionAt(id string) *engine.Mission {
-	m := &engine.Mission{ID: id, Title: "mission " + id, Brief: "do " + id, Repository: "/repo", Priority: 100,
-		Kind: engine.KindWork, Review: "none", State: engine.StatePending, Landing: engine.LandingNone,
+func (e *env) missionAt(id string) *domain.Mission {
+	m := &domain.Mission{ID: id, Title: "mission " + id, Brief: "do " + id, Repository: "/repo", Priority: 100,
+		Kind: domain.KindWork, Review: "none", State: domain.StatePending, Landing: domain.LandingNone,
 		WriteArea: []string{id + "/"}, CreatedAt: t0, UpdatedAt: t0}
 	return m
 }

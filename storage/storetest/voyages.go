@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseVoyages covers VoyageInsert, VoyageGet, VoyageByIdempotencyKey, VoyageUpdate,
@@ -21,11 +22,11 @@ func exerciseVoyages(t *testing.T, open Opener) {
 			requireSameVoyage(t, *v, voyageGet(e, "v1"))
 		})
 		run(t, "DuplicateIDAndKey", open, func(t *testing.T, e *env) {
-			e.voyage("v1", func(v *engine.Voyage) { v.IdempotencyKey = "k" })
-			for _, v := range []engine.Voyage{{ID: "v1", Title: "again", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0},
-				{ID: "v2", IdempotencyKey: "k", Title: "same key", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0}} {
+			e.voyage("v1", func(v *domain.Voyage) { v.IdempotencyKey = "k" })
+			for _, v := range []domain.Voyage{{ID: "v1", Title: "again", State: domain.VoyageOpen, CreatedAt: t0, UpdatedAt: t0},
+				{ID: "v2", IdempotencyKey: "k", Title: "same key", State: domain.VoyageOpen, CreatedAt: t0, UpdatedAt: t0}} {
 				err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageInsert(e.ctx, &v) })
-				require.ErrorIs(t, err, engine.ErrDuplicateID, v.ID)
+				require.ErrorIs(t, err, domain.ErrDuplicateID, v.ID)
 			}
 			require.Equal(t, "voyage v1", voyageGet(e, "v1").Title)
 		})
@@ -35,7 +36,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		run(t, "NotFound", open, func(t *testing.T, e *env) {
 			e.view(func(r engine.Reader) error {
 				_, err := r.VoyageGet(e.ctx, "nope")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -43,14 +44,14 @@ func exerciseVoyages(t *testing.T, open Opener) {
 
 	group(t, "VoyageByIdempotencyKey", func(t *testing.T) {
 		run(t, "FindsByKey", open, func(t *testing.T, e *env) {
-			e.voyage("v1", func(v *engine.Voyage) { v.IdempotencyKey = "k1" })
+			e.voyage("v1", func(v *domain.Voyage) { v.IdempotencyKey = "k1" })
 			e.voyage("v2")
 			e.view(func(r engine.Reader) error {
 				v, err := r.VoyageByIdempotencyKey(e.ctx, "k1")
 				require.NoError(t, err)
 				require.Equal(t, "v1", v.ID)
 				_, err = r.VoyageByIdempotencyKey(e.ctx, "k2")
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -60,38 +61,38 @@ func exerciseVoyages(t *testing.T, open Opener) {
 		run(t, "WritesWhenTheStateIsAsExpected", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			want := fullVoyage(e, "v1")
-			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, want, engine.VoyageOpen) })
+			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, want, domain.VoyageOpen) })
 			requireSameVoyage(t, *want, voyageGet(e, "v1"))
 		})
 		run(t, "GuardRefusesAnotherState", open, func(t *testing.T, e *env) {
 			before := *e.voyage("v1")
 			v := before
-			v.State, v.Title = engine.VoyageCompleted, "stale"
-			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageActive) })
-			require.ErrorIs(t, err, engine.ErrGuard)
+			v.State, v.Title = domain.VoyageCompleted, "stale"
+			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, domain.VoyageActive) })
+			require.ErrorIs(t, err, domain.ErrGuard)
 			requireSameVoyage(t, before, voyageGet(e, "v1"))
 			v.ID = "missing"
-			err = e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageOpen) })
-			require.ErrorIs(t, err, engine.ErrGuard)
+			err = e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, domain.VoyageOpen) })
+			require.ErrorIs(t, err, domain.ErrGuard)
 		})
 	})
 
 	group(t, "VoyageList", func(t *testing.T) {
 		run(t, "StatesAndLimit", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
-			e.voyage("v2", func(v *engine.Voyage) { v.State = engine.VoyageActive })
-			e.voyage("v3", func(v *engine.Voyage) { v.State = engine.VoyageCompleted })
-			e.voyage("v4", func(v *engine.Voyage) { v.State = engine.VoyageBlocked })
+			e.voyage("v2", func(v *domain.Voyage) { v.State = domain.VoyageActive })
+			e.voyage("v3", func(v *domain.Voyage) { v.State = domain.VoyageCompleted })
+			e.voyage("v4", func(v *domain.Voyage) { v.State = domain.VoyageBlocked })
 			require.ElementsMatch(t, []string{"v1", "v2", "v3", "v4"}, voyageIDs(voyageList(e, nil, 0)))
-			require.ElementsMatch(t, []string{"v1", "v2"}, voyageIDs(voyageList(e, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive}, 0)))
-			require.Empty(t, voyageList(e, []engine.VoyageState{engine.VoyageCancelled}, 0))
+			require.ElementsMatch(t, []string{"v1", "v2"}, voyageIDs(voyageList(e, []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive}, 0)))
+			require.Empty(t, voyageList(e, []domain.VoyageState{domain.VoyageCancelled}, 0))
 			require.Len(t, voyageList(e, nil, 3), 3)
-			require.Len(t, voyageList(e, []engine.VoyageState{engine.VoyageOpen, engine.VoyageActive, engine.VoyageBlocked}, 2), 2)
+			require.Len(t, voyageList(e, []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive, domain.VoyageBlocked}, 2), 2)
 		})
 		run(t, "DefaultLimit", open, func(t *testing.T, e *env) {
-			vs := make([]*engine.Voyage, 0, 101)
+			vs := make([]*domain.Voyage, 0, 101)
 			for i := range 101 {
-				vs = append(vs, &engine.Voyage{ID: fmt.Sprintf("v%03d", i), Title: "v", State: engine.VoyageOpen, CreatedAt: t0, UpdatedAt: t0})
+				vs = append(vs, &domain.Voyage{ID: fmt.Sprintf("v%03d", i), Title: "v", State: domain.VoyageOpen, CreatedAt: t0, UpdatedAt: t0})
 			}
 			e.update(func(tx engine.Tx) error {
 				for _, v := range vs {
@@ -112,7 +113,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 			e.voyage("v2")
 			e.add("a", inVoyage("v1"))
 			e.add("b", inVoyage("v2"))
-			e.add("c", inVoyage("v1"), inState(engine.StateCompleted))
+			e.add("c", inVoyage("v1"), inState(domain.StateCompleted))
 			e.add("d")
 			e.view(func(r engine.Reader) error {
 				ms, err := r.VoyageMissions(e.ctx, "v1")
@@ -128,14 +129,14 @@ func exerciseVoyages(t *testing.T, open Opener) {
 
 	group(t, "VoyageCounts", func(t *testing.T) {
 		run(t, "FollowInsertAndUpdate", open, func(t *testing.T, e *env) {
-			requireVoyageCounts(e, map[engine.VoyageState]int{})
+			requireVoyageCounts(e, map[domain.VoyageState]int{})
 			e.voyage("v1")
 			e.voyage("v2")
 			v := *e.voyage("v3")
-			requireVoyageCounts(e, map[engine.VoyageState]int{engine.VoyageOpen: 3})
-			v.State = engine.VoyageCompleted
-			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, engine.VoyageOpen) })
-			requireVoyageCounts(e, map[engine.VoyageState]int{engine.VoyageOpen: 2, engine.VoyageCompleted: 1})
+			requireVoyageCounts(e, map[domain.VoyageState]int{domain.VoyageOpen: 3})
+			v.State = domain.VoyageCompleted
+			e.update(func(tx engine.Tx) error { return tx.VoyageUpdate(e.ctx, &v, domain.VoyageOpen) })
+			requireVoyageCounts(e, map[domain.VoyageState]int{domain.VoyageOpen: 2, domain.VoyageCompleted: 1})
 		})
 	})
 
@@ -155,9 +156,9 @@ func exerciseVoyages(t *testing.T, open Opener) {
 			require.Equal(t, []string{"urgent", "in-v2", "plain", "in-v1"}, runnableOrder(e))
 			e.add("later-in-v2", inVoyage("v2"))
 			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e))
-			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", engine.VoyageBlocked) })
+			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", domain.VoyageBlocked) })
 			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e), "a blocked voyage keeps its place")
-			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", engine.VoyageCancelled) })
+			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", domain.VoyageCancelled) })
 			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2", "later-in-v2"}, runnableOrder(e), "a settled voyage does not")
 			e.update(func(tx engine.Tx) error { return activateVoyage(e.ctx, tx, "v1") })
 			require.Equal(t, "urgent", acquire(e, engine.AcquireQuery{}).ID)
@@ -166,25 +167,25 @@ func exerciseVoyages(t *testing.T, open Opener) {
 	})
 }
 
-func fullVoyage(e *env, id string) *engine.Voyage {
+func fullVoyage(e *env, id string) *domain.Voyage {
 	at := e.next()
-	return &engine.Voyage{ID: id, IdempotencyKey: "idem-" + id, Title: "full " + id, Goal: "ship ü", Repository: "/repo",
-		TargetBranch: "main", State: engine.VoyageActive, CostLimitUSD: 9.5,
-		Usage: engine.Usage{InputTokens: 7, OutputTokens: 8, CostUSD: 0.5}, RequirementsChanged: true,
+	return &domain.Voyage{ID: id, IdempotencyKey: "idem-" + id, Title: "full " + id, Goal: "ship ü", Repository: "/repo",
+		TargetBranch: "main", State: domain.VoyageActive, CostLimitUSD: 9.5,
+		Usage: domain.Usage{InputTokens: 7, OutputTokens: 8, CostUSD: 0.5}, RequirementsChanged: true,
 		EscalationID: "esc-" + id, CreatedAt: at, UpdatedAt: at.Add(time.Second), SettledAt: at.Add(2 * time.Second)}
 }
 
-func requireSameVoyage(t *testing.T, want, got engine.Voyage) {
+func requireSameVoyage(t *testing.T, want, got domain.Voyage) {
 	t.Helper()
-	for _, v := range []*engine.Voyage{&want, &got} {
+	for _, v := range []*domain.Voyage{&want, &got} {
 		v.CreatedAt, v.UpdatedAt, v.SettledAt = normTime(v.CreatedAt), normTime(v.UpdatedAt), normTime(v.SettledAt)
 	}
 	require.Equal(t, want, got)
 }
 
-func voyageGet(e *env, id string) engine.Voyage {
+func voyageGet(e *env, id string) domain.Voyage {
 	e.t.Helper()
-	var v engine.Voyage
+	var v domain.Voyage
 	e.view(func(r engine.Reader) error {
 		var err error
 		v, err = r.VoyageGet(e.ctx, id)
@@ -193,9 +194,9 @@ func voyageGet(e *env, id string) engine.Voyage {
 	return v
 }
 
-func voyageList(e *env, states []engine.VoyageState, limit int) []engine.Voyage {
+func voyageList(e *env, states []domain.VoyageState, limit int) []domain.Voyage {
 	e.t.Helper()
-	var out []engine.Voyage
+	var out []domain.Voyage
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.VoyageList(e.ctx, states, limit)
@@ -204,7 +205,7 @@ func voyageList(e *env, states []engine.VoyageState, limit int) []engine.Voyage 
 	return out
 }
 
-func voyageIDs(vs []engine.Voyage) []string {
+func voyageIDs(vs []domain.Voyage) []string {
 	var out []string
 	for _, v := range vs {
 		out = append(out, v.ID)
@@ -212,7 +213,7 @@ func voyageIDs(vs []engine.Voyage) []string {
 	return out
 }
 
-func requireVoyageCounts(e *env, want map[engine.VoyageState]int) {
+func requireVoyageCounts(e *env, want map[domain.VoyageState]int) {
 	e.t.Helper()
 	e.view(func(r engine.Reader) error {
 		c, err := r.VoyageCounts(e.ctx)
@@ -225,7 +226,7 @@ func requireVoyageCounts(e *env, want map[engine.VoyageState]int) {
 // runnableOrder returns the ids MissionsRunnableOrder gives.
 func runnableOrder(e *env) []string {
 	e.t.Helper()
-	var out []engine.Mission
+	var out []domain.Mission
 	e.view(func(r engine.Reader) error {
 		var err error
 		out, err = r.MissionsRunnableOrder(e.ctx, 1000)
@@ -236,11 +237,11 @@ func runnableOrder(e *env) []string {
 
 // activateVoyage moves a voyage to active, as the engine does at its first acquire.
 func activateVoyage(ctx context.Context, tx engine.Tx, id string) error {
-	return moveVoyage(ctx, tx, id, engine.VoyageActive)
+	return moveVoyage(ctx, tx, id, domain.VoyageActive)
 }
 
 // moveVoyage writes a voyage's new state, guarded by the state it had.
-func moveVoyage(ctx context.Context, tx engine.Tx, id string, to engine.VoyageState) error {
+func moveVoyage(ctx context.Context, tx engine.Tx, id string, to domain.VoyageState) error {
 	v, err := tx.VoyageGet(ctx, id)
 	if err != nil {
 		return err

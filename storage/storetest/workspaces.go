@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // exerciseWorkspaces: an attempt's workspace record — put (again for the same attempt:
@@ -50,9 +51,9 @@ func exerciseWorkspaces(t *testing.T, open Opener) {
 			put(e, record(e, "m1", 1, "/w/m1/a1"))
 			e.view(func(r engine.Reader) error {
 				_, err := r.WorkspaceGet(e.ctx, "m1", 2)
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				_, err = r.WorkspaceGet(e.ctx, "m9", 1)
-				require.ErrorIs(t, err, engine.ErrNotFound)
+				require.ErrorIs(t, err, domain.ErrNotFound)
 				return nil
 			})
 		})
@@ -84,7 +85,7 @@ func exerciseWorkspaces(t *testing.T, open Opener) {
 			gone := t0.Add(time.Hour)
 			e.update(func(tx engine.Tx) error { return tx.WorkspaceMarkRemoved(e.ctx, "m1", 1, gone) })
 			err := e.s.Update(e.ctx, func(tx engine.Tx) error { return tx.WorkspaceMarkRemoved(e.ctx, "m1", 2, gone) })
-			require.ErrorIs(t, err, engine.ErrNotFound)
+			require.ErrorIs(t, err, domain.ErrNotFound)
 			e.view(func(r engine.Reader) error {
 				got, err := r.WorkspaceGet(e.ctx, "m1", 1)
 				require.NoError(t, err)

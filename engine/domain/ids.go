@@ -1,4 +1,4 @@
-package engine
+package domain
 
 import (
 	"fmt"
@@ -22,9 +22,9 @@ func ValidID(prefix, s string) bool {
 	return len(s) == len(prefix)+27 && s[:len(prefix)] == prefix && idPattern.MatchString(s)
 }
 
-func checkID(field, prefix, s string) error {
+func CheckID(field, prefix, s string) error {
 	if !ValidID(prefix, s) {
-		return invalid(field, fmt.Sprintf("%q is not a %s id", truncate(s, 80), prefix),
+		return Invalid(field, fmt.Sprintf("%q is not a %s id", Clip(s, 80), prefix),
 			"ids look like "+prefix+"_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D; copy one from list_missions or voyage_status")
 	}
 	return nil

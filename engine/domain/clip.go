@@ -1,11 +1,11 @@
-package engine
+package domain
 
 import "unicode/utf8"
 
 // truncate clips s to at most n bytes for quoting in messages, cutting at a rune boundary so
 // that the result stays valid UTF-8, and marks the cut with "…". Shorter strings come back
 // unchanged.
-func truncate(s string, n int) string {
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}

@@ -1,4 +1,4 @@
-package engine
+package domain
 
 import (
 	"errors"
@@ -67,7 +67,7 @@ func (e *FieldError) Error() string {
 // Unwrap makes errors.Is(err, ErrInvalid) true.
 func (e *FieldError) Unwrap() error { return ErrInvalid }
 
-func invalid(field, problem, hint string) error {
+func Invalid(field, problem, hint string) error {
 	return &FieldError{Field: field, Problem: problem, Hint: hint}
 }
 

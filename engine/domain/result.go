@@ -1,4 +1,4 @@
-package engine
+package domain
 
 // WorkerResult is an attempt's final report as the engine stores it: what a managed agent's
 // worker.result said, or what a pull-mode agent sent with complete_mission / fail_mission,

@@ -1,4 +1,4 @@
-package engine
+package domain
 
 import (
 	"fmt"
@@ -162,7 +162,7 @@ func (e *LandingTransitionError) Error() string {
 func (e *LandingTransitionError) Unwrap() error { return ErrIllegalTransition }
 
 // checkLanding returns nil when op may move mission id's landing from → to.
-func checkLanding(id string, from, to LandingState, op LandingOp) error {
+func CheckLanding(id string, from, to LandingState, op LandingOp) error {
 	if CanLand(from, to, op) {
 		return nil
 	}

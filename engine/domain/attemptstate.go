@@ -1,4 +1,4 @@
-package engine
+package domain
 
 // AttemptOutcome is how an attempt ended. An attempt lives as long as its mission's lease
 // (one epoch): it begins when the mission is acquired and ends with exactly one of these,
@@ -27,7 +27,7 @@ type AttemptEnding struct {
 	Outcome AttemptOutcome
 }
 
-// attemptEndings: which mission operation (engine/state.go's ops) ends an attempt with which
+// attemptEndings: which mission operation (engine/domain/state.go's ops) ends an attempt with which
 // outcome. An expired lease ends it as failed (a crash) when the agent was heard from, else as
 // abandoned.
 var attemptEndings = []AttemptEnding{

@@ -1,4 +1,4 @@
-package engine
+package domain
 
 import (
 	"strings"
@@ -21,7 +21,7 @@ func TestTruncate_CutsAtARuneBoundary(t *testing.T) {
 		{strings.Repeat("é", 50), 7, "ééé…"},
 	}
 	for _, c := range cases {
-		got := truncate(c.in, c.n)
+		got := Clip(c.in, c.n)
 		if got != c.want {
 			t.Errorf("truncate(%q, %d) = %q, want %q", c.in, c.n, got, c.want)
 		}
