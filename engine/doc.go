@@ -1,12 +1,13 @@
-// Package engine is the durable core of mcp-scheduler: the mission domain and its rules
-// (design brief §1–§4). It decides; the Store (package storage, SQLite) remembers. Every
+// Package engine is the durable core of mcp-scheduler: the operations on missions and voyages
+// and the rules that decide them (design brief §1–§4), over the types of package domain. It
+// decides; the Store (package storage, SQLite) remembers. Every
 // other part — MCP tools, the scheduler loop, the CLI — changes missions only through it.
 //
 // # Overview
 //
 // A mission is one unit of work for one agent; a voyage is a batch of missions dispatched
-// together. Missions move through eight states (MissionState; docs/state-machine.md draws
-// the table in state.go). The engine keeps no missions in memory: each operation reads what
+// together. Missions move through eight states (domain.MissionState; docs/state-machine.md
+// draws the table in engine/domain/state.go). The engine keeps no missions in memory: each operation reads what
 // it needs and writes its change inside one store transaction, so several goroutines and
 // several processes sharing one database file see one consistent scheduler.
 //
