@@ -32,6 +32,7 @@ var layers = map[string][]string{
 	"engine/scheduler":  {"engine", "engine/domain", "engine/planner", "agent", "agent/adapters", "agent/runner", "worktree", "prompts"},
 	"storage":           {"engine", "engine/domain"},
 	"storage/storetest": {"engine", "engine/domain"},
+	"storage/teststore": {"engine", "engine/domain", "storage"},
 	"tools":             {"engine", "engine/domain", "agent", "prompts"},
 	"cmd/mcp-scheduler": nil, // nil: anything (it wires)
 	"cmd/soak":          nil,
