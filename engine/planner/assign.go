@@ -13,13 +13,13 @@ import (
 // eligible returns the profiles that may run m, as scoring candidates, and the model each
 // would run (hard filters: capabilities, personas, a forced model the profile offers); avoid
 // is the model a reviewer should not run when its profile offers another.
-func (st *state) eligible(m *domain.Mission, avoid string) ([]engine.Candidate, map[string]string) {
-	var out []engine.Candidate
+func (st *state) eligible(m *domain.Mission, avoid string) ([]Candidate, map[string]string) {
+	var out []Candidate
 	models := map[string]string{}
 	for _, p := range st.profiles {
-		c := engine.Candidate{Name: p.Name, Capabilities: p.Capabilities, Personas: p.Personas,
+		c := Candidate{Name: p.Name, Capabilities: p.Capabilities, Personas: p.Personas,
 			PreferredPersona: p.PreferredPersona, Confidence: Confidence(p, st.outcomes[p.Name+"/"+m.Persona])}
-		if !engine.Eligible(m, c) {
+		if !Eligible(m, c) {
 			continue
 		}
 		model, ok := ChooseModel(m, p, avoid)
@@ -83,7 +83,7 @@ func (st *state) unavailable(m *domain.Mission, holds map[string]engine.Hold) en
 		what = "no agent profile is configured"
 	}
 	for _, a := range st.external {
-		if engine.Eligible(m, engine.Candidate{Name: a.ID, Capabilities: a.Capabilities, Personas: a.Personas}) {
+		if Eligible(m, Candidate{Name: a.ID, Capabilities: a.Capabilities, Personas: a.Personas}) {
 			what += "; external agent " + a.ID + " can take it"
 			break
 		}

@@ -131,7 +131,7 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 	if r := st.slotReason(m); r != nil {
 		return Dispatch{}, r
 	}
-	var free []engine.Candidate
+	var free []Candidate
 	var full []string
 	for _, c := range eligible {
 		p, _ := profileNamed(st.profiles, c.Name)
@@ -141,7 +141,7 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 		}
 		free = append(free, c)
 	}
-	best, all, ok := engine.Assign(m, free)
+	best, all, ok := Assign(m, free)
 	if !ok {
 		return Dispatch{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached"}
 	}

@@ -1,4 +1,4 @@
-package engine
+package planner
 
 import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
