@@ -296,7 +296,7 @@ func notify(ctx context.Context, srv *server.MCPServer, method string, params ma
 		return rt.send(method, params) // ssestreams.go: queued before the response
 	}
 	if rt, ok := ctx.Value(stdioRouteKey{}).(*stdioRoute); ok {
-		return rt.send(method, params) // transport_stdio.go: written before the result
+		return rt.send(ctx, method, params) // transport_stdio.go: written before the result
 	}
 	return srv.SendNotificationToClient(ctx, method, params)
 }

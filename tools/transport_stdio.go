@@ -65,10 +65,15 @@ type stdioRoute struct {
 
 type stdioRouteKey struct{}
 
-// send writes one notification as one line. It blocks while stdout does (a client that does
-// not read its stdout stalls the call, as it stalls mcp-go's own result writes); a write
-// error (the client went away) is returned and loses only the notification.
-func (r *stdioRoute) send(method string, params map[string]any) error {
+// send writes one notification as one line, once the client has initialized (as mcp-go's
+// SendNotificationToClient: before that it returns server.ErrNotificationNotInitialized and
+// writes nothing). It blocks while stdout does (a client that does not read its stdout
+// stalls the call, as it stalls mcp-go's own result writes); a write error (the client went
+// away) is returned and loses only the notification.
+func (r *stdioRoute) send(ctx context.Context, method string, params map[string]any) error {
+	if sess := server.ClientSessionFromContext(ctx); sess == nil || !sess.Initialized() {
+		return fmt.Errorf("%s: %w", method, server.ErrNotificationNotInitialized)
+	}
 	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
 		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
 	b, err := json.Marshal(n)
