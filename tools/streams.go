@@ -280,9 +280,9 @@ func withPostStreams(next http.Handler, keepAlive time.Duration, store server.Ev
 
 // notify sends a notification that belongs to the request of ctx (progress, logs): on the
 // request's own POST stream when it has one (Streamable HTTP), otherwise through the
-// session's event queue on legacy SSE, otherwise through the client's session (stdio,
-// in-process clients). A client that went away only
-// loses the notification.
+// session's event queue on legacy SSE, straight onto stdout on stdio, otherwise through the
+// client's session (in-process clients). A client that went away only loses the
+// notification.
 func notify(ctx context.Context, srv *server.MCPServer, method string, params map[string]any) error {
 	if ps, ok := ctx.Value(postStreamKey{}).(*postStream); ok {
 		n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
@@ -294,6 +294,9 @@ func notify(ctx context.Context, srv *server.MCPServer, method string, params ma
 	}
 	if rt, ok := ctx.Value(sseRouteKey{}).(*sseRoute); ok {
 		return rt.send(method, params) // ssestreams.go: queued before the response
+	}
+	if rt, ok := ctx.Value(stdioRouteKey{}).(*stdioRoute); ok {
+		return rt.send(ctx, method, params) // transport_stdio.go: written before the result
 	}
 	return srv.SendNotificationToClient(ctx, method, params)
 }

@@ -2,11 +2,14 @@ package tools
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"sync"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 )
 
@@ -14,11 +17,17 @@ import (
 // the input ends or ctx is cancelled. Input lines pass a filter first (stdinFilter: BOM, CRLF,
 // blank lines; malformed messages are answered with their JSON-RPC error). Only JSON-RPC
 // messages are written to out, one per line: mcp-go's own error messages go to the logger,
-// which must write elsewhere (stderr).
+// which must write elsewhere (stderr). A request's notifications (progress, logs) are written
+// by the request itself through the same writer as its result (stdioRoute), so they come
+// before the result and in the order they were sent.
 func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	st := server.NewStdioServer(s.mcp)
 	st.SetErrorLogger(slog.NewLogLogger(s.log.Handler(), slog.LevelError))
 	lw := &lockedWriter{w: out}
+	route := &stdioRoute{out: lw}
+	st.SetContextFunc(func(ctx context.Context) context.Context {
+		return context.WithValue(ctx, stdioRouteKey{}, route)
+	})
 	err := st.Listen(ctx, newStdinFilter(in, lw, s.log), lw)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
@@ -27,7 +36,8 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 }
 
 // lockedWriter serialises writes to stdout between mcp-go (which writes each message, newline
-// included, in one Write) and the stdin filter's error responses, so lines never interleave.
+// included, in one Write), the stdin filter's error responses and the requests' own
+// notifications (stdioRoute), so lines never interleave.
 type lockedWriter struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -37,4 +47,41 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// Why stdioRoute exists. mcp-go v1.2.1's stdio transport delivers a notification sent with
+// SendNotificationToClient through the session's notification channel, which a second
+// goroutine drains onto stdout, while a tool call's result is written by the worker that ran
+// the call. So a progress notification sent just before a call returns could reach stdout
+// after the call's result (seen in TestStdio_ProgressBeforeResult). The stdio server's context
+// (mcp-go's StdioContextFunc, which every request's context derives from) carries a
+// stdioRoute instead: notify writes the request's notification at once through the writer
+// mcp-go writes the result with, so stdout shows them in the order they were sent, and the
+// result, written after the handler returned, comes last. Notifications that belong to no
+// request (resource and list changes) keep mcp-go's channel.
+type stdioRoute struct {
+	out io.Writer // the lockedWriter shared with mcp-go
+}
+
+type stdioRouteKey struct{}
+
+// send writes one notification as one line, once the client has initialized (as mcp-go's
+// SendNotificationToClient: before that it returns server.ErrNotificationNotInitialized and
+// writes nothing). It blocks while stdout does (a client that does not read its stdout
+// stalls the call, as it stalls mcp-go's own result writes); a write error (the client went
+// away) is returned and loses only the notification.
+func (r *stdioRoute) send(ctx context.Context, method string, params map[string]any) error {
+	if sess := server.ClientSessionFromContext(ctx); sess == nil || !sess.Initialized() {
+		return fmt.Errorf("%s: %w", method, server.ErrNotificationNotInitialized)
+	}
+	n := mcp.JSONRPCNotification{JSONRPC: mcp.JSONRPC_VERSION,
+		Notification: mcp.Notification{Method: method, Params: mcp.NotificationParams{AdditionalFields: params}}}
+	b, err := json.Marshal(n)
+	if err != nil {
+		return fmt.Errorf("%s: encoding the notification: %w", method, err)
+	}
+	if _, err := r.out.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("%s: writing the notification to stdout: %w", method, err)
+	}
+	return nil
 }
