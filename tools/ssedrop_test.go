@@ -11,7 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // sseCall posts one tools/call on a legacy SSE session and returns its structured result,
@@ -125,5 +125,5 @@ func TestStreams_LegacySSEDropMidCall(t *testing.T) {
 	sseCall(t, events, msgB, 23, "complete_mission", map[string]any{"mission_id": mission, "epoch": epoch, "summary": "done after the drop"})
 	det := sseCall(t, events, msgB, 24, "get_mission", map[string]any{"mission_id": mission})
 	dm, _ := det["mission"].(map[string]any)
-	require.Equal(t, string(engine.StateCompleted), dm["state"], "get_mission: %v", det)
+	require.Equal(t, string(domain.StateCompleted), dm["state"], "get_mission: %v", det)
 }
