@@ -112,9 +112,12 @@ func checkDiagram(t *testing.T, begin, end string, want []string, render func() 
 }
 
 // docs/state-machine.md draws the same transitions as the code's tables: the mission's
-// (engine/domain/state.go) and the landing's (engine/domain/landingstate.go). One test, so that
-// UPDATE_DOCS=1 rewrites the file without two writers.
+// (engine/domain/state.go), the landing's (landingstate.go) and the voyage's (voyagestate.go),
+// and lists the attempt endings (attemptstate.go). One test, so that UPDATE_DOCS=1 rewrites
+// the file without two writers.
 func TestStateMachineDoc_AgreesWithTable(t *testing.T) {
 	checkDiagram(t, diagramBegin, diagramEnd, missionEdges(), missionDiagram)
 	checkDiagram(t, landingBegin, landingEnd, landingEdges(), landingDiagram)
+	checkDiagram(t, voyageBegin, voyageEnd, voyageEdges(), voyageDiagram)
+	checkTable(t, attemptTableBegin, attemptTableEnd, attemptTable)
 }
