@@ -212,9 +212,9 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 					for _, at := range det.Attempts {
 						switch {
 						case at.Attempt == ex.attempt:
-							require.Equal(t, "completed", at.Outcome, "%s: the result of the agent that ended during an outage was kept", key)
+							require.Equal(t, domain.OutcomeCompleted, at.Outcome, "%s: the result of the agent that ended during an outage was kept", key)
 						case key != "b1":
-							require.Equal(t, "released", at.Outcome, "%s attempt %d: %s", key, at.Attempt, jsonOf(det.Attempts))
+							require.Equal(t, domain.OutcomeReleased, at.Outcome, "%s attempt %d: %s", key, at.Attempt, jsonOf(det.Attempts))
 						}
 					}
 				}
