@@ -1,9 +1,12 @@
 package worktree
 
 import (
+	"fmt"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -60,4 +63,46 @@ func TestLand_OrphanedCommitFinishingMidLandingIsLanded(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A landing SIGKILLed while its `git merge --ff-only` runs in the person's checkout (alone,
+// leaving that git running as an orphan, or with its process group), at a random moment of
+// the merge: the next landing completes or finds it landed, and the checkout is consistent.
+func TestLand_SIGKILLDuringTheFastForwardThenRetry(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
+	dataDir := t.TempDir()
+	m := newTestManager(t, func(c *Config) { c.DataDir = dataDir; c.StaleLockAge = 200 * time.Millisecond })
+	r := openRepo(t, m, tr.dir)
+	outcomes := map[string]int{}
+	for i := range 24 {
+		ws, err := m.Prepare(ctxT(t), PrepareRequest{Repo: r, MissionID: fmt.Sprintf("ff-%d", i), Attempt: 1, TargetBranch: "main"})
+		require.NoError(t, err)
+		for f := range 20 {
+			writeFile(t, ws.Path, fmt.Sprintf("mission-%d/f%02d.txt", i, f), fmt.Sprintf("%d/%d\n", i, f))
+		}
+		before := tr.tip("main")
+		args := helperArgs{DataDir: dataDir, RepoDir: tr.dir, Workspace: ws, KillAt: "ff.before-merge",
+			KillAfter: time.Duration(i%8) * time.Millisecond, KillGroup: i%2 == 0}
+		cmd := helperCommand("land", args)
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		out, err := cmd.CombinedOutput()
+		killed := err != nil && strings.Contains(err.Error(), "killed")
+		require.True(t, killed || err == nil, "helper: %v: %s", err, out)
+		state := crashState(t, tr, ws, before, killed)
+		outcomes[state]++
+
+		l, err := m.Land(ctxT(t), LandRequest{Repo: r, MissionID: ws.MissionID, Attempt: 1, Workspace: ws})
+		require.NoError(t, err, "iteration %d", i)
+		require.Contains(t, []LandStatus{LandLanded, LandAlreadyLanded}, l.Status, "iteration %d: %+v\n%s", i, l,
+			crashDiagnostics(tr, ws, state))
+		for f := range 20 {
+			require.Equal(t, fmt.Sprintf("%d/%d", i, f), tr.git("show", fmt.Sprintf("main:mission-%d/f%02d.txt", i, f)))
+		}
+		require.Equal(t, tr.tip("main"), tr.git("rev-parse", "HEAD"))
+		require.Empty(t, tr.git("status", "--porcelain"), "iteration %d: the person's checkout is consistent\n%s", i,
+			crashDiagnostics(tr, ws, state))
+	}
+	t.Logf("where the kills struck: %v", outcomes)
+	time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
+	fsckClean(t, tr.dir)
 }
