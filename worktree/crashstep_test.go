@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"sync"
 	"syscall"
@@ -82,7 +83,7 @@ func TestLand_SIGKILLDuringTheFastForwardThenRetry(t *testing.T) {
 		}
 		before := tr.tip("main")
 		args := helperArgs{DataDir: dataDir, RepoDir: tr.dir, Workspace: ws, KillAt: "ff.before-merge",
-			KillAfter: time.Duration(i%8) * time.Millisecond, KillGroup: i%2 == 0}
+			KillAfter: rand.N(15 * time.Millisecond), KillGroup: i%2 == 0}
 		cmd := helperCommand("land", args)
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		out, err := cmd.CombinedOutput()
@@ -105,4 +106,39 @@ func TestLand_SIGKILLDuringTheFastForwardThenRetry(t *testing.T) {
 	t.Logf("where the kills struck: %v", outcomes)
 	time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
 	fsckClean(t, tr.dir)
+}
+
+// A `git merge --ff-only` of the next landing can read the person's index just before the
+// orphaned merge of a killed landing writes it: it then sees the orphan's files as untracked
+// and refuses. The landing sets them aside (they hold the landed content) and runs the
+// fast-forward again, which the orphan has completed meanwhile, so git writes nothing: the
+// files set aside must be written back, not left deleted in the person's checkout (the crash
+// test's second failure shape).
+func TestLand_FastForwardCompletedByAnOrphanLeavesNoFileDeleted(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
+	m := newTestManager(t)
+	r := openRepo(t, m, tr.dir)
+	ws := prepare(t, m, r, "orphan-ff", 1)
+	for f := range 3 {
+		writeFile(t, ws.Path, fmt.Sprintf("m/f%d.txt", f), fmt.Sprintf("%d\n", f))
+		writeFile(t, tr.dir, fmt.Sprintf("m/f%d.txt", f), fmt.Sprintf("%d\n", f)) // the orphan wrote them
+	}
+	var once sync.Once
+	setTestStep(t, func(name string) {
+		if name == "ff.files-set-aside" {
+			once.Do(func() { // the orphan writes its index and moves the branch
+				tip := tr.tip(ws.Branch)
+				tr.git("read-tree", tip)
+				tr.git("update-ref", "refs/heads/main", tip)
+			})
+		}
+	})
+	l := land(t, m, r, ws)
+	require.Equal(t, LandLanded, l.Status, "%+v", l)
+	require.Equal(t, tr.tip("main"), tr.git("rev-parse", "HEAD"))
+	require.Empty(t, tr.git("status", "--porcelain"), "the person's checkout is consistent")
+	for f := range 3 {
+		require.Equal(t, fmt.Sprintf("%d\n", f), readFile(t, tr.dir, fmt.Sprintf("m/f%d.txt", f)))
+	}
+	require.Equal(t, LandAlreadyLanded, land(t, m, r, ws).Status)
 }
