@@ -78,11 +78,13 @@ func crashLoop(t *testing.T, checkedOut bool, iterations int) {
 		}
 		waitErr := cmd.Wait()
 		killed := waitErr != nil && strings.Contains(waitErr.Error(), "killed")
-		outcomes[crashState(t, tr, ws, before, killed)]++
+		state := crashState(t, tr, ws, before, killed)
+		outcomes[state]++
 
 		l, err := m.Land(ctxT(t), LandRequest{Repo: r, MissionID: ws.MissionID, Attempt: 1, Workspace: ws})
 		require.NoError(t, err, "iteration %d", i)
-		require.Contains(t, []LandStatus{LandLanded, LandAlreadyLanded}, l.Status, "iteration %d: %+v", i, l)
+		require.Contains(t, []LandStatus{LandLanded, LandAlreadyLanded}, l.Status, "iteration %d: %+v\n%s", i, l,
+			crashDiagnostics(tr, ws, state))
 
 		require.True(t, isAncestor(t, tr.dir, l.BranchTip, "main"), "iteration %d", i)
 		merges := tr.git("log", "--merges", "--format=%H", "--grep=^Mission-Id: "+ws.MissionID+"$", "main")
@@ -96,7 +98,8 @@ func crashLoop(t *testing.T, checkedOut bool, iterations int) {
 		}
 		if checkedOut {
 			require.Equal(t, tr.tip("main"), tr.git("rev-parse", "HEAD"))
-			require.Empty(t, tr.git("status", "--porcelain"), "iteration %d: the person's checkout is consistent", i)
+			require.Empty(t, tr.git("status", "--porcelain"), "iteration %d: the person's checkout is consistent\n%s", i,
+				crashDiagnostics(tr, ws, state))
 		}
 	}
 	t.Logf("one landing in a helper process: %s; where the kills struck: %v", full, outcomes)
@@ -130,4 +133,25 @@ func crashState(t *testing.T, tr *testRepo, ws Workspace, targetBefore string, k
 		state += " (left " + strings.Join(locks, ", ") + ")"
 	}
 	return state
+}
+
+// crashDiagnostics is what a failed crash iteration prints: how far the kill got, the state of
+// the workspace and of the person's checkout, every ref's history and the branch's reflog.
+func crashDiagnostics(tr *testRepo, ws Workspace, state string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "crash state: %s\n", state)
+	for _, q := range []struct {
+		dir  string
+		args []string
+	}{
+		{ws.Path, []string{"status", "--porcelain"}},
+		{tr.dir, []string{"status", "--porcelain"}},
+		{tr.dir, []string{"log", "--all", "--oneline", "--decorate", "-n", "12"}},
+		{tr.dir, []string{"reflog", "show", "--date=iso", ws.Branch}},
+		{tr.dir, []string{"reflog", "show", "--date=iso", "main"}},
+	} {
+		out, err := gitTry(q.dir, q.args...)
+		fmt.Fprintf(&b, "$ git -C %s %s (err %v)\n%s\n", q.dir, strings.Join(q.args, " "), err, out)
+	}
+	return b.String()
 }

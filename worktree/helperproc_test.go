@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"syscall"
 	"time"
 )
 
@@ -23,6 +24,32 @@ type helperArgs struct {
 	DataDir   string    `json:"data_dir,omitempty"`
 	RepoDir   string    `json:"repo_dir,omitempty"`
 	Workspace Workspace `json:"workspace"`
+	// KillAt names a testStep at which the land helper SIGKILLs itself KillAfter later (its
+	// whole process group, git included, when KillGroup).
+	KillAt    string        `json:"kill_at,omitempty"`
+	KillAfter time.Duration `json:"kill_after,omitempty"`
+	KillGroup bool          `json:"kill_group,omitempty"`
+}
+
+// killAtStep makes the helper kill itself (or its process group) args.KillAfter after it
+// reaches step args.KillAt.
+func killAtStep(args helperArgs) {
+	if args.KillAt == "" {
+		return
+	}
+	testStep = func(name string) {
+		if name != args.KillAt {
+			return
+		}
+		pid := os.Getpid()
+		if args.KillGroup {
+			pid = -syscall.Getpgrp()
+		}
+		go func() {
+			time.Sleep(args.KillAfter)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}()
+	}
 }
 
 func runHelper(mode string) int {
@@ -44,6 +71,7 @@ func runHelper(mode string) int {
 		time.Sleep(time.Minute)
 		return 0
 	case "land":
+		killAtStep(args)
 		m, err := NewManager(Config{DataDir: args.DataDir, StaleLockAge: 200 * time.Millisecond})
 		if err != nil {
 			os.Stderr.WriteString(err.Error() + "\n")

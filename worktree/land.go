@@ -203,13 +203,20 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 			if probe, err = m.probePending(ctx, ws); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)
 			}
-			defer probe.wait()
+			defer func() { probe.wait() }()
 		}
 	}
 	for tries := 0; tries < maxLandTries; {
 		l, again, err := m.landOnce(ctx, req, target, probe)
-		if err == nil && !again {
-			err = probe.settle()
+		if errors.Is(err, errBranchMoved) {
+			// A git commit of a killed landing, orphaned and still running, finished while
+			// this one looked: look at the workspace again before deciding anything.
+			tries++
+			m.log.Warn("attempt branch moved during landing; looking again", "mission_id", req.MissionID, "branch", ws.Branch)
+			if probe, err = m.probePending(ctx, ws); err != nil {
+				return Landing{}, fmt.Errorf("commit pending work: %w", err)
+			}
+			continue
 		}
 		if errors.Is(err, errPendingWork) {
 			if _, err := probe.commit(ctx, m, ws, req.Message); err != nil {
@@ -228,9 +235,10 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 }
 
 // landOnce does steps 2–6 against one reading of the target; again=true means the target
-// moved and the caller should start over. Before anything runs that is not a pure object
-// write (checks, moving the target) the pending-work probe must have reported a clean
-// workspace; errPendingWork otherwise.
+// moved and the caller should start over. Before any outcome is final and before anything
+// runs that is not a pure object write (checks, moving the target) the pending-work probe
+// must have reported a clean workspace (errPendingWork otherwise) and the branch must still
+// be at the tip the outcome was computed from (errBranchMoved otherwise).
 func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, probe *pendingProbe) (l Landing, again bool, err error) {
 	r := req.Repo
 	oldH, err := r.branchTip(target)
@@ -238,10 +246,10 @@ func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, 
 		return l, false, err
 	}
 	l, _, staged, err := m.stage(ctx, req, oldH, oldH)
-	if err != nil || !staged {
+	if err != nil {
 		return l, false, err
 	}
-	if err := probe.settle(); err != nil {
+	if err := probe.settleAt(r, req.Workspace.Branch, l.BranchTip); err != nil || !staged {
 		return l, false, err
 	}
 	if req.Check != nil {
@@ -263,6 +271,7 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 	if err != nil {
 		return l, cand, false, fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
 	}
+	step("stage.tip-read")
 	tip, c := tipH.String(), cand.String()
 	l = Landing{BranchTip: tip, OldTarget: old.String(), NewTarget: old.String()}
 	base, err := m.baseOf(ctx, r, cand, tipH, ws.BaseCommit)

@@ -110,6 +110,7 @@ func (m *Manager) probePending(ctx context.Context, ws Workspace) (*pendingProbe
 	p := &pendingProbe{done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
+		step("probe.before-status")
 		p.entries, p.err = m.statusEntries(ctx, ws.Path)
 		_, mergeErr := os.Stat(filepath.Join(gitDir, "MERGE_HEAD"))
 		p.merging = mergeErr == nil
@@ -140,6 +141,31 @@ func (p *pendingProbe) wait() {
 	if p != nil {
 		<-p.done
 	}
+}
+
+// errBranchMoved: the attempt's branch moved while the landing looked at it (a `git commit`
+// left running by a killed landing finished); look at the workspace again and start over.
+var errBranchMoved = errors.New("the attempt's branch moved during the landing")
+
+// settleAt is settle, then checks that the branch still points at tip (errBranchMoved). A
+// clean status only vouches for the branch as it was when status read it: a `git commit`
+// orphaned by a killed landing may have moved the branch after tip was read and before
+// status looked, and the workspace then looks clean although tip lacks the work (nil-safe).
+func (p *pendingProbe) settleAt(r *Repo, branch, tip string) error {
+	if p == nil {
+		return nil
+	}
+	if err := p.settle(); err != nil {
+		return err
+	}
+	now, err := r.branchTip(branch)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrWorkspaceGone, err)
+	}
+	if now.String() != tip {
+		return errBranchMoved
+	}
+	return nil
 }
 
 // settle waits for the probe and returns errPendingWork when the workspace is dirty.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,7 +23,9 @@ import (
 // copied the same change by hand; nothing of theirs is lost, as every byte of such a file is
 // in what lands. Such files are set aside under DataDir/tmp, the
 // fast-forward is run again, and the copies are dropped once it succeeded, or put back if it
-// did not. A file whose content differs is never touched: the landing then waits.
+// did not; any of them the successful fast-forward did not write (a concurrent git had
+// completed it, checkOutMissing) are written from the landed commit first. A file whose
+// content differs is never touched: the landing then waits.
 // done=true when the landing completed (l updated).
 func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landing, files []string) (bool, error) {
 	if len(files) == 0 || !m.allIncoming(ctx, r, l.Checkout, l.Commit, files) {
@@ -36,6 +39,7 @@ func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landi
 	if err != nil {
 		return false, errors.Join(err, restoreFiles(aside, l.Checkout, moved))
 	}
+	step("ff.files-set-aside")
 	if err := m.fastForward(ctx, l.Checkout, l.Commit); err != nil {
 		if rerr := restoreFiles(aside, l.Checkout, moved); rerr != nil {
 			return false, fmt.Errorf("put back files set aside in %s: %w", aside, rerr)
@@ -43,11 +47,50 @@ func (m *Manager) retryOverIdenticalFiles(ctx context.Context, r *Repo, l *Landi
 		_ = os.RemoveAll(aside)
 		return false, nil
 	}
+	if err := m.checkOutMissing(ctx, l.Checkout, l.Commit, moved); err != nil {
+		if rerr := restoreFiles(aside, l.Checkout, missingFiles(l.Checkout, moved)); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("put back files set aside in %s: %w", aside, rerr))
+		}
+		return false, fmt.Errorf("write the landed files set aside in %s: %w", l.Checkout, err)
+	}
 	_ = os.RemoveAll(aside)
 	m.log.Warn("completed an interrupted fast-forward: files in the way already held the landed content",
 		"checkout", l.Checkout, "files", len(moved))
 	l.Status, l.NewTarget = LandLanded, l.Commit
 	return true, nil
+}
+
+// checkOutMissing writes from commit those of files (set aside, all in commit) that are missing
+// from the checkout after a fast-forward succeeded. A git merge that read the index before a
+// concurrent one (the orphan of a killed landing) wrote it sees that git's files as untracked
+// and refuses; once they are set aside, the second run finds the fast-forward done and writes
+// nothing, so without this they would stay deleted in the person's checkout.
+func (m *Manager) checkOutMissing(ctx context.Context, checkout, commit string, files []string) error {
+	missing := missingFiles(checkout, files)
+	if len(missing) == 0 {
+		return nil
+	}
+	args := []string{"checkout", "--quiet", commit, "--"}
+	for _, f := range missing {
+		args = append(args, ":(literal)"+f)
+	}
+	m.log.Warn("a concurrent git completed the fast-forward; writing the files it found in the way",
+		"checkout", checkout, "files", len(missing))
+	return m.gitLocks.retry(ctx, func() error {
+		_, err := m.git.run(ctx, checkout, runOpts{}, args...)
+		return err
+	})
+}
+
+// missingFiles returns the files that do not exist (not even as a symlink) under dir.
+func missingFiles(dir string, files []string) []string {
+	var missing []string
+	for _, f := range files {
+		if _, err := os.Lstat(filepath.Join(dir, f)); errors.Is(err, fs.ErrNotExist) {
+			missing = append(missing, f)
+		}
+	}
+	return missing
 }
 
 // allIncoming reports whether every file's content in the checkout, hashed the way git would
