@@ -47,10 +47,7 @@ const (
 )
 
 // LandingTransition is one legal move of a landing and the operations that make it.
-type LandingTransition struct {
-	From, To LandingState
-	Ops      []LandingOp
-}
+type LandingTransition = Edge[LandingState, LandingOp]
 
 // Queued reports whether the landing queue works on a completed mission whose landing is l
 // (Reader.MissionsLandingQueue): pending, review, approved or waiting, the states a landing
@@ -111,12 +108,7 @@ func LandingTransitions() []LandingTransition {
 
 // CanLand reports whether op may move a landing from one state to another.
 func CanLand(from, to LandingState, op LandingOp) bool {
-	for _, t := range landingTransitions {
-		if t.From == from && t.To == to && slices.Contains(t.Ops, op) {
-			return true
-		}
-	}
-	return false
+	return allows(landingTransitions, from, to, op)
 }
 
 // landingTargets lists the states op can lead to from from (for errors).

@@ -35,10 +35,7 @@ func AllStates() []MissionState {
 }
 
 // Transition is one legal move and the operations that make it.
-type Transition struct {
-	From, To MissionState
-	Ops      []string // the engine operations that take this edge (for docs and errors)
-}
+type Transition = Edge[MissionState, string] // Ops: the engine operations that take this edge (for docs and errors)
 
 // transitions is the one table of legal moves (design brief §2). Anything else is
 // ErrIllegalTransition.
@@ -75,18 +72,7 @@ func Transitions() []Transition {
 }
 
 // CanTransition reports whether op may move a mission from one state to another.
-func CanTransition(from, to MissionState, op string) bool {
-	for _, t := range transitions {
-		if t.From == from && t.To == to {
-			for _, o := range t.Ops {
-				if o == op {
-					return true
-				}
-			}
-		}
-	}
-	return false
-}
+func CanTransition(from, to MissionState, op string) bool { return allows(transitions, from, to, op) }
 
 // Valid reports whether s is one of the eight states.
 func (s MissionState) Valid() bool {

@@ -4,10 +4,7 @@ import "fmt"
 
 // VoyageTransition is one legal move of a voyage: From → To by one of Ops. Changes that keep
 // the state (usage added, requirements flagged, cost limit changed) are not transitions.
-type VoyageTransition struct {
-	From, To VoyageState
-	Ops      []string
-}
+type VoyageTransition = Edge[VoyageState, string]
 
 // voyageTransitions is the voyage's lifecycle (design brief §1, §4; docs/state-machine.md
 // draws it). A voyage is open when dispatched, active from its first acquired mission,
@@ -41,16 +38,7 @@ func AllVoyageStates() []VoyageState {
 
 // CanVoyageTransition reports whether op may move a voyage from one state to another.
 func CanVoyageTransition(from, to VoyageState, op string) bool {
-	for _, t := range voyageTransitions {
-		if t.From == from && t.To == to {
-			for _, o := range t.Ops {
-				if o == op {
-					return true
-				}
-			}
-		}
-	}
-	return false
+	return allows(voyageTransitions, from, to, op)
 }
 
 // Terminal reports whether s ends the voyage's life: completed or cancelled voyages no longer
