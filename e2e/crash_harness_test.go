@@ -28,7 +28,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // xbinary is the mcp-scheduler binary the package's TestMain built (e2e/binary_test.go).
@@ -86,7 +86,7 @@ type xenv struct {
 
 	mu    sync.Mutex
 	procs []*xproc
-	st    *storage.Store
+	st    engine.Store
 	eng   *engine.Engine
 }
 
@@ -160,7 +160,7 @@ func (e *xenv) engine() *engine.Engine {
 	defer e.mu.Unlock()
 	if e.eng == nil {
 		require.NoError(e.t, os.MkdirAll(e.data, 0o700))
-		st, err := storage.Open(e.ctx, filepath.Join(e.data, "mcp-scheduler.db"), storage.Options{})
+		st, err := teststore.Open(e.ctx, filepath.Join(e.data, "mcp-scheduler.db")) // the binary's store
 		require.NoError(e.t, err)
 		e.st = st
 		e.eng = engine.New(st, engine.Options{DefaultRepository: e.repo, LeaseTTL: e.set.LeaseTTL})

@@ -23,7 +23,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // The Main Agent over MCP (issue 7, e2e 1 and 2): the real Claude Code CLI, driven by the
@@ -325,9 +325,9 @@ func (r *mainAgentRun) openEngine() (*engine.Engine, func()) {
 }
 
 // openStore opens the database of a data dir.
-func openStore(t *testing.T, data string) (*storage.Store, func()) {
+func openStore(t *testing.T, data string) (engine.Store, func()) {
 	t.Helper()
-	st, err := storage.Open(context.Background(), filepath.Join(data, "mcp-scheduler.db"), storage.Options{})
+	st, err := teststore.Open(context.Background(), filepath.Join(data, "mcp-scheduler.db"))
 	require.NoError(t, err)
 	return st, func() { require.NoError(t, st.Close()) }
 }

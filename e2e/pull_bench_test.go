@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // claimCallers is the number of concurrent pull-mode callers of BenchmarkClaimsHTTP.
@@ -117,7 +117,7 @@ func inProcessAcquires(b *testing.B, n int) float64 {
 	b.Helper()
 	b.StopTimer()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, filepath.Join(b.TempDir(), "ref.db"), storage.Options{})
+	st, err := teststore.Open(ctx, teststore.Location(b))
 	require.NoError(b, err)
 	defer st.Close()
 	e := engine.New(st, engine.Options{DefaultRepository: "/repo"})

@@ -22,7 +22,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -43,7 +43,7 @@ type loopHarness struct {
 	ctx  context.Context
 	repo string
 	data string
-	st   *storage.Store
+	st   engine.Store
 	eng  *engine.Engine
 	wt   *worktree.Manager
 	run  *runner.Runner
@@ -59,7 +59,7 @@ func newLoopHarness(t *testing.T, profiles []agent.Profile, extraEnv ...string) 
 	h := &loopHarness{t: t, ctx: context.Background(), repo: newRepo(t), data: privateTempDir(t), logs: &testenv.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
-	h.st, err = storage.Open(h.ctx, filepath.Join(h.data, "mcp-scheduler.db"), storage.Options{})
+	h.st, err = teststore.Open(h.ctx, filepath.Join(h.data, "mcp-scheduler.db"))
 	require.NoError(t, err)
 	h.eng = engine.New(h.st, engine.Options{DefaultRepository: h.repo, LeaseTTL: 30 * time.Second,
 		Backoff: engine.Backoff{Initial: 100 * time.Millisecond, Max: 500 * time.Millisecond, Jitter: 0.1}, Logger: log})

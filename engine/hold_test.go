@@ -10,7 +10,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // RecordHolds replaces the planner's holds, keeps a reason's Since while its code stays, and
@@ -91,7 +91,7 @@ func TestEscalateOnce_DeduplicatesInTheDatabase(t *testing.T) {
 
 	// A restarted leader (a new store on the same file) finds it too; another kind of cause
 	// about the same mission is its own escalation.
-	st, err := storage.Open(b.ctx, b.path, storage.Options{})
+	st, err := teststore.Open(b.ctx, b.path)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
 	restarted := engine.New(st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"})
@@ -141,7 +141,7 @@ func TestEscalateOnce_ConcurrentLeadersRaiseOne(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
 	m := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
-	st, err := storage.Open(b.ctx, b.path, storage.Options{})
+	st, err := teststore.Open(b.ctx, b.path)
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
 	engines := []*engine.Engine{b.e, engine.New(st, engine.Options{Clock: b.clock, DefaultRepository: "/repo"})}

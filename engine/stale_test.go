@@ -9,7 +9,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // racingStore is the SQLite store with another writer's commit slipped in before the engine's
@@ -18,7 +18,7 @@ import (
 // real guarded statement on the same transaction), so the engine's own guard then misses on
 // the real database.
 type racingStore struct {
-	*storage.Store
+	engine.Store
 	armed bool
 }
 
@@ -56,12 +56,10 @@ func (t *racingTx) MissionSet(ctx context.Context, c engine.MissionChange) error
 func TestGuardMiss_IsALostRace(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	st, err := storage.Open(ctx, t.TempDir()+"/race.db", storage.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	st := teststore.New(t)
 	rs := &racingStore{Store: st}
 	e := engine.New(rs, engine.Options{Clock: engine.NewFakeClock(t0), DefaultRepository: "/repo"})
-	_, err = e.CreateMission(ctx, engine.MissionSpec{Title: "race", WriteArea: []string{"a/**"}}, "test")
+	_, err := e.CreateMission(ctx, engine.MissionSpec{Title: "race", WriteArea: []string{"a/**"}}, "test")
 	require.NoError(t, err)
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
 	require.NoError(t, err)
@@ -98,13 +96,11 @@ func TestSave_WritesOnlyTheChangedFields(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	var sets []engine.MissionFields
-	st, err := storage.Open(ctx, t.TempDir()+"/fields.db", storage.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { require.NoError(t, st.Close()) })
+	st := teststore.New(t)
 	rec := &recordingStore{Store: st, sets: &sets}
 	clock := engine.NewFakeClock(t0)
 	e := engine.New(rec, engine.Options{Clock: clock, DefaultRepository: "/repo"})
-	_, err = e.CreateMission(ctx, engine.MissionSpec{Title: "fields", WriteArea: []string{"a/**"}}, "test")
+	_, err := e.CreateMission(ctx, engine.MissionSpec{Title: "fields", WriteArea: []string{"a/**"}}, "test")
 	require.NoError(t, err)
 	m, err := e.Acquire(ctx, engine.AcquireRequest{AgentID: "w", Start: true})
 	require.NoError(t, err)
@@ -125,7 +121,7 @@ func TestSave_WritesOnlyTheChangedFields(t *testing.T) {
 }
 
 type recordingStore struct {
-	*storage.Store
+	engine.Store
 	sets *[]engine.MissionFields
 }
 

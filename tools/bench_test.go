@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -17,7 +16,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // EchoArgs and EchoResult are the reference tool of the benchmark: the cheapest possible
@@ -98,7 +97,7 @@ func seed(tb testing.TB, ctx context.Context, e *engine.Engine, n int) {
 //	go test -run '^$' -bench StatusVsEcho -benchtime 2000x ./tools/
 func BenchmarkStatusVsEcho(b *testing.B) {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, filepath.Join(b.TempDir(), "db.sqlite"), storage.Options{})
+	st, err := teststore.Open(ctx, teststore.Location(b))
 	require.NoError(b, err)
 	defer st.Close()
 	e := engine.New(st, engine.Options{DefaultRepository: b.TempDir()})

@@ -20,7 +20,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // bundle is one test's server: a real SQLite store in a temp dir, the engine, a real git
@@ -51,7 +51,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
-	st, err := storage.Open(ctx, filepath.Join(dir, "db.sqlite"), storage.Options{})
+	st, err := teststore.Open(ctx, teststore.LocationIn(dir))
 	require.NoError(t, err)
 	repo := newRepo(t)
 	clock := engine.NewFakeClock(time.Now())
@@ -331,9 +331,7 @@ func newRepo(t *testing.T) string {
 // newStoreEngine returns an engine over a fresh store (for tests that need no client).
 func newStoreEngine(t *testing.T) *engine.Engine {
 	t.Helper()
-	st, err := storage.Open(context.Background(), filepath.Join(t.TempDir(), "db.sqlite"), storage.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
+	st := teststore.New(t)
 	return engine.New(st, engine.Options{DefaultRepository: t.TempDir()})
 }
 

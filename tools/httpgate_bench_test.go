@@ -4,7 +4,6 @@ import (
 	"context"
 	"net"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // BenchmarkHTTPGate measures what the session gate (httpgate.go) adds to a Streamable HTTP
@@ -28,7 +27,7 @@ import (
 //	go test -run '^$' -bench HTTPGate -benchtime 3000x ./tools/
 func BenchmarkHTTPGate(b *testing.B) {
 	ctx := context.Background()
-	st, err := storage.Open(ctx, filepath.Join(b.TempDir(), "db.sqlite"), storage.Options{})
+	st, err := teststore.Open(ctx, teststore.Location(b))
 	require.NoError(b, err)
 	defer st.Close()
 	srv, err := New(Deps{Engine: engine.New(st, engine.Options{DefaultRepository: b.TempDir()})}, Options{ExtraTools: []Tool{echoTool()}})

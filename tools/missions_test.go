@@ -2,7 +2,6 @@ package tools
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -12,7 +11,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 func TestCreateMission_DefaultsAndIdempotency(t *testing.T) {
@@ -261,7 +260,7 @@ func TestStatusCache_NeverStale(t *testing.T) {
 		require.Equal(t, i+1, ok[StatusResult](b, "status", nil).Total, "a change is seen by the next status at once")
 	}
 	// Another process: a second store and engine on the same database file.
-	other, err := storage.Open(b.ctx, filepath.Join(b.dir, "db.sqlite"), storage.Options{})
+	other, err := teststore.Open(b.ctx, teststore.LocationIn(b.dir))
 	require.NoError(t, err)
 	defer other.Close()
 	e2 := engine.New(other, engine.Options{DefaultRepository: b.repo})

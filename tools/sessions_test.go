@@ -14,6 +14,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // wireError is a JSON-RPC error response as read from an HTTP body.
@@ -43,21 +45,7 @@ func rpcError(t *testing.T, res *http.Response, status, code int) wireError {
 // send makes a request with a body (nil for GET and DELETE) and the MCP headers.
 func send(t *testing.T, method, url, body string, header map[string]string) *http.Response {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = res.Body.Close() })
-	return res
+	return testenv.MCPRequest(t, context.Background(), method, url, body, header)
 }
 
 // initSession initializes a legacy session over raw HTTP and returns its headers.

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // sseEvent is one event (or keepalive comment) read from an SSE stream.
@@ -84,17 +86,7 @@ func openGET(t *testing.T, ctx context.Context, base string, h map[string]string
 // postCtx POSTs body with the request context ctx (so that the test can drop the stream).
 func postCtx(t *testing.T, ctx context.Context, url, body string, h map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, strings.NewReader(body))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range h {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = res.Body.Close() })
-	return res
+	return testenv.MCPRequest(t, ctx, http.MethodPost, url, body, h)
 }
 
 type rpcMessage struct {

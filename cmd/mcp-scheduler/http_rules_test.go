@@ -14,26 +14,15 @@ import (
 	"github.com/mark3labs/mcp-go/client"
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // rawHTTP sends one request to the running binary and returns the status, the headers and
 // the body.
 func rawHTTP(t *testing.T, method, url, body string, header map[string]string) (int, http.Header, string) {
 	t.Helper()
-	var rd io.Reader
-	if body != "" {
-		rd = strings.NewReader(body)
-	}
-	req, err := http.NewRequest(method, url, rd)
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
-	defer res.Body.Close()
+	res := testenv.MCPRequest(t, context.Background(), method, url, body, header)
 	b, err := io.ReadAll(res.Body)
 	require.NoError(t, err)
 	return res.StatusCode, res.Header, string(b)

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 var servingAddr = regexp.MustCompile(`serving MCP over HTTP .*?addr=(\S+)`)
@@ -32,15 +34,7 @@ func (s *sandbox) startHTTP(extraEnv []string, args ...string) (*proc, string) {
 
 func httpPost(t *testing.T, url string, header map[string]string) *http.Response {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(initialize))
-	require.NoError(t, err)
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	for k, v := range header {
-		req.Header.Set(k, v)
-	}
-	res, err := http.DefaultClient.Do(req)
-	require.NoError(t, err)
+	res := testenv.MCPRequest(t, context.Background(), http.MethodPost, url, initialize, header)
 	_ = res.Body.Close()
 	return res
 }

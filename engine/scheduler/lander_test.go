@@ -11,7 +11,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // The landing service on its own (no loop): a completed pull-mode mission whose target's
@@ -45,7 +45,7 @@ func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testi
 	require.Equal(t, "checkout", checkouts()[0].Kind)
 	require.Equal(t, domain.RoutePerson, checkouts()[0].Route)
 
-	st, err := storage.Open(h.ctx, filepath.Join(h.data, "scheduler.db"), storage.Options{})
+	st, err := teststore.Open(h.ctx, teststore.LocationIn(h.data))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, st.Close()) }()
 	second := scheduler.NewLander(engine.New(st, engine.Options{DefaultRepository: h.repo}), h.wt, cfg)
