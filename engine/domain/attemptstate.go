@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 // AttemptOutcome is how an attempt ended. An attempt lives as long as its mission's lease
 // (one epoch): it begins when the mission is acquired and ends with exactly one of these,
 // written once to its attempt record by the mission transition that ends the lease
@@ -43,9 +45,7 @@ var attemptEndings = []AttemptEnding{
 
 // AttemptEndings returns a copy of the attempt's table.
 func AttemptEndings() []AttemptEnding {
-	out := make([]AttemptEnding, len(attemptEndings))
-	copy(out, attemptEndings)
-	return out
+	return slices.Clone(attemptEndings)
 }
 
 // AllAttemptOutcomes lists every outcome.

@@ -101,9 +101,7 @@ var landingTransitions = []LandingTransition{
 
 // LandingTransitions returns a copy of the table of legal landing moves.
 func LandingTransitions() []LandingTransition {
-	out := make([]LandingTransition, len(landingTransitions))
-	copy(out, landingTransitions)
-	return out
+	return slices.Clone(landingTransitions)
 }
 
 // CanLand reports whether op may move a landing from one state to another.

@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 import "fmt"
 
 // MissionState is where a mission stands in its life (design brief §2). The legal moves
@@ -66,9 +68,7 @@ var transitions = []Transition{
 
 // Transitions returns a copy of the table of legal moves.
 func Transitions() []Transition {
-	out := make([]Transition, len(transitions))
-	copy(out, transitions)
-	return out
+	return slices.Clone(transitions)
 }
 
 // CanTransition reports whether op may move a mission from one state to another.

@@ -1,5 +1,7 @@
 package domain
 
+import "slices"
+
 import "fmt"
 
 // VoyageTransition is one legal move of a voyage: From → To by one of Ops. Changes that keep
@@ -26,9 +28,7 @@ var voyageTransitions = []VoyageTransition{
 
 // VoyageTransitions returns a copy of the voyage's table of legal moves.
 func VoyageTransitions() []VoyageTransition {
-	out := make([]VoyageTransition, len(voyageTransitions))
-	copy(out, voyageTransitions)
-	return out
+	return slices.Clone(voyageTransitions)
 }
 
 // AllVoyageStates lists the voyage states in lifecycle order.
