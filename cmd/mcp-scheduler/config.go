@@ -38,6 +38,9 @@ type Config struct {
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
+	// unknown lists the file's keys no setting has: validate reports them with every other
+	// problem, so that one run names them all.
+	unknown []string
 }
 
 // SchedulerConfig tunes leases, retries and the scheduler loop (design brief §10).
@@ -198,12 +201,8 @@ func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("config %s: %w", path, err)
 		}
-		if und := md.Undecoded(); len(und) > 0 {
-			keys := make([]string, len(und))
-			for i, k := range und {
-				keys[i] = k.String()
-			}
-			return c, fmt.Errorf("config %s: unknown key %s (docs/configuration.md lists the keys)", path, strings.Join(keys, ", "))
+		for _, k := range md.Undecoded() {
+			c.unknown = append(c.unknown, k.String())
 		}
 		c.path = path
 	}
@@ -229,6 +228,9 @@ func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(key, format string, a ...any) { errs = append(errs, fmt.Errorf(key+": "+format, a...)) }
+	if len(c.unknown) > 0 {
+		errs = append(errs, fmt.Errorf("config %s: unknown key %s (docs/configuration.md lists the keys)", c.path, strings.Join(c.unknown, ", ")))
+	}
 	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
 		bad("data_dir", "%q must be an absolute path", c.DataDir)
 	}

@@ -124,6 +124,18 @@ func TestConfig_ErrorsNameTheKey(t *testing.T) {
 	}
 }
 
+// An unknown key does not hide the file's other problems: one run names them all
+// (docs/configuration.md, "every problem at once").
+func TestConfig_UnknownKeyReportedWithEveryOtherProblem(t *testing.T) {
+	body := "[scheduler]\nticks = \"1s\"\nlease_ttl = \"10s\"\nrenew_interval = \"20s\"\nmax_concurrency = -1\n"
+	c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
+	require.NoError(t, err, "a readable file loads; its problems are validate's to report")
+	err = c.validate()
+	for _, want := range []string{"unknown key scheduler.ticks", "scheduler.renew_interval", "scheduler.max_concurrency"} {
+		require.ErrorContains(t, err, want)
+	}
+}
+
 func TestConfig_TokenSources(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "tok")

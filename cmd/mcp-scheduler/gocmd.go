@@ -31,6 +31,10 @@ func newGoCmd(a *app) *cobra.Command {
 				}
 				repo = abs
 			}
+			if cmd.Flags().Changed("priority") && priority == 0 {
+				// 0 is the spec's "unset" (default 100); typed on the command line it is a mistake.
+				return usageError{fmt.Errorf("--priority 0: give 1 (urgent) to 1000, or leave it out for the default 100")}
+			}
 			spec := engine.MissionSpec{Title: args[0], Brief: brief, Priority: priority, VoyageID: voyage,
 				DependsOn: dependsOn, Repository: repo, WriteArea: writeArea, RetryBudget: a.cfg.Scheduler.RetryBudget}
 			c, err := a.eng.CreateMission(cmd.Context(), spec, a.actor())
@@ -46,7 +50,7 @@ func newGoCmd(a *app) *cobra.Command {
 	}
 	f := cmd.Flags()
 	f.StringVar(&brief, "brief", "", "what the agent should do (default: the title)")
-	f.IntVar(&priority, "priority", 0, "1 (urgent) to 1000 (default 100)")
+	f.IntVar(&priority, "priority", 0, "1 (urgent) to 1000; left out: 100")
 	f.StringVar(&voyage, "voyage", "", "add the mission to this voyage (vyg_…)")
 	f.StringArrayVar(&dependsOn, "depends-on", nil, "a mission that must complete and land first (repeatable)")
 	f.StringVar(&repo, "repo", "", "repository to work in (default: the one of the current directory)")
