@@ -234,6 +234,9 @@ func (o *op) fenced(f domain.Fence) (domain.Mission, error) {
 	if m.Lease.Epoch != f.Epoch || !m.State.Leased() {
 		return m, &domain.LeaseLostError{MissionID: m.ID, Presented: f.Epoch, Current: m.Lease.Epoch, State: m.State}
 	}
+	if o.actor == "" {
+		o.actor = m.Lease.Owner // the lease holder acts: its events carry its id
+	}
 	return m, nil
 }
 

@@ -22,6 +22,11 @@ var ErrAttemptExists = errors.New("attempt directory already holds a run")
 // not executable, ...): the attempt fails, usually for an environment reason.
 var ErrStart = errors.New("agent did not start")
 
+// ErrProgramNotFound is matched (with ErrStart) by Launch errors whose agent program does not
+// exist: not on the profile's PATH, or no file at the path given. A person fixes it by
+// installing the program or correcting the profile's command; retrying cannot.
+var ErrProgramNotFound = errors.New("agent program not found")
+
 // Launch starts one attempt: it builds the environment (when Request.Env is nil), asks the
 // adapter for the invocation, writes the brief (Request.BriefFile, from Request.Start.Brief)
 // and the invocation's files, starts the shim, and returns once the agent runs and pid.json
@@ -240,7 +245,7 @@ func (r *Runner) awaitShim(ctx context.Context, statusR *os.File) (PIDRecord, er
 		if errors.Is(err, os.ErrDeadlineExceeded) {
 			return rec, fmt.Errorf("%w: the shim did not report within %v", ErrStart, r.cfg.StartTimeout)
 		}
-		return rec, fmt.Errorf("%w: %v", ErrStart, err)
+		return rec, fmt.Errorf("%w: %w", ErrStart, err)
 	}
 	return rec, nil
 }

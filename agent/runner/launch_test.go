@@ -89,6 +89,7 @@ func TestLaunch_ProgramNotFoundIsStartError(t *testing.T) {
 	s.Profile.Command = []string{"/nonexistent/agent-binary"}
 	_, err := r.Launch(t.Context(), s)
 	require.ErrorIs(t, err, ErrStart)
+	require.ErrorIs(t, err, ErrProgramNotFound, "the scheduler escalates a missing program instead of failing the mission")
 	require.Contains(t, err.Error(), "/nonexistent/agent-binary")
 
 	// The attempt directory keeps the record; it cannot be launched again.

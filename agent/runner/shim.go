@@ -289,12 +289,14 @@ func (sh *shim) cleanGroup(pgid int) {
 func (sh *shim) fail(err error) {
 	fmt.Fprintf(os.Stderr, "agent-shim: %v\n", err)
 	_ = writeJSONAtomic(sh.dir, FileExit, ExitRecord{Version: recordVersion, Code: 127, ExitedAt: time.Now().UTC(), Error: err.Error()}, true)
-	sh.sendStatus(shimStatus{Error: err.Error()})
+	sh.sendStatus(shimStatus{Error: err.Error(), NotFound: errors.Is(err, exec.ErrNotFound) || errors.Is(err, os.ErrNotExist)})
 }
 
 // shimStatus is the failure report on the status descriptor.
 type shimStatus struct {
 	Error string `json:"error"`
+	// NotFound: the agent program does not exist (ErrProgramNotFound on the runner's side).
+	NotFound bool `json:"not_found,omitempty"`
 }
 
 func (sh *shim) sendStatus(v any) {
@@ -318,12 +320,15 @@ func readShimStatus(r io.Reader) (PIDRecord, error) {
 	}
 	var st struct {
 		PIDRecord
-		Error string `json:"error"`
+		shimStatus
 	}
 	if err := json.Unmarshal(b, &st); err != nil {
 		return PIDRecord{}, fmt.Errorf("shim status %q: %w", b, err)
 	}
-	if st.Error != "" {
+	switch {
+	case st.NotFound:
+		return PIDRecord{}, fmt.Errorf("%w: %s", ErrProgramNotFound, st.Error)
+	case st.Error != "":
 		return PIDRecord{}, errors.New(st.Error)
 	}
 	return st.PIDRecord, nil

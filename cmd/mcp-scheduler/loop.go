@@ -74,6 +74,12 @@ func (a *app) recordProfiles(ctx context.Context) {
 			Capabilities: p.Capabilities, Personas: p.Personas}); err != nil {
 			a.log.Warn("managed profile not recorded", "profile", p.Name, "err", err)
 		}
+		// The check doctor makes, said at start: a profile whose program is missing would
+		// block every mission it takes (each with an environment escalation).
+		if _, err := a.findProgram(p.WithDefaults().Command[0]); err != nil {
+			a.log.Warn("agent program not found: missions this profile takes will block with an escalation until it is installed",
+				"profile", p.Name, "err", err, "check", "mcp-scheduler doctor")
+		}
 	}
 }
 

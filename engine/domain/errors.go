@@ -106,7 +106,19 @@ type LeaseLostError struct {
 	State     MissionState
 }
 
+// Error says what happened to the lease and what the holder does now. When the presented
+// epoch is still the mission's, the holder's own attempt has ended: a completed one means an
+// earlier call already recorded the result (a retried complete_mission), which is nothing to
+// worry about; any other state means the attempt was ended by someone else.
 func (e *LeaseLostError) Error() string {
+	switch {
+	case e.Presented == e.Current && e.State == StateCompleted:
+		return fmt.Sprintf("lease lost: mission %s already completed at epoch %d, the one you presented: a result for this lease was recorded before (a repeated call?); nothing more to do, read it with get_mission",
+			e.MissionID, e.Current)
+	case e.Presented == e.Current:
+		return fmt.Sprintf("lease lost: the attempt of epoch %d on mission %s has ended (the mission is %s now); stop working on it, your result will not be recorded",
+			e.Current, e.MissionID, e.State)
+	}
 	return fmt.Sprintf("lease lost: mission %s is at epoch %d (%s), you presented epoch %d; stop working on it, your result will not be landed",
 		e.MissionID, e.Current, e.State, e.Presented)
 }

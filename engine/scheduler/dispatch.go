@@ -241,6 +241,13 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f domain.Fence, stage st
 			DecisionRequired: "grant the permission (or change the configuration), then resolve this escalation with retry",
 			Evidence:         []string{cause.Error()}}, "scheduler")
 		return ignoreLost(err)
+	case stage == "start" && missingProgram(cause):
+		epoch := f.Epoch
+		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: f.MissionID, Epoch: &epoch, Route: domain.RoutePerson,
+			Kind: "environment", Reason: "the agent program was not found: " + firstLine(cause.Error()),
+			DecisionRequired: "install the program or fix the profile's command (mcp-scheduler doctor checks every profile), then resolve this escalation with retry",
+			Evidence:         []string{cause.Error()}}, "scheduler")
+		return ignoreLost(err)
 	case stage == "workspace" && recoverable(cause):
 		req.Failure.Kind = domain.FailureWorkspace
 	case stage == "workspace", stage == "brief", stage == "start":
@@ -252,6 +259,11 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f domain.Fence, stage st
 	_, err := s.eng.Fail(ctx, f, req)
 	return ignoreLost(err)
 }
+
+// missingProgram reports whether starting the agent failed because its program does not
+// exist (not on PATH, or no file at the configured path): a toolchain problem a person fixes,
+// not a crash of the mission.
+func missingProgram(err error) bool { return errors.Is(err, runner.ErrProgramNotFound) }
 
 // recoverable reports whether a workspace failure may pass by itself (a lock held too long,
 // a git process that timed out) rather than needing a change.
