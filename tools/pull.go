@@ -307,7 +307,7 @@ func CompleteMission(d *Deps) Tool {
 
 // FailureArg describes why an attempt failed.
 type FailureArg struct {
-	Kind       string `json:"kind" jsonschema:"error, test, build, timeout, model; or, when retrying cannot help, auth, missing_toolchain, quota or permission (these block the mission with an escalation instead of retrying)" enum:"error|test|build|timeout|crash|protocol|model|auth|missing_toolchain|quota|permission"`
+	Kind       string `json:"kind" jsonschema:"error, test, build, timeout, model; workspace when your workspace was lost (the mission runs again in a fresh one); or, when retrying cannot help, auth, missing_toolchain, quota or permission (these block the mission with an escalation instead of retrying)" enum:"error|test|build|timeout|crash|protocol|model|workspace|auth|missing_toolchain|quota|permission"`
 	Tool       string `json:"tool,omitempty" jsonschema:"the tool or command that failed, e.g. go test"`
 	Diagnostic string `json:"diagnostic,omitempty" jsonschema:"its error message"`
 	Location   string `json:"location,omitempty" jsonschema:"file:line or similar"`

@@ -309,9 +309,10 @@ func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
 	require.NoError(t, os.RemoveAll(c.Workspace.Path))
 	msg := fails(b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch, "summary": "done"})
 	require.Contains(t, msg, "deleted before its work was committed")
-	require.Contains(t, msg, "fail_mission")
+	require.Contains(t, msg, "call fail_mission with failure kind workspace")
+	// The agent does what the refusal says, and fail_mission takes it (it refused the kind).
 	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
-		"failure": map[string]any{"kind": "error", "summary": "workspace lost"}})
+		"failure": map[string]any{"kind": "workspace", "summary": "workspace lost"}})
 	require.Equal(t, domain.StatePending, res.Mission.State, "retried")
 }
 
