@@ -19,9 +19,10 @@ var migrated struct {
 	err  error
 }
 
-// seed writes a migrated, empty database at loc when nothing is there yet; an existing
-// database (a reopen, a helper process's store) is left alone.
-func seed(ctx context.Context, loc string) error {
+// SeedSQLite writes a migrated, empty SQLite database at loc when nothing is there yet: a
+// copy of one migrated once per test process. An existing database (a reopen, a helper
+// process's store) is left alone.
+func SeedSQLite(ctx context.Context, loc string) error {
 	switch _, err := os.Stat(loc); {
 	case err == nil:
 		return nil

@@ -46,13 +46,13 @@ func Location(t testing.TB) string { return LocationIn(t.TempDir()) }
 // variable to fix when the backend is unknown.
 //
 // A new SQLite location starts as a copy of a database migrated once per test process (see
-// seed), so that a test does not pay for running every migration again: under the race
+// SeedSQLite), so that a test does not pay for running every migration again: under the race
 // detector on a loaded machine a fresh migration takes about 2 s, a copy a few milliseconds.
 // storage's own tests open fresh files and exercise the migrations themselves.
 func Open(ctx context.Context, loc string) (engine.Store, error) {
 	switch b := Backend(); b {
 	case SQLite:
-		if err := seed(ctx, loc); err != nil {
+		if err := SeedSQLite(ctx, loc); err != nil {
 			return nil, err
 		}
 		s, err := storage.Open(ctx, loc, storage.Options{})
