@@ -281,3 +281,22 @@ func TestServices_KeeperStopWaitsForItsPass(t *testing.T) {
 	stopped.Kick()
 	require.Zero(t, goroutinesIn(goCleanupPass), "no pass after Stop")
 }
+
+// The supervisor's Stop waits for what it started: with StopAgentsOnShutdown the agent it
+// supervises is stopped, and when Stop returns its watcher goroutine is gone and so is the
+// agent's process.
+func TestServices_SupervisorStopWaitsForItsWatchers(t *testing.T) {
+	h := newHarness(t, withConfig(func(c *scheduler.Config) { c.StopAgentsOnShutdown = true }))
+	m := h.create(engine.MissionSpec{Title: "long", WriteArea: []string{"w/**"}, Brief: "@heartbeat 100ms\n@sleep 60s\n@done"})
+	sup := scheduler.SupervisorOf(h.s)
+	h.until("its agent runs, supervised", func() bool {
+		got := h.mission(m.ID)
+		return got.State == domain.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0 && sup.Supervises(m.ID)
+	})
+	pid := runPID(t, h.mission(m.ID))
+	require.Equal(t, 1, goroutinesIn(goSupervise))
+	require.NoError(t, h.s.Stop(h.ctx))
+	require.Zero(t, goroutinesIn(goSupervise), "Stop returned after the watcher did")
+	require.False(t, processAlive(pid), "the agent was stopped")
+	require.False(t, sup.Supervises(m.ID))
+}
