@@ -71,7 +71,7 @@ func newLoopHarness(t *testing.T, profiles []agent.Profile, extraEnv ...string) 
 	h.s, err = scheduler.New(h.eng, h.wt, h.run, scheduler.Config{DataDir: h.data, Tick: 100 * time.Millisecond,
 		MaxConcurrency: 4, Profiles: profiles, StopAgentsOnShutdown: true, Logger: log})
 	require.NoError(t, err)
-	h.s.Start(h.ctx)
+	require.NoError(t, h.s.Start(h.ctx))
 	t.Cleanup(func() {
 		require.NoError(t, h.s.Stop(context.Background()))
 		require.NoError(t, h.run.Close())

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 
 	"github.com/spf13/cobra"
 )
@@ -35,7 +36,9 @@ func (a *app) daemon(ctx context.Context) error {
 			a.log.Error("watching other processes' changes stopped", "err", err)
 		}
 	}()
-	l.s.Start(ctx)
+	if err := l.s.Start(ctx); err != nil {
+		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
+	}
 	<-ctx.Done()
 	a.log.Info("mcp-scheduler daemon stopping")
 	return l.s.Stop(context.WithoutCancel(ctx))

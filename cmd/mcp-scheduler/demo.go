@@ -77,7 +77,9 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n\n", d.Voyage.ID, len(d.IDs), repo)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
-	l.s.Start(runCtx)
+	if err := l.s.Start(runCtx); err != nil {
+		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
+	}
 	state, err := p.follow(runCtx, sub, d.Voyage.ID)
 	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil && err == nil {
 		err = serr

@@ -120,14 +120,17 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			}
 		})
 	}
-	l.s.Start(ctx) // leads the loop when no other process of this data dir does
-	a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
-		"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
-	if useHTTP {
-		err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D()})
-	} else {
-		err = srv.ServeStdio(ctx, a.in, a.out)
+	// Leads the loop when no other process of this data dir does. Start fails only when the
+	// loop runs already (a wiring error): then nothing is served and the error is returned.
+	if err = l.s.Start(ctx); err == nil {
+		a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
+			"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
+		if useHTTP {
+			err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+				MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D()})
+		} else {
+			err = srv.ServeStdio(ctx, a.in, a.out)
+		}
 	}
 	cancel()
 	wg.Wait()

@@ -102,7 +102,7 @@ func BenchmarkOverheadPerMission(b *testing.B) {
 	}
 	b.ResetTimer()
 	start := time.Now()
-	h.s.Start(h.ctx)
+	require.NoError(b, h.s.Start(h.ctx))
 	for _, id := range ids {
 		for h.mission(id).Landing != domain.LandingLanded {
 			time.Sleep(5 * time.Millisecond)

@@ -23,31 +23,36 @@ type CleanupReport struct {
 // retention). Failed, blocked, running, interrupted and unlanded missions keep theirs until a
 // decision is recorded; dirty workspaces are never removed. A dry run changes nothing.
 func (s *Scheduler) Cleanup(ctx context.Context, repo string, olderThan time.Duration, dryRun bool) ([]CleanupReport, error) {
+	return s.ws.Cleanup(ctx, repo, olderThan, dryRun)
+}
+
+// Cleanup is Scheduler.Cleanup.
+func (ws *workspaces) Cleanup(ctx context.Context, repo string, olderThan time.Duration, dryRun bool) ([]CleanupReport, error) {
 	repos := []string{repo}
 	if repo == "" {
 		var err error
-		if repos, err = s.wt.KnownRepositories(); err != nil {
+		if repos, err = ws.wt.KnownRepositories(); err != nil {
 			return nil, err
 		}
 	}
-	keep := s.keeper(ctx)
+	keep := ws.keeper(ctx)
 	var out []CleanupReport
 	var errs []error
 	for _, path := range repos {
-		r, err := s.wt.Open(path)
+		r, err := ws.wt.Open(path)
 		if err != nil {
 			out = append(out, CleanupReport{Repository: path, Error: err.Error()})
 			errs = append(errs, err)
 			continue
 		}
-		rep, err := s.wt.Cleanup(ctx, worktree.CleanupRequest{Repo: r, Keep: keep, OlderThan: olderThan, DryRun: dryRun})
+		rep, err := ws.wt.Cleanup(ctx, worktree.CleanupRequest{Repo: r, Keep: keep, OlderThan: olderThan, DryRun: dryRun})
 		cr := CleanupReport{Repository: r.Root(), Report: rep}
 		if err != nil {
 			cr.Error = err.Error()
 			errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
 		}
 		if !dryRun {
-			if err := s.recordRemoved(ctx, rep.Removed); err != nil {
+			if err := ws.recordRemoved(ctx, rep.Removed); err != nil {
 				errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
 			}
 		}
@@ -58,13 +63,13 @@ func (s *Scheduler) Cleanup(ctx context.Context, repo string, olderThan time.Dur
 
 // recordRemoved marks the workspace records of removed attempt checkouts removed (branches
 // without a directory and pool checkouts have none).
-func (s *Scheduler) recordRemoved(ctx context.Context, removed []worktree.CleanupEntry) error {
+func (ws *workspaces) recordRemoved(ctx context.Context, removed []worktree.CleanupEntry) error {
 	var errs []error
 	for _, e := range removed {
 		if e.MissionID == "" || e.Path == "" {
 			continue
 		}
-		if err := s.eng.WorkspaceRemoved(ctx, e.MissionID, e.Attempt); err != nil {
+		if err := ws.eng.WorkspaceRemoved(ctx, e.MissionID, e.Attempt); err != nil {
 			errs = append(errs, fmt.Errorf("record workspace of %s attempt %d removed: %w", e.MissionID, e.Attempt, err))
 		}
 	}
@@ -74,13 +79,13 @@ func (s *Scheduler) recordRemoved(ctx context.Context, removed []worktree.Cleanu
 // keeper says which attempts must keep their workspace: every attempt of a mission that is
 // not finished with a recorded decision (landed, nothing to land, left for a person,
 // cancelled, purged). Lookups are cached for one cleanup.
-func (s *Scheduler) keeper(ctx context.Context) func(missionID string, attempt int) bool {
+func (ws *workspaces) keeper(ctx context.Context) func(missionID string, attempt int) bool {
 	seen := map[string]bool{}
 	return func(missionID string, _ int) bool {
 		if k, ok := seen[missionID]; ok {
 			return k
 		}
-		d, err := s.eng.GetMission(ctx, missionID)
+		d, err := ws.eng.GetMission(ctx, missionID)
 		keep := true
 		switch {
 		case errors.Is(err, domain.ErrNotFound):
@@ -95,37 +100,4 @@ func (s *Scheduler) keeper(ctx context.Context) func(missionID string, attempt i
 		seen[missionID] = keep
 		return keep
 	}
-}
-
-// maybeCleanup starts a background cleanup when CleanupEvery passed since the last one: the
-// history retention (PruneHistory), then the workspaces.
-func (s *Scheduler) maybeCleanup(ctx context.Context) {
-	if s.cfg.CleanupEvery < 0 {
-		return
-	}
-	now := s.cfg.Now()
-	s.mu.Lock()
-	due := now.Sub(s.lastCleanup) >= s.cfg.CleanupEvery && !s.cleaning
-	if due {
-		s.lastCleanup, s.cleaning = now, true
-	}
-	s.mu.Unlock()
-	if !due {
-		return
-	}
-	s.background(func() {
-		defer func() { s.mu.Lock(); s.cleaning = false; s.mu.Unlock() }()
-		s.scheduledPrune(ctx)
-		reps, err := s.Cleanup(ctx, "", 0, false)
-		removed := 0
-		for _, r := range reps {
-			removed += len(r.Report.Removed)
-		}
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("scheduled cleanup", "err", err)
-		}
-		if removed > 0 {
-			s.log.Info("scheduled cleanup removed workspaces", "removed", removed)
-		}
-	})
 }

@@ -102,7 +102,7 @@ type Config struct {
 
 func (c Config) withDefaults() Config {
 	if c.Owner == "" {
-		host, _ := os.Hostname()
+		host, _ := os.Hostname() // without a host name the pid and the clock still make the owner unique
 		c.Owner = fmt.Sprintf("%s:%d:%d", host, os.Getpid(), time.Now().UnixNano()%1_000_000)
 	}
 	if c.Tick == 0 {

@@ -32,7 +32,7 @@ type assignment struct {
 // so the plan's accounting sees it at once; the slow part (workspace, brief, process) runs in
 // the background so that one checkout never holds up the tick.
 func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
-	leader := s.leaderFence()
+	leader := s.leader.fence()
 	if leader == nil {
 		return false, nil // leadership lost since the tick began
 	}
@@ -51,15 +51,7 @@ func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	s.mu.Lock()
-	s.launching[m.ID] = true
-	s.mu.Unlock()
-	s.background(func() {
-		defer func() {
-			s.mu.Lock()
-			delete(s.launching, m.ID)
-			s.mu.Unlock()
-		}()
+	s.sup.launch(m.ID, func() {
 		if err := s.launch(context.WithoutCancel(ctx), m, a); err != nil {
 			s.log.Error("launch failed", "mission_id", m.ID, "err", err)
 		}
@@ -117,19 +109,29 @@ func (s *Scheduler) launch(ctx context.Context, m domain.Mission, a assignment) 
 	run := &attemptRun{fence: fence, mission: m, rec: rec, proc: proc, profile: a.profile}
 	started, err := s.eng.Start(ctx, fence)
 	if err != nil {
-		_ = proc.Stop(runner.ReasonLeaseLost)
-		proc.Wait()
+		s.abandonLaunch(m.ID, proc, "the mission could not be marked running")
 		return ignoreLost(err)
 	}
 	s.crashPoint("started")
 	if err := s.eng.SetRun(ctx, fence, rec.raw(), rec.workspace()); err != nil {
-		_ = proc.Stop(runner.ReasonLeaseLost)
-		proc.Wait()
+		s.abandonLaunch(m.ID, proc, "its run record could not be stored")
 		return ignoreLost(err)
 	}
 	s.crashPoint("recorded")
-	s.adopt(ctx, run, started.Lease.ExpiresAt)
+	s.sup.adopt(ctx, run, started.Lease.ExpiresAt)
 	return nil
+}
+
+// abandonLaunch stops an agent just launched whose attempt cannot go on (why: the step that
+// failed; that step's error is the launch's), and waits for it: it must not work on a
+// mission that is not recorded as its. A stop that fails is logged: the agent's process
+// group may still run and a person must look (the lease fence does not watch it).
+func (s *Scheduler) abandonLaunch(missionID string, proc *runner.Process, why string) {
+	if err := proc.Stop(runner.ReasonLeaseLost); err != nil {
+		s.log.Error("launched agent not stopped after its attempt could not go on: its process group may still run",
+			"mission_id", missionID, "pid", proc.PID(), "why", why, "err", err)
+	}
+	proc.Wait() // the outcome is not used: the attempt was not recorded as running this agent
 }
 
 // crashPoint lets crash-injection tests end the process between two steps of a dispatch
@@ -148,37 +150,43 @@ func ignoreLost(err error) error {
 	return err
 }
 
-// prepare creates the workspace of m's current attempt (or resumes its predecessor's).
+// prepare creates the workspace of m's current attempt (or resumes its predecessor's):
+// workspaces.prepare.
 func (s *Scheduler) prepare(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
-	repo, err := s.wt.Open(m.Repository)
+	return s.ws.prepare(ctx, m)
+}
+
+// prepare creates the workspace of m's current attempt (or resumes its predecessor's).
+func (ws *workspaces) prepare(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
+	repo, err := ws.wt.Open(m.Repository)
 	if err != nil {
 		return worktree.Workspace{}, err
 	}
 	req := worktree.PrepareRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt,
-		Strategy: worktree.Strategy(m.Workspace), TargetBranch: s.cfg.targetBranch(m)}
-	prev, err := s.runWith(ctx, m)
+		Strategy: worktree.Strategy(m.Workspace), TargetBranch: ws.cfg.targetBranch(m)}
+	prev, err := runWith(ctx, ws.eng, m)
 	if err != nil {
 		return worktree.Workspace{}, err
 	}
 	if m.Checkpoint != nil && prev.Worktree.Path != "" && !prev.Worktree.ReadOnly {
 		req.Resume = &prev.Worktree // a resumed attempt continues in its predecessor's workspace
 	}
-	if err := s.subjectStart(ctx, m, &req); err != nil {
+	if err := ws.subjectStart(ctx, m, &req); err != nil {
 		return worktree.Workspace{}, err
 	}
-	return s.wt.Prepare(ctx, req)
+	return ws.wt.Prepare(ctx, req)
 }
 
 // subjectStart points review, verify and repair missions at the work they are about.
-func (s *Scheduler) subjectStart(ctx context.Context, m *domain.Mission, req *worktree.PrepareRequest) error {
+func (ws *workspaces) subjectStart(ctx context.Context, m *domain.Mission, req *worktree.PrepareRequest) error {
 	if m.SubjectID == "" || req.Resume != nil {
 		return nil
 	}
-	d, err := s.eng.GetMission(ctx, m.SubjectID)
+	d, err := ws.eng.GetMission(ctx, m.SubjectID)
 	if err != nil {
 		return fmt.Errorf("subject %s of %s: %w", m.SubjectID, m.ID, err)
 	}
-	subjRun, err := s.runWith(ctx, &d.Mission)
+	subjRun, err := runWith(ctx, ws.eng, &d.Mission)
 	if err != nil {
 		return fmt.Errorf("subject %s of %s: %w", m.SubjectID, m.ID, err)
 	}

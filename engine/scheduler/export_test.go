@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
@@ -38,3 +39,70 @@ func NewLander(eng *engine.Engine, wt *worktree.Manager, cfg Config) *Lander {
 
 // RunOnce is one pass over the landing queue (lander.runOnce).
 func (l *Lander) RunOnce(ctx context.Context) error { return l.l.runOnce(ctx) }
+
+// Supervisor is a scheduler's supervision service on its own, for tests (supervisor.go).
+type Supervisor struct{ sv *supervisor }
+
+// SupervisorOf returns s's supervision service.
+func SupervisorOf(s *Scheduler) Supervisor { return Supervisor{s.sup} }
+
+// RunOnce is one supervision step (supervisor.RunOnce).
+func (v Supervisor) RunOnce(ctx context.Context) error { return v.sv.RunOnce(ctx) }
+
+// Start runs the service's lease keeper (supervisor.Start).
+func (v Supervisor) Start(ctx context.Context) error { return v.sv.Start(ctx) }
+
+// Stop is supervisor.Stop.
+func (v Supervisor) Stop() { v.sv.Stop() }
+
+// Supervises reports whether the service watches the agent of missionID.
+func (v Supervisor) Supervises(missionID string) bool {
+	for _, a := range v.sv.supervised() {
+		if a.fence.MissionID == missionID {
+			return true
+		}
+	}
+	return false
+}
+
+// Recovery is a scheduler's recovery and reaper service on its own, for tests (recover.go).
+type Recovery struct{ r *recovery }
+
+// RecoveryOf returns s's recovery service.
+func RecoveryOf(s *Scheduler) Recovery { return Recovery{s.rec} }
+
+// RunOnce is one recovery step (recovery.RunOnce).
+func (r Recovery) RunOnce(ctx context.Context) (RecoveryReport, error) { return r.r.RunOnce(ctx) }
+
+// Leadership is a scheduler's leadership service on its own, for tests (leader.go).
+type Leadership struct{ l *leadership }
+
+// LeadershipOf returns s's leadership service.
+func LeadershipOf(s *Scheduler) Leadership { return Leadership{s.leader} }
+
+// RunOnce is one leadership step (leadership.RunOnce).
+func (l Leadership) RunOnce(ctx context.Context) (bool, error) { return l.l.RunOnce(ctx) }
+
+// Start runs the leader lease keeper (leadership.Start).
+func (l Leadership) Start(ctx context.Context) error { return l.l.Start(ctx) }
+
+// Stop is leadership.Stop.
+func (l Leadership) Stop(ctx context.Context) error { return l.l.Stop(ctx) }
+
+// Keeper is the workspace keeper on its own, for tests (workspaces.go).
+type Keeper struct{ ws *workspaces }
+
+// NewKeeper returns a workspace keeper over eng, wt and run with cfg's cadence, retention
+// and clock, wired to nothing else.
+func NewKeeper(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Config) Keeper {
+	return Keeper{newWorkspaces(eng, wt, run, cfg.withDefaults())}
+}
+
+// RunOnce is one scheduled pass, now (workspaces.RunOnce).
+func (k Keeper) RunOnce(ctx context.Context) (ScheduledCleanup, error) { return k.ws.RunOnce(ctx) }
+
+// Kick starts a scheduled pass in the background when one is due (workspaces.kick).
+func (k Keeper) Kick() { k.ws.kick() }
+
+// Stop is workspaces.Stop.
+func (k Keeper) Stop() { k.ws.Stop() }

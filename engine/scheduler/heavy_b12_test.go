@@ -30,7 +30,7 @@ func b12Options(eo *engine.Options, sc *scheduler.Config) {
 
 // startLoop runs the harness's scheduler as serve and daemon do (ticks, keeper, wake-ups).
 func (h *harness) startLoop() {
-	h.s.Start(h.ctx)
+	require.NoError(h.t, h.s.Start(h.ctx))
 }
 
 // waitFor polls cond (no ticks of its own: the loop runs) with a generous deadline.

@@ -60,7 +60,9 @@ func crashSchedulerProcess(data, repo, stage string) int {
 			select {} // SIGKILL is delivered before this returns
 		}
 	})
-	s.Start(ctx)
+	if err := s.Start(ctx); err != nil {
+		return 14
+	}
 	time.Sleep(60 * time.Second)
 	return 3 // the crash point was never reached
 }

@@ -172,7 +172,7 @@ func (s *Scheduler) preempt(ctx context.Context, pr planner.Preemption) {
 // leader stored, and logs each mission whose reason changed (info) or that is no longer held
 // (debug).
 func (s *Scheduler) recordHolds(ctx context.Context, holds []engine.Hold) error {
-	h := sha256.New()
+	h := sha256.New() // a hash.Hash never returns a write error: Fprintf's is nil
 	for _, x := range holds {
 		fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d;", x.MissionID, x.Reason.Code, x.Reason.Message, x.Reason.MissionID, x.Reason.Until.UnixMilli())
 	}
@@ -213,7 +213,7 @@ func joinErr(errs []error, err error) error {
 // recordWave stores the wave when its decisions differ from the last recorded one, so an
 // idle scheduler does not write a wave every second.
 func (s *Scheduler) recordWave(ctx context.Context, w domain.Wave) error {
-	h := sha256.New()
+	h := sha256.New() // a hash.Hash never returns a write error: Fprintf's is nil
 	for _, e := range w.Dispatched {
 		fmt.Fprintf(h, "d%s%s;", e.MissionID, e.Profile)
 	}

@@ -33,18 +33,23 @@ type HistoryReport struct {
 // (a mission whose record is gone needs its workspace no more). A dry run changes nothing and
 // reports what would go.
 func (s *Scheduler) PruneHistory(ctx context.Context, maxAge time.Duration, dryRun bool) (HistoryReport, error) {
+	return s.ws.PruneHistory(ctx, maxAge, dryRun)
+}
+
+// PruneHistory is Scheduler.PruneHistory.
+func (ws *workspaces) PruneHistory(ctx context.Context, maxAge time.Duration, dryRun bool) (HistoryReport, error) {
 	if maxAge == 0 {
-		maxAge = s.cfg.Retention
+		maxAge = ws.cfg.Retention
 	}
 	rep := HistoryReport{}
 	if maxAge < 0 {
 		return rep, errors.New("history retention is off (retention.max_age = 0): nothing is pruned")
 	}
 	var err error
-	rep.PruneReport, err = s.eng.PruneHistory(ctx, engine.PruneOptions{Before: s.cfg.Now().Add(-maxAge),
-		Batch: s.cfg.RetentionBatch, Pause: s.cfg.RetentionPause, DryRun: dryRun, Actor: "retention"})
+	rep.PruneReport, err = ws.eng.PruneHistory(ctx, engine.PruneOptions{Before: ws.cfg.Now().Add(-maxAge),
+		Batch: ws.cfg.RetentionBatch, Pause: ws.cfg.RetentionPause, DryRun: dryRun, Actor: "retention"})
 	for _, id := range rep.Missions {
-		dir, derr := s.run.AttemptDir(id, 1)
+		dir, derr := ws.run.AttemptDir(id, 1)
 		if derr != nil {
 			rep.Errors = append(rep.Errors, derr.Error())
 			continue
@@ -57,7 +62,7 @@ func (s *Scheduler) PruneHistory(ctx context.Context, maxAge time.Duration, dryR
 		if !dryRun {
 			if rerr := os.RemoveAll(dir); rerr != nil {
 				rep.Errors = append(rep.Errors, rerr.Error())
-				s.log.Warn("attempt directory of a pruned mission not removed", "mission", id, "dir", dir, "err", rerr)
+				ws.log.Warn("attempt directory of a pruned mission not removed", "mission", id, "dir", dir, "err", rerr)
 				continue
 			}
 		}
@@ -73,6 +78,8 @@ func dirSize(dir string) (int64, bool) {
 		return 0, false
 	}
 	var n int64
+	// The walk function never returns an error, so neither does WalkDir: what it cannot read
+	// (vanished meanwhile, unreadable) counts nothing.
 	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
 		if err == nil && d.Type().IsRegular() {
 			if info, ierr := d.Info(); ierr == nil {
@@ -85,15 +92,16 @@ func dirSize(dir string) (int64, bool) {
 }
 
 // scheduledPrune runs the history retention as part of the leader's periodic cleanup, before
-// the workspace cleanup (which then removes the pruned missions' worktrees too).
-func (s *Scheduler) scheduledPrune(ctx context.Context) {
-	if s.cfg.Retention < 0 {
-		return
+// the workspace cleanup (which then removes the pruned missions' worktrees too), and returns
+// what it did (zero when Retention < 0); its error is logged.
+func (ws *workspaces) scheduledPrune(ctx context.Context) HistoryReport {
+	if ws.cfg.Retention < 0 {
+		return HistoryReport{}
 	}
 	start := time.Now()
-	rep, err := s.PruneHistory(ctx, 0, false)
+	rep, err := ws.PruneHistory(ctx, 0, false)
 	if err != nil && ctx.Err() == nil {
-		s.log.Warn("scheduled history prune", "err", err, "pruned_missions", rep.Removed.Missions)
+		ws.log.Warn("scheduled history prune", "err", err, "pruned_missions", rep.Removed.Missions)
 	}
 	kept := map[string]int{}
 	for why, n := range rep.Kept {
@@ -102,7 +110,8 @@ func (s *Scheduler) scheduledPrune(ctx context.Context) {
 		}
 	}
 	if rep.Removed != (engine.PruneCounts{}) || len(kept) > 0 {
-		s.log.Info("history pruned", "before", rep.Before, "missions", rep.Removed.Missions, "voyages", rep.Removed.Voyages,
+		ws.log.Info("history pruned", "before", rep.Before, "missions", rep.Removed.Missions, "voyages", rep.Removed.Voyages,
 			"events", rep.Removed.Events, "attempt_dirs", rep.AttemptDirs, "kept", kept, "batches", rep.Batches, "took", time.Since(start))
 	}
+	return rep
 }

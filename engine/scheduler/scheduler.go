@@ -2,7 +2,6 @@ package scheduler
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -31,6 +30,14 @@ const (
 
 // Scheduler runs the loop over one data dir. Create it with New, then Start it (or call
 // RunOnce from tests). It is safe for concurrent use.
+//
+// It is the composition of one service per duty, each with its own state and lock, that a
+// test can drive alone: leadership (leader.go: the leader lease and its keeper), supervision
+// (supervisor.go: the managed agents this process runs, their leases and fences), recovery
+// (recover.go: re-attach after a restart, the reaper), the workspace keeper (workspaces.go:
+// prepare, verify, the scheduled cleanup and retention) and landing (lander.go). The
+// Scheduler itself runs the tick (tick.go): planning and dispatch (plan.go, dispatch.go) and
+// voyage settlement (settle.go).
 type Scheduler struct {
 	eng *engine.Engine
 	wt  *worktree.Manager
@@ -38,27 +45,20 @@ type Scheduler struct {
 	cfg Config
 	log *slog.Logger
 
-	mu          sync.Mutex
-	procs       map[string]*attemptRun // mission id → the attempt this process supervises
-	launching   map[string]bool        // mission ids whose launch runs in the background
-	leaderEpoch int64                  // 0 while not the leader
-	recovered   bool
-	lastWave    string
-	lastHolds   string    // signature of the holds this leader last stored (holdsUnset: none yet)
-	lastCleanup time.Time // when the last scheduled cleanup started
-	cleaning    bool
+	leader *leadership // the leader lease (leader.go)
+	sup    *supervisor // the managed agents of this process (supervisor.go)
+	rec    *recovery   // re-attach and reaper (recover.go)
+	ws     *workspaces // the workspace keeper (workspaces.go)
+	land   *lander     // the landing service (lander.go)
 
-	phase    atomic.Value // string
-	wake     chan struct{}
-	cancel   context.CancelFunc
-	done     chan struct{}
-	kept     chan struct{}  // closed when the keeper (keeper.go) returned
-	wg       sync.WaitGroup // supervisor goroutines
-	bg       sync.WaitGroup // launches, landings and cleanups in flight
-	stopped  bool           // Stop began: new agents are detached at once
-	lastLead time.Time
+	mu        sync.Mutex // guards the planning step's memory below
+	lastWave  string     // signature of the wave this leader last stored
+	lastHolds string     // signature of the holds this leader last stored (holdsUnset: none yet)
 
-	land *lander // the landing service (lander.go)
+	phase atomic.Value // string
+	wake  chan struct{}
+	life  lifecycle      // the tick loop
+	bg    sync.WaitGroup // landing workers in flight (landerHost.spawn)
 
 	// stopCtx is cancelled by Stop: landings run under it (see landerHost).
 	stopCtx  context.Context
@@ -88,11 +88,35 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 		}
 	}
 	s := &Scheduler{eng: eng, wt: wt, run: run, cfg: cfg, log: cfg.Logger,
-		procs: map[string]*attemptRun{}, launching: map[string]bool{}, lastHolds: holdsUnset, wake: make(chan struct{}, 1)}
+		lastHolds: holdsUnset, wake: make(chan struct{}, 1), life: lifecycle{name: "scheduler"}}
 	s.stopCtx, s.stopLand = context.WithCancel(context.Background())
+	s.ws = newWorkspaces(eng, wt, run, cfg)
+	s.leader = newLeadership(eng, cfg, s.Phase, s.leadershipChanged)
+	s.sup = newSupervisor(eng, run, cfg, supervisorHost{wake: s.Wake, phase: s.setPhase, leading: s.leader.leading, verify: s.ws.verify})
+	s.rec = newRecovery(eng, run, cfg, s.sup, s.ws.prepare)
 	s.land = newLander(eng, wt, cfg, landerHost{spawn: s.background, stop: s.stopCtx, wake: s.Wake, phase: s.setPhase})
 	s.phase.Store(PhaseIdle)
 	return s, nil
+}
+
+// leadershipChanged tells the services what a leadership step found (called in order, under
+// the leadership's lock): a new epoch runs recovery again and stores the holds afresh; a
+// lost lead detaches every supervised agent (the new leader re-attaches them); a follower
+// forgets recovery and says so in its phase.
+func (s *Scheduler) leadershipChanged(c leadershipChange) {
+	switch c {
+	case leadershipElected:
+		s.rec.reset()
+		s.mu.Lock()
+		s.lastHolds = holdsUnset
+		s.mu.Unlock()
+	case leadershipLost, leadershipNone:
+		if c == leadershipLost {
+			s.sup.detachAll()
+		}
+		s.rec.reset()
+		s.phase.Store(PhaseFollower)
+	}
 }
 
 // Phase returns what the scheduler is doing now.
@@ -101,11 +125,7 @@ func (s *Scheduler) Phase() string { return s.phase.Load().(string) }
 func (s *Scheduler) setPhase(p string) { s.phase.Store(p) }
 
 // Leader reports whether this process currently runs the loop.
-func (s *Scheduler) Leader() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.leaderEpoch != 0
-}
+func (s *Scheduler) Leader() bool { return s.leader.leading() }
 
 // Wake asks for a tick as soon as possible.
 func (s *Scheduler) Wake() {
@@ -116,23 +136,25 @@ func (s *Scheduler) Wake() {
 }
 
 // Start runs the loop in the background until Stop: a tick every Config.Tick and at once on
-// any committed change that can unblock work; between ticks a keeper renews the leader lease
-// and the supervised agents' leases, so a long tick loses neither.
-func (s *Scheduler) Start(ctx context.Context) {
-	ctx, s.cancel = context.WithCancel(ctx)
-	s.done, s.kept = make(chan struct{}), make(chan struct{})
-	sub := s.eng.Hub().Subscribe()
-	go func() {
-		defer close(s.done)
-		defer sub.Close()
-		s.loop(ctx, sub)
-	}()
-	go func() {
-		defer close(s.kept)
-		s.keep(ctx)
-	}()
+// any committed change that can unblock work; between ticks the leadership service renews
+// the leader lease and the supervisor the supervised agents' leases, so a long tick loses
+// neither. A second Start (or a Start after Stop) is ErrStarted and starts nothing.
+func (s *Scheduler) Start(ctx context.Context) error {
+	if err := s.life.start(ctx, s.runLoop); err != nil {
+		return err
+	}
+	if err := s.leader.Start(ctx); err != nil {
+		return err
+	}
+	return s.sup.Start(ctx)
 }
 
+// runLoop is the tick loop, subscribed to the engine's changes while it runs.
+func (s *Scheduler) runLoop(ctx context.Context) {
+	sub := s.eng.Hub().Subscribe()
+	defer sub.Close()
+	s.loop(ctx, sub)
+}
 func (s *Scheduler) loop(ctx context.Context, sub *engine.Subscription) {
 	tick := time.NewTicker(s.tickEvery())
 	defer tick.Stop()
@@ -172,40 +194,17 @@ func unblocking(changes []engine.Change) bool {
 }
 
 // Stop ends the loop, gives up leadership and, unless StopAgentsOnShutdown, detaches from
-// the managed agents (they keep working; the next leader collects them).
+// the managed agents (they keep working; the next leader collects them). In order: the tick
+// loop and the lease keepers end; landings and the scheduled cleanup in flight are
+// interrupted and waited for; the supervisor waits for its launches and lets its agents go;
+// the leader lease is given up. Stop before Start, or twice, is fine.
 func (s *Scheduler) Stop(ctx context.Context) error {
-	if s.cancel != nil {
-		s.cancel()
-		<-s.done
-		<-s.kept
-	}
-	s.mu.Lock()
-	s.stopped = true
-	s.mu.Unlock()
+	s.life.stop()
+	s.leader.life.stop()
+	s.sup.life.stop()
 	s.stopLand() // landings in flight are interrupted (a check may run for minutes)
-	s.bg.Wait()  // launches finish (their agents are detached below)
-	s.mu.Lock()
-	procs := make([]*attemptRun, 0, len(s.procs))
-	for _, p := range s.procs {
-		procs = append(procs, p)
-	}
-	epoch := s.leaderEpoch
-	s.leaderEpoch = 0
-	s.mu.Unlock()
-	for _, p := range procs {
-		if s.cfg.StopAgentsOnShutdown {
-			_ = p.proc.Stop(runner.ReasonCancelled)
-		} else {
-			p.detach()
-		}
-	}
-	s.wg.Wait()
-	var err error
-	if epoch != 0 {
-		err = s.eng.Resign(ctx, s.cfg.Owner, epoch)
-	}
-	if errors.Is(err, context.Canceled) {
-		err = nil
-	}
-	return err
+	s.bg.Wait()
+	s.ws.Stop()
+	s.sup.Stop()
+	return s.leader.Stop(ctx)
 }

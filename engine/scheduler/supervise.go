@@ -24,7 +24,7 @@ type attemptRun struct {
 	mu         sync.Mutex
 	lastBeat   time.Time   // last lease renewal sent to the engine
 	expires    time.Time   // the lease expiry the last successful start or renewal returned
-	fenceTimer *time.Timer // stops the agent before an unrenewed lease expires (keeper.go)
+	fenceTimer *time.Timer // stops the agent before an unrenewed lease expires (leases.go)
 	fenced     bool        // the fence fired: the lease could not be renewed in time
 	detached   bool        // no longer watched by this process
 	yielded    bool        // the agent sent task.yield and the engine recorded it
@@ -35,18 +35,18 @@ type attemptRun struct {
 
 // adopt registers a launched or re-attached attempt, whose lease runs until expires, and
 // supervises it until it ends.
-func (s *Scheduler) adopt(ctx context.Context, a *attemptRun, expires time.Time) {
-	a.startedAt = s.cfg.Now()
+func (sv *supervisor) adopt(ctx context.Context, a *attemptRun, expires time.Time) {
+	a.startedAt = sv.cfg.Now()
 	a.lastBeat = a.startedAt
-	s.renewed(a, expires)
-	s.mu.Lock()
-	s.procs[a.fence.MissionID] = a
-	stopped := s.stopped
-	s.mu.Unlock()
-	s.wg.Add(1)
+	sv.renewed(a, expires)
+	sv.mu.Lock()
+	sv.procs[a.fence.MissionID] = a
+	stopped := sv.stopped
+	sv.mu.Unlock()
+	sv.watchers.Add(1)
 	go func() {
-		defer s.wg.Done()
-		s.supervise(context.WithoutCancel(ctx), a)
+		defer sv.watchers.Done()
+		sv.supervise(context.WithoutCancel(ctx), a)
 	}()
 	if stopped {
 		a.detach() // shutting down: the agent goes on, the next leader collects it
@@ -56,35 +56,35 @@ func (s *Scheduler) adopt(ctx context.Context, a *attemptRun, expires time.Time)
 // supervise turns the agent's events into engine calls until it ends, then collects its
 // outcome. Any event is proof of life and renews the lease (at most once a second); a lost
 // lease stops the agent before anyone else can get the mission's next attempt.
-func (s *Scheduler) supervise(ctx context.Context, a *attemptRun) {
+func (sv *supervisor) supervise(ctx context.Context, a *attemptRun) {
 	defer func() {
 		a.ended()
-		s.mu.Lock()
-		if s.procs[a.fence.MissionID] == a {
-			delete(s.procs, a.fence.MissionID)
+		sv.mu.Lock()
+		if sv.procs[a.fence.MissionID] == a {
+			delete(sv.procs, a.fence.MissionID)
 		}
-		s.mu.Unlock()
-		s.Wake()
+		sv.mu.Unlock()
+		sv.host.wake()
 	}()
 	for ev := range a.proc.Events() {
-		if err := s.onEvent(ctx, a, ev); errors.Is(err, domain.ErrLeaseLost) {
-			s.stopAsync(a, runner.ReasonLeaseLost)
+		if err := sv.onEvent(ctx, a, ev); errors.Is(err, domain.ErrLeaseLost) {
+			sv.stopAsync(a, runner.ReasonLeaseLost)
 		} else if err != nil && !domain.CallerError(err) {
-			s.log.Warn("agent event not recorded", "mission_id", a.fence.MissionID, "err", err)
+			sv.log.Warn("agent event not recorded", "mission_id", a.fence.MissionID, "err", err)
 		}
 	}
 	out := a.proc.Wait()
 	if out.Detached {
 		return // the agent goes on unwatched; the next leader collects it
 	}
-	if err := s.collect(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
-		s.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
+	if err := sv.collect(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
+		sv.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
 	}
 }
 
-func (s *Scheduler) onEvent(ctx context.Context, a *attemptRun, ev runner.Event) error {
+func (sv *supervisor) onEvent(ctx context.Context, a *attemptRun, ev runner.Event) error {
 	if ev.FromAgent() {
-		if err := s.beat(ctx, a); err != nil {
+		if err := sv.beat(ctx, a); err != nil {
 			return err
 		}
 	}
@@ -94,15 +94,15 @@ func (s *Scheduler) onEvent(ctx context.Context, a *attemptRun, ev runner.Event)
 	msg := ev.Message
 	switch msg.Type {
 	case agent.TypeProgress:
-		return s.eng.Progress(ctx, a.fence, msg.Percent, msg.Message)
+		return sv.eng.Progress(ctx, a.fence, msg.Percent, msg.Message)
 	case agent.TypeCheckpoint:
-		return s.eng.Checkpoint(ctx, a.fence, msg.Checkpoint, msg.Message)
+		return sv.eng.Checkpoint(ctx, a.fence, msg.Checkpoint, msg.Message)
 	case agent.TypeYield:
 		wait := ""
 		if msg.Reason == engine.WaitChildren {
 			wait = engine.WaitChildren
 		}
-		if err := s.eng.Yield(ctx, a.fence, msg.Checkpoint, msg.Reason, wait); err != nil {
+		if err := sv.eng.Yield(ctx, a.fence, msg.Checkpoint, msg.Reason, wait); err != nil {
 			return err
 		}
 		a.mu.Lock()
@@ -113,8 +113,8 @@ func (s *Scheduler) onEvent(ctx context.Context, a *attemptRun, ev runner.Event)
 }
 
 // beat renews the lease at most once a second per attempt.
-func (s *Scheduler) beat(ctx context.Context, a *attemptRun) error {
-	now := s.cfg.Now()
+func (sv *supervisor) beat(ctx context.Context, a *attemptRun) error {
+	now := sv.cfg.Now()
 	a.mu.Lock()
 	due := now.Sub(a.lastBeat) >= time.Second
 	if due {
@@ -124,16 +124,16 @@ func (s *Scheduler) beat(ctx context.Context, a *attemptRun) error {
 	if !due {
 		return nil
 	}
-	ans, err := s.eng.Heartbeat(ctx, a.fence)
+	ans, err := sv.eng.Heartbeat(ctx, a.fence)
 	if err == nil {
-		s.renewed(a, ans.ExpiresAt)
+		sv.renewed(a, ans.ExpiresAt)
 	}
 	return err
 }
 
 // stopAsync stops the agent without blocking the event reader (Stop waits for the process
 // group to be gone while the runner may wait for us to read).
-func (s *Scheduler) stopAsync(a *attemptRun, reason string) {
+func (sv *supervisor) stopAsync(a *attemptRun, reason string) {
 	a.mu.Lock()
 	first := a.stopping == ""
 	if first {
@@ -143,24 +143,26 @@ func (s *Scheduler) stopAsync(a *attemptRun, reason string) {
 	if !first {
 		return
 	}
+	sv.watchers.Add(1) // Stop waits for the stop too
 	go func() {
+		defer sv.watchers.Done()
 		if err := a.proc.Stop(reason); err != nil {
-			s.log.Error("agent did not stop", "mission_id", a.fence.MissionID, "reason", reason, "err", err)
+			sv.log.Error("agent did not stop", "mission_id", a.fence.MissionID, "reason", reason, "err", err)
 		}
 	}()
 }
 
 // collect records how an attempt ended: completed, failed (with the retry policy), blocked, or
 // nothing when the mission was no longer ours.
-func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outcome) error {
-	s.setPhase(PhaseCollecting)
+func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Outcome) error {
+	sv.host.phase(PhaseCollecting)
 	a.mu.Lock()
 	yielded, stopping, fenced := a.yielded, a.stopping, a.fenced
 	a.mu.Unlock()
 	if fenced { // stopped because the lease could not be renewed: give the mission back, result unused
 		f := domain.Failure{Kind: domain.FailureCrash, Tool: "lease",
 			Summary: "the lease could not be renewed in time: the agent was stopped before it expired"}
-		_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Summary: f.Summary, ParallelInRepo: a.parallel.Load()})
+		_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Summary: f.Summary, ParallelInRepo: a.parallel.Load()})
 		return err
 	}
 	if yielded || stopping == runner.ReasonLeaseLost || stopping == runner.ReasonCancelled {
@@ -169,17 +171,17 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	res := engine.ResultFromWire(out.Result)
 	switch res.Status {
 	case domain.ResultCompleted:
-		if err := s.verifyWorkspace(ctx, a.mission.Repository, a.rec.Worktree); err != nil {
+		if err := sv.host.verify(ctx, a.mission.Repository, a.rec.Worktree); err != nil {
 			f := domain.Failure{Kind: domain.FailureWorkspace, Diagnostic: err.Error(), Summary: "the workspace was lost before the work was committed"}
-			_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
+			_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
-		_, err := s.eng.Complete(ctx, a.fence, res)
+		_, err := sv.eng.Complete(ctx, a.fence, res)
 		return err
 	case domain.ResultBlocked:
 		epoch := a.fence.Epoch
 		reason := orDefault(res.Summary, "the agent needs a decision")
-		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
+		_, err := sv.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
 			Reason: reason, DecisionRequired: orDefault(res.Decision, reason), Evidence: res.Evidence,
 			SafeNextStep: "resolve_escalation with retry once decided"}, a.profile.Name)
 		return err
@@ -194,7 +196,7 @@ func (s *Scheduler) collect(ctx context.Context, a *attemptRun, out runner.Outco
 	if out.StderrTail != "" && failure.Diagnostic == "" {
 		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure
 	}
-	_, err := s.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: failure, Usage: res.Usage, Summary: res.Summary,
+	_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: failure, Usage: res.Usage, Summary: res.Summary,
 		ParallelInRepo: a.parallel.Load(), Lost: !out.Exit.Known})
 	return err
 }

@@ -23,18 +23,19 @@ func (s *Scheduler) VerifyWorkspace(ctx context.Context, m *domain.Mission) erro
 	if err != nil {
 		return err
 	}
-	return s.verifyWorkspace(ctx, m.Repository, rec.Worktree)
+	return s.ws.verify(ctx, m.Repository, rec.Worktree)
 }
 
-func (s *Scheduler) verifyWorkspace(ctx context.Context, repository string, w worktree.Workspace) error {
+// verify is VerifyWorkspace over a workspace already read.
+func (ws *workspaces) verify(ctx context.Context, repository string, w worktree.Workspace) error {
 	if w.Path == "" || w.ReadOnly || (w.Strategy != worktree.StrategyWorktree && w.Strategy != worktree.StrategyIsolatedCopy) {
 		return nil
 	}
 	if _, err := os.Stat(w.Path); err == nil {
 		return nil
 	}
-	if repo, err := s.wt.Open(repository); err == nil && w.Branch != "" && w.BaseCommit != "" {
-		if d, err := s.wt.Diff(ctx, repo, w.BaseCommit, w.Branch); err == nil && len(d.Files) > 0 {
+	if repo, err := ws.wt.Open(repository); err == nil && w.Branch != "" && w.BaseCommit != "" {
+		if d, err := ws.wt.Diff(ctx, repo, w.BaseCommit, w.Branch); err == nil && len(d.Files) > 0 {
 			return nil // the directory is gone but the work was committed on the branch
 		}
 	}

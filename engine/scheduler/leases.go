@@ -9,44 +9,19 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// keep renews, on a timer of its own, the leader lease and the leases of the managed agents
-// this process supervises, so that a long tick — a landing that runs the repository's checks,
-// a slow git operation — costs neither: the other processes of the data dir never take over a
-// live leader, and no live agent's mission expires. It runs from Start until ctx ends.
-func (s *Scheduler) keep(ctx context.Context) {
-	t := time.NewTicker(s.cfg.LeaderLease / 5)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		lead, err := s.lead(ctx)
-		if err != nil && ctx.Err() == nil {
-			s.log.Warn("leader lease not renewed", "err", err)
-		}
-		if lead {
-			if err := s.renewAgents(ctx); err != nil && ctx.Err() == nil {
-				s.log.Warn("agent leases not renewed", "err", err)
-			}
-		}
-	}
-}
-
 // renewEvery is how often the lease of a live managed agent is renewed: RenewEvery, but at
 // least three times per lease TTL so that a renewal or two may fail without losing it.
-func (s *Scheduler) renewEvery() time.Duration {
-	return min(s.cfg.RenewEvery, s.eng.LeaseTTL()/3)
+func (sv *supervisor) renewEvery() time.Duration {
+	return min(sv.cfg.RenewEvery, sv.eng.LeaseTTL()/3)
 }
 
 // renewAgents renews the leases of supervised agents whose renewal is due (the agent's own
 // events renew it too, see beat). A lease that is not ours any more stops the agent.
-func (s *Scheduler) renewAgents(ctx context.Context) error {
-	now := s.cfg.Now()
-	every := s.renewEvery()
+func (sv *supervisor) renewAgents(ctx context.Context) error {
+	now := sv.cfg.Now()
+	every := sv.renewEvery()
 	var errs []error
-	for _, a := range s.supervised() {
+	for _, a := range sv.supervised() {
 		a.mu.Lock()
 		due := a.stopping == "" && now.Sub(a.lastBeat) >= every
 		if due {
@@ -56,14 +31,14 @@ func (s *Scheduler) renewAgents(ctx context.Context) error {
 		if !due {
 			continue
 		}
-		ans, err := s.eng.RenewLease(ctx, a.fence)
+		ans, err := sv.eng.RenewLease(ctx, a.fence)
 		switch {
 		case errors.Is(err, domain.ErrLeaseLost):
-			s.stopAsync(a, runner.ReasonLeaseLost)
+			sv.stopAsync(a, runner.ReasonLeaseLost)
 		case err != nil:
 			errs = append(errs, err)
 		default:
-			s.renewed(a, ans.ExpiresAt)
+			sv.renewed(a, ans.ExpiresAt)
 		}
 	}
 	return errors.Join(errs...)
@@ -72,34 +47,34 @@ func (s *Scheduler) renewAgents(ctx context.Context) error {
 // fenceMargin is how long before its lease expires an agent whose lease could not be renewed
 // is stopped: the SIGTERM grace of its profile and a safety margin, so that its process group
 // is gone before anyone else may take the mission (shared/cases B12).
-func (s *Scheduler) fenceMargin(a *attemptRun) time.Duration {
-	return a.profile.Grace.D() + max(time.Second, s.eng.LeaseTTL()/10)
+func (sv *supervisor) fenceMargin(a *attemptRun) time.Duration {
+	return a.profile.Grace.D() + max(time.Second, sv.eng.LeaseTTL()/10)
 }
 
 // renewed records the lease expiry a successful start or renewal returned and moves the
 // attempt's fence: a timer, independent of the database, that stops the agent fenceMargin
 // before the lease would expire without a further renewal (a blocked or failing database, a
 // stuck process) — the scheduler cannot keep the mission, so the agent must not go on with it.
-func (s *Scheduler) renewed(a *attemptRun, expires time.Time) {
+func (sv *supervisor) renewed(a *attemptRun, expires time.Time) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if expires.Before(a.expires) || a.detached || a.stopping != "" {
 		return
 	}
 	a.expires = expires
-	wait := time.Until(expires.Add(-s.fenceMargin(a)))
+	wait := time.Until(expires.Add(-sv.fenceMargin(a)))
 	if a.fenceTimer == nil {
-		a.fenceTimer = time.AfterFunc(wait, func() { s.fenceFired(a) })
+		a.fenceTimer = time.AfterFunc(wait, func() { sv.fenceFired(a) })
 		return
 	}
 	a.fenceTimer.Reset(wait)
 }
 
 // fenceFired stops the agent when its lease is about to expire unrenewed.
-func (s *Scheduler) fenceFired(a *attemptRun) {
+func (sv *supervisor) fenceFired(a *attemptRun) {
 	a.mu.Lock()
 	left := time.Until(a.expires)
-	margin := s.fenceMargin(a)
+	margin := sv.fenceMargin(a)
 	if a.detached || a.stopping != "" {
 		a.mu.Unlock()
 		return
@@ -110,7 +85,7 @@ func (s *Scheduler) fenceFired(a *attemptRun) {
 		return
 	}
 	a.mu.Unlock()
-	if s.renewedElsewhere(a, margin) {
+	if sv.renewedElsewhere(a, margin) {
 		return
 	}
 	a.mu.Lock()
@@ -120,9 +95,9 @@ func (s *Scheduler) fenceFired(a *attemptRun) {
 	}
 	a.fenced = true
 	a.mu.Unlock()
-	s.log.Warn("lease about to expire without renewal: stopping the agent before anyone else may take the mission",
+	sv.log.Warn("lease about to expire without renewal: stopping the agent before anyone else may take the mission",
 		"mission_id", a.fence.MissionID, "epoch", a.fence.Epoch, "expires_in", left.Round(time.Millisecond))
-	s.stopAsync(a, runner.ReasonLeaseLost)
+	sv.stopAsync(a, runner.ReasonLeaseLost)
 }
 
 // renewedElsewhere reads the lease as the database has it (a read is not held up by a
@@ -131,10 +106,10 @@ func (s *Scheduler) fenceFired(a *attemptRun) {
 // (SIGSTOP, a stalled machine), or by this process's own delayed write. Then the fence moves
 // and the agent is left alone; this process steps back at its next leadership check. A lease
 // that is gone, re-leased or still about to expire (or a failed read) answers false: stop.
-func (s *Scheduler) renewedElsewhere(a *attemptRun, margin time.Duration) bool {
+func (sv *supervisor) renewedElsewhere(a *attemptRun, margin time.Duration) bool {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	d, err := s.eng.GetMission(ctx, a.fence.MissionID)
+	d, err := sv.eng.GetMission(ctx, a.fence.MissionID)
 	if err != nil {
 		return false
 	}
@@ -142,9 +117,9 @@ func (s *Scheduler) renewedElsewhere(a *attemptRun, margin time.Duration) bool {
 	if m.Lease.Epoch != a.fence.Epoch || !m.State.Leased() || time.Until(m.Lease.ExpiresAt) <= margin {
 		return false
 	}
-	s.log.Info("the agent's lease was renewed meanwhile (by the process that leads now, or a delayed write of ours); leaving the agent alone",
+	sv.log.Info("the agent's lease was renewed meanwhile (by the process that leads now, or a delayed write of ours); leaving the agent alone",
 		"mission_id", m.ID, "epoch", m.Lease.Epoch, "expires_in", time.Until(m.Lease.ExpiresAt).Round(time.Millisecond))
-	s.renewed(a, m.Lease.ExpiresAt)
+	sv.renewed(a, m.Lease.ExpiresAt)
 	return true
 }
 
