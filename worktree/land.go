@@ -108,8 +108,10 @@ const maxLandTries = 5
 //  2. when the branch tip is already in the target: already_landed (nothing_to_land when the
 //     tip is still the base commit);
 //  3. list the changed files and those outside the write area;
-//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise
-//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and the merge
+//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise the merged
+//     tree, from a go-git tree walk when no path changed on both sides and the merge base is
+//     proven unique (trivialMergeTree), else from `git merge-tree --write-tree` (conflicts →
+//     conflicted, nothing moves), and the merge
 //     commit with both parents and the trailers, encoded here as `git commit-tree` would
 //     write it (writeMerge; commit-tree itself where the configuration changes its bytes);
 //  5. run Check on a temporary checkout of the result (failure → checks_failed);
