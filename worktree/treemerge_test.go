@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -120,31 +121,61 @@ func (tm treeModel) mutate(rng *rand.Rand, tag string) {
 	}
 }
 
-// commitModel replaces the checkout's files by the model's and commits them.
-func commitModel(t *testing.T, tr *testRepo, tm treeModel, msg string) string {
+// mergeCase is one generated merge: a base and the two sides made from it.
+type mergeCase struct {
+	base, ours, theirs treeModel
+}
+
+// commitCases writes every case's three commits (ours and theirs with base as their parent)
+// with one `git fast-import` and returns their ids, [base, ours, theirs] per case.
+func commitCases(t *testing.T, dir string, cases []mergeCase) [][3]string {
 	t.Helper()
-	ents, err := os.ReadDir(tr.dir)
+	var in strings.Builder
+	mark := 0
+	commit := func(tm treeModel, parent int) int {
+		mark++
+		fmt.Fprintf(&in, "commit refs/heads/gen%d\nmark :%d\ncommitter Person <person@example.invalid> 1700000000 +0000\ndata 4\ngen\n", mark, mark)
+		if parent > 0 {
+			fmt.Fprintf(&in, "from :%d\n", parent)
+		}
+		in.WriteString("deleteall\n")
+		for _, p := range tm.paths() {
+			f, mode := tm[p], "100644"
+			switch {
+			case f.link:
+				mode = "120000"
+			case f.exec:
+				mode = "100755"
+			}
+			fmt.Fprintf(&in, "M %s inline %s\ndata %d\n%s\n", mode, p, len(f.content), f.content)
+		}
+		return mark
+	}
+	marks := make([][3]int, len(cases))
+	for i, c := range cases {
+		b := commit(c.base, 0)
+		marks[i] = [3]int{b, commit(c.ours, b), commit(c.theirs, b)}
+	}
+	file := filepath.Join(t.TempDir(), "marks")
+	cmd := exec.Command("git", "-C", dir, "fast-import", "--quiet", "--export-marks="+file)
+	cmd.Stdin = strings.NewReader(in.String())
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "fast-import: %s", out)
+	data, err := os.ReadFile(file)
 	require.NoError(t, err)
-	for _, e := range ents {
-		if e.Name() != ".git" {
-			require.NoError(t, os.RemoveAll(filepath.Join(tr.dir, e.Name())))
+	ids := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		m, id, _ := strings.Cut(line, " ")
+		ids[m] = id
+	}
+	got := make([][3]string, len(cases))
+	for i, ms := range marks {
+		for j, m := range ms {
+			got[i][j] = ids[fmt.Sprintf(":%d", m)]
+			require.NotEmpty(t, got[i][j], "case %d commit %d", i, j)
 		}
 	}
-	for p, f := range tm {
-		full := filepath.Join(tr.dir, p)
-		require.NoError(t, os.MkdirAll(filepath.Dir(full), 0o755))
-		switch {
-		case f.link:
-			require.NoError(t, os.Symlink(f.content, full))
-		case f.exec:
-			require.NoError(t, os.WriteFile(full, []byte(f.content), 0o755))
-		default:
-			require.NoError(t, os.WriteFile(full, []byte(f.content), 0o644))
-		}
-	}
-	tr.git("add", "-A")
-	tr.git("commit", "-q", "--allow-empty", "-m", msg)
-	return tr.git("rev-parse", "HEAD")
+	return got
 }
 
 // The tree walk answers only merges that git's merge-ort answers the same way, tree id for
@@ -156,8 +187,8 @@ func TestTrivialMergeTree_EqualsGitMergeTree(t *testing.T) {
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
 	rng := rand.New(rand.NewSource(13))
-	const cases = 80
-	answered, declined := 0, 0
+	const n = 120
+	cases := make([]mergeCase, n)
 	for i := range cases {
 		base := treeModel{}
 		for range 2 + rng.Intn(5) {
@@ -166,30 +197,29 @@ func TestTrivialMergeTree_EqualsGitMergeTree(t *testing.T) {
 				base[p] = fileModel{content: fmt.Sprintf("base %d %s\n", i, p)}
 			}
 		}
-		tr.git("checkout", "-q", "--orphan", fmt.Sprintf("case%d", i))
-		baseC := commitModel(t, tr, base, "base")
 		ours, theirs := base.clone(), base.clone()
 		ours.mutate(rng, fmt.Sprintf("o%d", i))
 		theirs.mutate(rng, fmt.Sprintf("t%d", i))
-		oursC := commitModel(t, tr, ours, "ours")
-		tr.git("checkout", "-q", "--detach", baseC)
-		theirsC := commitModel(t, tr, theirs, "theirs")
-
-		tree, ok, err := r.trivialMergeTree(plumbing.NewHash(baseC), plumbing.NewHash(oursC), plumbing.NewHash(theirsC))
+		cases[i] = mergeCase{base: base, ours: ours, theirs: theirs}
+	}
+	answered, declined := 0, 0
+	for i, ids := range commitCases(t, tr.dir, cases) {
+		c := cases[i]
+		tree, ok, err := r.trivialMergeTree(plumbing.NewHash(ids[0]), plumbing.NewHash(ids[1]), plumbing.NewHash(ids[2]))
 		require.NoError(t, err, "case %d", i)
-		out, gitErr := gitTry(tr.dir, "merge-tree", "--write-tree", oursC, theirsC)
 		if !ok {
 			declined++
 			continue
 		}
 		answered++
+		out, gitErr := gitTry(tr.dir, "merge-tree", "--write-tree", ids[1], ids[2])
 		require.NoError(t, gitErr, "case %d: the walk merged what git reports as a conflict:\nbase %v\nours %v\ntheirs %v\n%s",
-			i, base, ours, theirs, out)
-		require.Equal(t, strings.TrimSpace(out), tree.String(), "case %d: base %v\nours %v\ntheirs %v", i, base, ours, theirs)
+			i, c.base, c.ours, c.theirs, out)
+		require.Equal(t, strings.TrimSpace(out), tree.String(), "case %d: base %v\nours %v\ntheirs %v", i, c.base, c.ours, c.theirs)
 	}
-	t.Logf("%d of %d merges answered by the walk, %d left to git", answered, cases, declined)
-	require.Greater(t, answered, cases/4, "the walk answers the common shapes")
-	require.Greater(t, declined, cases/10, "the generator makes shapes the walk must leave to git")
+	t.Logf("%d of %d merges answered by the walk, %d left to git", answered, n, declined)
+	require.Greater(t, answered, n/4, "the walk answers the common shapes")
+	require.Greater(t, declined, n/10, "the generator makes shapes the walk must leave to git")
 	fsckClean(t, tr.dir)
 }
 
@@ -217,30 +247,28 @@ func TestTrivialMergeTree_LeavesOverlapsToGit(t *testing.T) {
 		{"a directory emptied by both sides", treeModel{"k": {content: "k\n"}, "d/a": {content: "a\n"}, "d/b": {content: "b\n"}},
 			treeModel{"k": {content: "k\n"}, "d/b": {content: "b\n"}}, treeModel{"k": {content: "k\n"}, "d/a": {content: "a\n"}}},
 	}
+	disjoint := mergeCase{base: treeModel{"d/a": {content: "a\n"}, "d/b": {content: "b\n"}},
+		ours:   treeModel{"d/a": {content: "A\n"}, "d/b": {content: "b\n"}, "n/x": {content: "x\n"}},
+		theirs: treeModel{"d/a": {content: "a\n"}, "d/b": {content: "B\n", exec: true}, "n/y": {content: "y\n"}}}
+	cases := []mergeCase{disjoint}
+	for _, s := range shapes {
+		cases = append(cases, mergeCase{base: s.base, ours: s.ours, theirs: s.theirs})
+	}
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
+	ids := commitCases(t, tr.dir, cases)
 	for i, s := range shapes {
-		tr.git("checkout", "-q", "--orphan", fmt.Sprintf("shape%d", i))
-		baseC := commitModel(t, tr, s.base, "base")
-		oursC := commitModel(t, tr, s.ours, "ours")
-		tr.git("checkout", "-q", "--detach", baseC)
-		theirsC := commitModel(t, tr, s.theirs, "theirs")
-		_, ok, err := r.trivialMergeTree(plumbing.NewHash(baseC), plumbing.NewHash(oursC), plumbing.NewHash(theirsC))
+		c := ids[i+1]
+		_, ok, err := r.trivialMergeTree(plumbing.NewHash(c[0]), plumbing.NewHash(c[1]), plumbing.NewHash(c[2]))
 		require.NoError(t, err, s.name)
 		require.False(t, ok, "%s: left to git", s.name)
 	}
 	// The contrast: disjoint changes in one directory and in new ones are answered.
-	tr.git("checkout", "-q", "--orphan", "disjoint")
-	base := treeModel{"d/a": {content: "a\n"}, "d/b": {content: "b\n"}}
-	baseC := commitModel(t, tr, base, "base")
-	oursC := commitModel(t, tr, treeModel{"d/a": {content: "A\n"}, "d/b": {content: "b\n"}, "n/x": {content: "x\n"}}, "ours")
-	tr.git("checkout", "-q", "--detach", baseC)
-	theirsC := commitModel(t, tr, treeModel{"d/a": {content: "a\n"}, "d/b": {content: "B\n", exec: true}, "n/y": {content: "y\n"}}, "theirs")
-	tree, ok, err := r.trivialMergeTree(plumbing.NewHash(baseC), plumbing.NewHash(oursC), plumbing.NewHash(theirsC))
+	tree, ok, err := r.trivialMergeTree(plumbing.NewHash(ids[0][0]), plumbing.NewHash(ids[0][1]), plumbing.NewHash(ids[0][2]))
 	require.NoError(t, err)
 	require.True(t, ok)
-	require.Equal(t, tr.git("merge-tree", "--write-tree", oursC, theirsC), tree.String())
+	require.Equal(t, tr.git("merge-tree", "--write-tree", ids[0][1], ids[0][2]), tree.String())
 }
 
 // In a repository with replace refs git's merge reads other objects than go-git would: every
