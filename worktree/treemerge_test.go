@@ -2,6 +2,7 @@ package worktree
 
 import (
 	"fmt"
+	"log/slog"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -290,4 +291,44 @@ func TestTrivialMergeTree_LeavesReplaceRefsToGit(t *testing.T) {
 	_, ok, err = r.trivialMergeTree(plumbing.NewHash(base), plumbing.NewHash(ours), plumbing.NewHash(theirs))
 	require.NoError(t, err)
 	require.False(t, ok)
+}
+
+// Through Land: attempts that changed different files merge without `git merge-tree`; an
+// attempt that changed the same file as the target did since its base (different lines, a
+// clean content merge) still goes to git, and both edits land.
+func TestLand_SameFileGoesToGitMergeTreeDisjointFilesDoNot(t *testing.T) {
+	tr := newTestRepo(t, map[string]string{"s.txt": "one\ntwo\nthree\nfour\nfive\n", "x.txt": "x\n"})
+	tr.git("checkout", "-q", "--detach")
+	logs := &syncBuffer{}
+	m := newTestManager(t, func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	})
+	r := openRepo(t, m, tr.dir)
+	a, b, c := prepareMain(t, m, r, "a"), prepareMain(t, m, r, "b"), prepareMain(t, m, r, "c")
+	writeFile(t, a.Path, "s.txt", "ONE\ntwo\nthree\nfour\nfive\n")
+	writeFile(t, b.Path, "s.txt", "one\ntwo\nthree\nfour\nFIVE\n")
+	writeFile(t, c.Path, "x.txt", "X\n")
+	require.True(t, land(t, m, r, a).FastForward)
+
+	reset := func() {
+		logs.mu.Lock()
+		logs.buf.Reset()
+		logs.mu.Unlock()
+	}
+	reset()
+	lb := land(t, m, r, b)
+	require.Equal(t, LandLanded, lb.Status)
+	require.False(t, lb.FastForward)
+	require.Contains(t, logs.String(), "args=\"merge-tree", "a file both sides changed is git's to merge")
+	require.Equal(t, "ONE\ntwo\nthree\nfour\nFIVE", tr.git("show", "main:s.txt"))
+
+	reset()
+	lc := land(t, m, r, c)
+	require.Equal(t, LandLanded, lc.Status)
+	require.False(t, lc.FastForward)
+	require.NotContains(t, logs.String(), "args=\"merge-tree", "disjoint files are merged by the tree walk")
+	require.Equal(t, "ONE\ntwo\nthree\nfour\nFIVE", tr.git("show", "main:s.txt"))
+	require.Equal(t, "X", tr.git("show", "main:x.txt"))
+	require.Equal(t, []string{lb.NewTarget, lc.BranchTip}, parentsOf(t, tr.dir, lc.Commit), "the merge commit's parents: the target, the attempt")
+	fsckClean(t, tr.dir)
 }
