@@ -108,8 +108,10 @@ const maxLandTries = 5
 //  2. when the branch tip is already in the target: already_landed (nothing_to_land when the
 //     tip is still the base commit);
 //  3. list the changed files and those outside the write area;
-//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise
-//     `git merge-tree --write-tree` (conflicts → conflicted, nothing moves) and the merge
+//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise the merged
+//     tree, from a go-git tree walk when no path changed on both sides and the merge base is
+//     proven unique (trivialMergeTree), else from `git merge-tree --write-tree` (conflicts →
+//     conflicted, nothing moves), and the merge
 //     commit with both parents and the trailers, encoded here as `git commit-tree` would
 //     write it (writeMerge; commit-tree itself where the configuration changes its bytes);
 //  5. run Check on a temporary checkout of the result (failure → checks_failed);
@@ -274,7 +276,7 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 	step("stage.tip-read")
 	tip, c := tipH.String(), cand.String()
 	l = Landing{BranchTip: tip, OldTarget: old.String(), NewTarget: old.String()}
-	base, err := m.baseOf(ctx, r, cand, tipH, ws.BaseCommit)
+	base, unique, err := m.baseOf(ctx, r, cand, tipH, ws.BaseCommit)
 	if err != nil {
 		return l, cand, false, err
 	}
@@ -295,7 +297,11 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 	if base == c {
 		merged.FastForward, merged.Commit = true, tip
 	} else {
-		conflicted, mergeErr = m.mergeCommit(ctx, req, &merged)
+		proven := base
+		if !unique {
+			proven = ""
+		}
+		conflicted, mergeErr = m.mergeCommit(ctx, req, &merged, proven)
 	}
 	if err := <-changed; err != nil {
 		return l, cand, false, err
@@ -314,11 +320,14 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 }
 
 // baseOf returns the merge base of cand and tip, from go-git when it can tell, else git.
-func (m *Manager) baseOf(ctx context.Context, r *Repo, cand, tip plumbing.Hash, baseCommit string) (string, error) {
+// unique=true when go-git proved it the only merge base (quickMergeBase); git's answer may be
+// one of several.
+func (m *Manager) baseOf(ctx context.Context, r *Repo, cand, tip plumbing.Hash, baseCommit string) (base string, unique bool, err error) {
 	if mb, ok := r.quickMergeBase(cand, tip, plumbing.NewHash(baseCommit)); ok {
-		return mb.String(), nil
+		return mb.String(), true, nil
 	}
-	return m.mergeBase(ctx, r, cand.String(), tip.String())
+	base, err = m.mergeBase(ctx, r, cand.String(), tip.String())
+	return base, false, err
 }
 
 // stagedAlready handles a branch tip already contained in the candidate: already_landed (or
@@ -332,7 +341,7 @@ func (m *Manager) stagedAlready(ctx context.Context, r *Repo, l Landing, old, ca
 	}
 	inTarget := old == cand
 	if !inTarget {
-		base, err := m.baseOf(ctx, r, old, tip, baseCommit)
+		base, _, err := m.baseOf(ctx, r, old, tip, baseCommit)
 		if err != nil {
 			return l, cand, false, err
 		}

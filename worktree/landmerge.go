@@ -8,11 +8,16 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/go-git/go-git/v5/plumbing"
 )
 
 // mergeCommit merges in the object database; done=true when the merge conflicted (l says so).
-func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing) (done bool, err error) {
-	tree, conflicts, detail, err := m.mergeTree(ctx, req.Repo, l.OldTarget, l.BranchTip)
+// base is the proven only merge base of l.OldTarget and l.BranchTip, or "" when not known:
+// with it, a merge where no path changed on both sides is written by the tree walk
+// (trivialMergeTree) instead of `git merge-tree --write-tree`.
+func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing, base string) (done bool, err error) {
+	tree, conflicts, detail, err := m.mergedTree(ctx, req.Repo, base, l.OldTarget, l.BranchTip)
 	if err != nil {
 		return false, err
 	}
@@ -38,6 +43,22 @@ func (m *Manager) mergeBase(ctx context.Context, r *Repo, a, b string) (string, 
 		return "", fmt.Errorf("merge base: %w", err)
 	}
 	return strings.TrimSpace(string(out)), nil
+}
+
+// mergedTree returns the merged tree of ours and theirs: from the tree walk when base is the
+// proven merge base, the configuration lets objects be written without git and no path
+// changed on both sides; otherwise from `git merge-tree --write-tree` (mergeTree).
+func (m *Manager) mergedTree(ctx context.Context, r *Repo, base, ours, theirs string) (tree string, conflicts []string, detail string, err error) {
+	if base != "" && r.native.reason(ctx, m, r) == "" {
+		h, ok, err := r.trivialMergeTree(plumbing.NewHash(base), plumbing.NewHash(ours), plumbing.NewHash(theirs))
+		if err != nil {
+			return "", nil, "", err
+		}
+		if ok {
+			return h.String(), nil, "", nil
+		}
+	}
+	return m.mergeTree(ctx, r, ours, theirs)
 }
 
 // mergeTree runs `git merge-tree --write-tree --name-only -z` and returns the merged tree or

@@ -75,7 +75,7 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 // fastForward runs the person's own `git merge --ff-only <commit>` in a checkout.
 func (m *Manager) fastForward(ctx context.Context, checkout, commit string) error {
 	step("ff.before-merge")
-	_, err := m.git.run(ctx, checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify",
+	_, err := m.git.run(ctx, checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify", "--no-stat",
 		"--end-of-options", commit)
 	return err
 }

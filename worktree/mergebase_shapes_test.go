@@ -191,7 +191,8 @@ func landingHistory(tr *testRepo, rng *rand.Rand) *landingHist {
 
 // The shape of several agents on one branch: an attempt lands after the target took in
 // another attempt that started before this one's base. Neither its merge base nor its merge
-// commit starts a git process (only merge-tree and the move of the target do).
+// commit starts a git process, nor its merged tree (the attempts changed different files:
+// the tree walk writes it); only the status and the move of the target do.
 func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
 	tr := newTestRepo(t, map[string]string{"x.txt": "x\n", "y.txt": "y\n", "z.txt": "z\n"})
 	tr.git("checkout", "-q", "--detach")
@@ -216,10 +217,10 @@ func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
 	require.Equal(t, LandLanded, lz.Status)
 	require.False(t, lz.FastForward)
 	require.Equal(t, []string{"z.txt"}, lz.ChangedFiles)
-	for _, git := range []string{"merge-base", "commit-tree"} {
+	for _, git := range []string{"merge-base", "commit-tree", "merge-tree"} {
 		require.NotContains(t, logs.String(), "args=\""+git, "no git %s for this landing", git)
 	}
-	require.Contains(t, logs.String(), "args=\"merge-tree", "the log shows the git processes")
+	require.Contains(t, logs.String(), "args=\"update-ref", "the log shows the git processes")
 	require.Equal(t, 1, strings.Count(logs.String(), "args=\"--no-optional-locks status"),
 		"the work z left uncommitted is committed on the status the landing's probe took")
 	require.Equal(t, 2, countTrailer(t, tr.dir, "main", "z", 1), "z's pending-work commit and its merge")

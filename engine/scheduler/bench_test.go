@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strings"
 	"testing"
 	"time"
 
@@ -90,26 +91,34 @@ func BenchmarkWakeUpCrossProcess(b *testing.B) {
 // its landing (collecting the result, and the landing's own work) — next to the raw cost of
 // spawning one process. The time a finished mission waits for the branch's landing worker
 // while others land (landing-queue) is reported apart: it is queueing, not work, and grows
-// with the batch when results arrive faster than one branch can take them.
+// with the batch when results arrive faster than one branch can take them. The git processes
+// the scheduler starts are counted from git's trace2 events: per mission, all of them
+// (git-procs, and their summed wall time git-ms) and the landing's and the checkout's by
+// command (status, merge-tree, merge --ff-only, update-ref, commit, worktree add).
 //
-//	go test ./engine/scheduler -run '^$' -bench OverheadPerMission -benchtime 1000x -timeout 30m
+//	go test ./engine/scheduler -run '^$' -bench OverheadPerMission -benchtime 20x -count 5
 func BenchmarkOverheadPerMission(b *testing.B) {
+	trace := traceGit(b)
 	h := newHarness(b, func(_ *engine.Options, c *scheduler.Config) { c.MaxConcurrency, c.PerRepository = 4, 4 })
 	ids := make([]string, b.N)
 	for i := range ids {
 		ids[i] = h.createB(engine.MissionSpec{Title: fmt.Sprintf("m%d", i), WriteArea: []string{fmt.Sprintf("f%d.txt", i)},
 			Brief: fmt.Sprintf("@write f%d.txt \"x\\n\"\n@commit m%d\n@done", i, i)}).ID
 	}
+	trace.mark(b)
 	b.ResetTimer()
 	start := time.Now()
 	require.NoError(b, h.s.Start(h.ctx))
 	for _, id := range ids {
+		// Polled every 25 ms: the parts are read from the events afterwards, and a tighter
+		// poll (each a full GetMission) takes CPU from the scheduler on a 2-core machine.
 		for h.mission(id).Landing != domain.LandingLanded {
-			time.Sleep(5 * time.Millisecond)
+			time.Sleep(25 * time.Millisecond)
 		}
 	}
 	wall := time.Since(start)
 	b.StopTimer()
+	git := trace.count(b)
 	var t timing
 	for _, id := range ids {
 		t.add(h.timings(id))
@@ -124,6 +133,11 @@ func BenchmarkOverheadPerMission(b *testing.B) {
 	b.ReportMetric(float64(t.agent/n)/1e6, "agent-ms/mission")
 	b.ReportMetric(float64(wall/n)/1e6, "wall-ms/mission")
 	b.ReportMetric(float64(bareSpawn(b))/1e6, "bare-spawn-ms")
+	b.ReportMetric(float64(git.procs)/float64(b.N), "git-procs/mission")
+	b.ReportMetric(float64(git.wall/n)/1e6, "git-ms/mission")
+	for _, c := range []string{"status", "merge-tree", "merge --ff-only", "update-ref", "commit", "worktree add"} {
+		b.ReportMetric(float64(git.byCommand[c])/float64(b.N), "git-"+strings.ReplaceAll(strings.TrimPrefix(c, "merge --"), " ", "-")+"/mission")
+	}
 }
 
 func (h *harness) createB(spec engine.MissionSpec) domain.Mission {
