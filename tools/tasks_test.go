@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"runtime"
 	"slices"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
@@ -346,4 +348,51 @@ func TestTasks_ShutdownCancels(t *testing.T) {
 	v := rec.view()
 	require.Equal(t, "cancelled", string(v.Status))
 	require.Contains(t, v.StatusMessage, "shut", "cancelled by the shutdown (the server's, or its sessions' end)")
+}
+
+// TestTaskTable_Bounds: a session keeps at most taskMaxPerOwner records: one more is refused
+// while all are working, and forgets the oldest terminal one otherwise; a terminal task whose
+// ttl has passed is forgotten and its id then gets "Task has expired"; another session's
+// count is its own.
+func TestTaskTable_Bounds(t *testing.T) {
+	tt := newTaskTable(slog.New(slog.DiscardHandler))
+	ctx := context.Background()
+	var recs []*taskRec
+	for range taskMaxPerOwner {
+		r, _, err := tt.add(ctx, "s1", "claim_mission", time.Hour)
+		require.NoError(t, err)
+		recs = append(recs, r)
+	}
+	_, _, err := tt.add(ctx, "s1", "claim_mission", time.Hour)
+	require.ErrorIs(t, err, errTooManyTasks)
+	_, _, err = tt.add(ctx, "s2", "claim_mission", time.Hour)
+	require.NoError(t, err, "another session has its own bound")
+
+	require.True(t, recs[5].finish(mcp.TaskStatusCompleted, "done", &mcp.CallToolResult{}, nil))
+	require.True(t, recs[9].finish(mcp.TaskStatusCompleted, "done", &mcp.CallToolResult{}, nil))
+	_, _, err = tt.add(ctx, "s1", "claim_mission", time.Hour)
+	require.NoError(t, err)
+	_, p := tt.get("s1", recs[5].id)
+	require.NotNil(t, p, "the oldest terminal record made room")
+	_, p = tt.get("s1", recs[9].id)
+	require.Nil(t, p, "only one record was forgotten")
+	_, p = tt.get("s1", recs[0].id)
+	require.Nil(t, p, "working records are kept")
+
+	short, _, err := tt.add(ctx, "s2", "dispatch", time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(5 * time.Millisecond)
+	_, p = tt.get("s2", short.id)
+	require.Nil(t, p, "a working task outlives its ttl")
+	require.True(t, short.finish(mcp.TaskStatusFailed, "x", &mcp.CallToolResult{IsError: true}, nil))
+	_, p = tt.get("s2", short.id)
+	require.NotNil(t, p)
+	require.Contains(t, p.Message, "Task has expired")
+
+	tt.endOwner("s1", "test")
+	for _, r := range recs {
+		require.True(t, r.terminal(), "the end of the session ends its tasks")
+	}
+	require.Equal(t, mcp.TaskStatusCancelled, recs[0].view().Status)
+	require.Equal(t, mcp.TaskStatusCompleted, recs[9].view().Status, "a terminal task stays as it ended")
 }
