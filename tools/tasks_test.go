@@ -396,3 +396,40 @@ func TestTaskTable_Bounds(t *testing.T) {
 	require.Equal(t, mcp.TaskStatusCancelled, recs[0].view().Status)
 	require.Equal(t, mcp.TaskStatusCompleted, recs[9].view().Status, "a terminal task stays as it ended")
 }
+
+// TestTasks_NotOffered: where the server does not answer the task methods itself, the tasks
+// capability is not declared and a tools/call with params.task runs as a normal call: legacy
+// /sse (even on 2025-11-25) and the stateless 2026-07-28 revision (server/discover), driven
+// by raw SSE and by mcp-go's own client.
+func TestTasks_NotOffered(t *testing.T) {
+	b := setup(t, setupOpts{})
+	base, _ := httpServer(t, b, HTTPOptions{KeepAlive: time.Hour})
+	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
+	defer cancel()
+
+	events, msgURL, _ := openSSE(t, ctx, base, "")
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, initTasks, nil).StatusCode)
+	init := (<-events).data
+	require.Contains(t, init, `"protocolVersion":"2025-11-25"`)
+	require.NotContains(t, init, `"tasks"`, "no tasks capability on /sse: %s", init)
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil).StatusCode)
+	require.Equal(t, http.StatusAccepted, post(t, msgURL, `{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"dispatch","arguments":{"title":"sse","missions":[{"key":"a","title":"x"}]},"task":{}}}`, nil).StatusCode)
+	var r wireReply
+	require.NoError(t, json.Unmarshal([]byte((<-events).data), &r))
+	require.Nil(t, r.Error)
+	require.Contains(t, string(r.Result), `"structuredContent"`, "a normal CallToolResult: %s", r.Result)
+	require.NotContains(t, string(r.Result), `"taskId"`)
+
+	c := streamableClient(t, base+PathMCP, nil)
+	initClient(t, b.ctx, c, "")
+	require.Equal(t, mcp.ProtocolVersion20260728, c.ProtocolVersion())
+	require.Nil(t, c.GetServerCapabilities().Tasks, "server/discover declares no tasks")
+	var req mcp.CallToolRequest
+	req.Params.Name = "dispatch"
+	req.Params.Arguments = map[string]any{"title": "stateless", "missions": []any{map[string]any{"key": "a", "title": "x"}}}
+	req.Params.Task = &mcp.TaskParams{}
+	res, err := c.CallTool(ctx, req)
+	require.NoError(t, err)
+	require.False(t, res.IsError, text(res))
+	require.Contains(t, text(res), `"stateless"`, "the call ran as a normal call")
+}
