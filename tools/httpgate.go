@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -42,8 +43,10 @@ type mcpGate struct {
 	// mcp-go in a POST stream (keepalives, event ids); nil: none are.
 	tasks func(head messageHead, env taskEnv) http.Handler
 	srv   *Server
-	// taskBase is the context task calls run on: it ends when the server shuts down.
-	taskBase context.Context
+	// taskBase is the context task calls run on: it ends when the server shuts down;
+	// taskCalls counts the running ones (ServeHTTP waits for them before it returns).
+	taskBase  context.Context
+	taskCalls sync.WaitGroup
 }
 
 // Codes of the gate's session errors (-32001 for an unknown session, as the TypeScript SDK
@@ -94,7 +97,7 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.tasks != nil && taskRequest(head, head.raw) {
 		if actor, ok := g.srv.offer.offered(sid); ok {
-			g.inSessionWith(w, r, sid, head.id, g.tasks(head, taskEnv{base: g.taskBase, owner: sid, actor: actor}))
+			g.inSessionWith(w, r, sid, head.id, g.tasks(head, taskEnv{base: g.taskBase, owner: sid, actor: actor, running: &g.taskCalls}))
 			return
 		}
 	}

@@ -107,11 +107,13 @@ func taskRequest(head messageHead, raw []byte) bool {
 }
 
 // taskEnv is what answerTask needs of the transport: the task base context (ends at
-// shutdown), the session, and its actor.
+// shutdown), the session, its actor, and the transport's group of running task calls (which
+// it waits for before it returns).
 type taskEnv struct {
-	base  context.Context
-	owner string
-	actor string
+	base    context.Context
+	owner   string
+	actor   string
+	running *sync.WaitGroup
 }
 
 // answerTask answers one task request of env.owner and returns the JSON-RPC response line
@@ -170,7 +172,7 @@ func (s *Server) createTask(env taskEnv, head messageHead, raw []byte, name stri
 	ctx = context.WithValue(ctx, actorKey{}, env.actor)
 	req.Params.Task = nil
 	created := t.view() // before the call runs: a task starts working (spec), however fast it ends
-	s.tasks.wg.Go(func() { s.runTask(ctx, t, tool.Handler, req) })
+	env.running.Go(func() { s.runTask(ctx, t, tool.Handler, req) })
 	s.log.Info("MCP task created", "task", t.id, "tool", name, "session", env.owner, "ttl", ttl)
 	return mcp.CreateTaskResult{Task: created, Result: mcp.Result{Meta: mcp.WithModelImmediateResponse(
 		"The " + name + " call runs as task " + t.id + "; its result comes with tasks/result. The voyage or mission it waits on is durable: voyage_status and get_mission show it at any time.")}}, nil

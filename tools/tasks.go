@@ -121,7 +121,6 @@ type taskTable struct {
 	byID    map[string]*taskRec
 	expired map[string]bool // forgotten ids (bounded by expiredOrder)
 	order   []string
-	wg      sync.WaitGroup // running calls
 }
 
 func newTaskTable(log *slog.Logger) *taskTable {

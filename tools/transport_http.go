@@ -181,6 +181,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		cancelBase()
 		err = <-done
 	}
+	gate.taskCalls.Wait() // cancelled at shutdown's start: they end with their waits
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}

@@ -30,9 +30,9 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 		return context.WithValue(ctx, stdioRouteKey{}, route)
 	})
 	filter := newStdinFilter(in, lw, s.log)
-	var answers sync.WaitGroup
+	var answers, calls sync.WaitGroup // blocked tasks/result answers; task calls
 	filter.intercept = func(head messageHead, line []byte) bool {
-		return s.stdioTask(ctx, route, lw, &answers, head, line)
+		return s.stdioTask(ctx, route, lw, taskEnv{base: ctx, running: &calls}, &answers, head, line)
 	}
 	defer func() {
 		if owner := route.taskOwner(); owner != "" {
@@ -40,6 +40,7 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 			s.offer.drop(owner)
 		}
 		answers.Wait()
+		calls.Wait()
 	}()
 	err := st.Listen(ctx, filter, lw)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
@@ -95,13 +96,13 @@ func (r *stdioRoute) taskOwner() string {
 // and reports whether it did. tasks/result, which blocks, is answered from its own goroutine
 // (answers) so that reading stdin goes on; the others are answered before the next line is
 // read, so a tasks/get right after the tools/call that created the task finds it.
-func (s *Server) stdioTask(ctx context.Context, route *stdioRoute, out io.Writer, answers *sync.WaitGroup, head messageHead, line []byte) bool {
+func (s *Server) stdioTask(ctx context.Context, route *stdioRoute, out io.Writer, env taskEnv, answers *sync.WaitGroup, head messageHead, line []byte) bool {
 	owner := route.taskOwner()
 	actor, ok := s.offer.offered(owner)
 	if !ok || !taskRequest(head, line) {
 		return false
 	}
-	env := taskEnv{base: ctx, owner: owner, actor: actor}
+	env.owner, env.actor = owner, actor
 	write := func(reply []byte) {
 		if _, err := out.Write(append(reply, '\n')); err != nil {
 			s.log.Error("writing a task response to stdout", "method", head.method, "err", err)
