@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -98,10 +99,15 @@ func taskRequest(head messageHead, raw []byte) bool {
 	case mcp.MethodTasksGet, mcp.MethodTasksList, mcp.MethodTasksResult, mcp.MethodTasksCancel:
 		return head.id != nil
 	case mcp.MethodToolsCall:
+		// Most calls are not tasks: a byte scan spares them a second decoding pass. (A key
+		// spelt with escapes slips past it; mcp-go then runs the call as a normal one.)
+		if head.id == nil || !bytes.Contains(raw, []byte(`"task"`)) {
+			return false
+		}
 		var m struct {
 			Params taskParams `json:"params"`
 		}
-		return head.id != nil && json.Unmarshal(raw, &m) == nil && len(m.Params.Task) > 0 && string(m.Params.Task) != "null"
+		return json.Unmarshal(raw, &m) == nil && len(m.Params.Task) > 0 && string(m.Params.Task) != "null"
 	}
 	return false
 }
