@@ -280,6 +280,7 @@ func TestTasks_StreamableHTTP(t *testing.T) {
 	w := newHTTPWire(t, base)
 	exerciseTasks(t, b, w, w.init)
 
+	http.DefaultClient.CloseIdleConnections()
 	before := runtime.NumGoroutine()
 	other := newHTTPWire(t, base)
 	held := createTask(t, other, "claim_mission", `{"agent_id":"waiter","wait_seconds":300}`, `{}`)
@@ -308,7 +309,10 @@ func TestTasks_StreamableHTTP(t *testing.T) {
 		require.NotEqual(t, held.TaskID, rec.id, "the ended session's tasks are forgotten")
 	}
 	b.srv.tasks.mu.Unlock()
-	waitFor(t, "the cancelled claim's goroutines to end", func() bool { return runtime.NumGoroutine() <= before+2 })
+	waitFor(t, "the cancelled claim's goroutines to end", func() bool {
+		http.DefaultClient.CloseIdleConnections()
+		return runtime.NumGoroutine() <= before
+	})
 
 	// A 2025-06-18 session is not offered tasks: no capability, and a call with params.task
 	// runs as a normal call.
