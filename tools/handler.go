@@ -132,6 +132,9 @@ func structuredResult(v any) (*mcp.CallToolResult, error) {
 // actor names who made a change, for the event log: "mcp:<client name>" when the client
 // introduced itself, else "mcp".
 func actor(ctx context.Context) string {
+	if a, ok := ctx.Value(actorKey{}).(string); ok { // a call run as a task (taskrpc.go)
+		return a
+	}
 	if s, ok := server.ClientSessionFromContext(ctx).(server.SessionWithClientInfo); ok {
 		if name := s.GetClientInfo().Name; name != "" {
 			return "mcp:" + clip(name, 64)
@@ -139,6 +142,9 @@ func actor(ctx context.Context) string {
 	}
 	return "mcp"
 }
+
+// actorKey carries the actor of a call that runs without its request's session (a task).
+type actorKey struct{}
 
 // clip shortens s to at most n bytes without splitting a UTF-8 sequence.
 func clip(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
@@ -38,6 +39,14 @@ type mcpGate struct {
 	inner http.Handler // mcp-go's *server.StreamableHTTPServer
 	table *sessionTable
 	log   *slog.Logger
+	// tasks answers the task methods of sessions offered tasks (taskrpc.go), wrapped like
+	// mcp-go in a POST stream (keepalives, event ids); nil: none are.
+	tasks func(head messageHead, env taskEnv) http.Handler
+	srv   *Server
+	// taskBase is the context task calls run on: it ends when the server shuts down;
+	// taskCalls counts the running ones (ServeHTTP waits for them before it returns).
+	taskBase  context.Context
+	taskCalls sync.WaitGroup
 }
 
 // Codes of the gate's session errors (-32001 for an unknown session, as the TypeScript SDK
@@ -85,6 +94,12 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 	if head.method == "" {
 		g.clientResponse(w, r, sid)
 		return
+	}
+	if g.tasks != nil && taskRequest(head, head.raw) {
+		if actor, ok := g.srv.offer.offered(sid); ok {
+			g.inSessionWith(w, r, sid, head.id, g.tasks(head, taskEnv{base: g.taskBase, owner: sid, actor: actor, running: &g.taskCalls}))
+			return
+		}
 	}
 	g.inSession(w, r, sid, head.id)
 }
@@ -148,6 +163,11 @@ func (g *mcpGate) versionOK(w http.ResponseWriter, r *http.Request, id json.RawM
 
 // inSession serves a request of live session sid with a context that ends with the session.
 func (g *mcpGate) inSession(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage) {
+	g.inSessionWith(w, r, sid, id, g.inner)
+}
+
+// inSessionWith is inSession with next serving the request instead of mcp-go.
+func (g *mcpGate) inSessionWith(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage, next http.Handler) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	seq, found, why := g.table.enter(sid, cancel)
@@ -162,7 +182,7 @@ func (g *mcpGate) inSession(w http.ResponseWriter, r *http.Request, sid string, 
 	}
 	defer g.table.leave(sid, seq)
 	tw := &trackingWriter{ResponseWriter: w}
-	g.inner.ServeHTTP(tw, r.WithContext(ctx))
+	next.ServeHTTP(tw, r.WithContext(ctx))
 	if !tw.wrote && ctx.Err() != nil && r.Context().Err() == nil {
 		// The session ended while the request ran (DELETE, eviction, shutdown): say so
 		// rather than leave an empty 200.
@@ -273,6 +293,7 @@ func readMessage(w http.ResponseWriter, r *http.Request, log *slog.Logger) (mess
 		return messageHead{}, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
+	head.raw = body
 	return head, true
 }
 

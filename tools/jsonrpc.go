@@ -69,6 +69,7 @@ type messageHead struct {
 	method      string
 	id          json.RawMessage // nil for a notification
 	metaVersion string          // params._meta protocol version (2026-07-28 requests)
+	raw         []byte          // the message itself (set by readMessage)
 }
 
 // checkMessage returns nil for a well-formed JSON-RPC 2.0 request, notification or response,

@@ -20,6 +20,7 @@ const DefaultWaitProgress = 15 * time.Second
 type progress struct {
 	srv   *server.MCPServer
 	token mcp.ProgressToken
+	task  *taskRec // the task the call runs as (its status message follows the progress), or nil
 
 	mu    sync.Mutex
 	n     float64   // the last progress value sent
@@ -29,7 +30,7 @@ type progress struct {
 }
 
 func newProgress(ctx context.Context, req mcp.CallToolRequest) *progress {
-	p := &progress{srv: server.ServerFromContext(ctx)}
+	p := &progress{srv: server.ServerFromContext(ctx), task: taskFromContext(ctx)}
 	if m := req.Params.Meta; m != nil {
 		p.token = m.ProgressToken
 	}
@@ -45,6 +46,9 @@ const heartbeatStep = 1.0 / 512
 // counter moves at least by one each time; total is omitted when unknown (0). A client that
 // went away or a full notification queue only loses the notification.
 func (p *progress) send(ctx context.Context, done, total float64, message string) {
+	if p.task != nil {
+		p.task.note(message)
+	}
 	if p.token == nil || p.srv == nil {
 		return
 	}

@@ -115,7 +115,7 @@ var claimProgressEvery = 5 * time.Second
 // waitingProgress sends a progress notification every few seconds while a claim waits for
 // work (only when the client sent a progress token). The returned stop waits for it to end.
 func waitingProgress(ctx context.Context, p *progress, wait time.Duration) (stop func()) {
-	if p.token == nil || wait <= 0 {
+	if (p.token == nil && p.task == nil) || wait <= 0 {
 		return func() {}
 	}
 	done := make(chan struct{})

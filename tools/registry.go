@@ -74,6 +74,9 @@ func newTool(s toolSpec) Tool {
 		mcp.WithRawOutputSchema(s.output),
 	)
 	t.InputSchema = mcp.ToolInputSchema{} // the raw schema is the schema
+	if isTaskTool(s.name) {
+		t.Execution = &mcp.ToolExecution{TaskSupport: mcp.TaskSupportOptional} // taskrpc.go
+	}
 	return Tool{ServerTool: server.ServerTool{Tool: t, Handler: s.handler}, Group: s.group, Effect: s.effect}
 }
 

@@ -40,6 +40,10 @@ type Server struct {
 	log   *slog.Logger
 	// sessions is the session table of the running ServeHTTP (nil before; tests read it).
 	sessions *sessionTable
+	// tasks are the MCP tasks of every transport (tasks.go); offer says which sessions
+	// may create them (taskrpc.go).
+	tasks *taskTable
+	offer *taskOffer
 }
 
 // New builds the MCP server over d. It registers nothing global: several Servers can live in
@@ -56,7 +60,8 @@ func New(d Deps, opt Options) (*Server, error) {
 		version = "dev"
 	}
 	d.status = &statusCache{}
-	s := &Server{deps: &d, log: d.Logger, subs: newSubscriptions(), life: newSessionLife()}
+	s := &Server{deps: &d, log: d.Logger, subs: newSubscriptions(), life: newSessionLife(),
+		tasks: newTaskTable(d.Logger), offer: newTaskOffer()}
 	s.tools = append(AllTools(s.deps), opt.ExtraTools...)
 	seen := map[string]bool{}
 	for _, t := range s.tools {
@@ -74,11 +79,13 @@ func New(d Deps, opt Options) (*Server, error) {
 	newArgMessages(s.tools).install(hooks)
 	installUTF8Check(hooks, d.Logger)
 	installVersionDefault(hooks)
+	s.offer.install(hooks, s)
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),
 		server.WithPromptCapabilities(false),
 		server.WithLogging(),
+		server.WithTaskCapabilities(true, true, true), // answered by taskrpc.go, not mcp-go
 		server.WithRecovery(),
 		server.WithInputSchemaValidation(),
 		server.WithInstructions(instructions),

@@ -42,6 +42,8 @@ type sessionTable struct {
 	max  int
 	idle time.Duration
 	log  *slog.Logger
+	// onEnd, when set, is called once for each live session that ends (its tasks end too).
+	onEnd func(id, why string)
 
 	mu      sync.Mutex
 	seq     uint64
@@ -203,6 +205,9 @@ func (t *sessionTable) end(id, why string) bool {
 	}
 	for _, cancel := range e.inflight {
 		cancel()
+	}
+	if t.onEnd != nil {
+		t.onEnd(id, why)
 	}
 	t.log.Info("MCP session ended", "session", id, "why", why, "requests_cancelled", len(e.inflight))
 	return true

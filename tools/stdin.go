@@ -29,6 +29,9 @@ type stdinFilter struct {
 	reply   io.Writer // where error responses go: stdout, shared with mcp-go (lockedWriter)
 	pending []byte
 	dropped atomic.Int64
+	// intercept, when set, may answer a checked message itself (the task methods,
+	// taskrpc.go); it reports whether it did, and the message then goes no further.
+	intercept func(head messageHead, line []byte) bool
 }
 
 func newStdinFilter(in io.Reader, reply io.Writer, log *slog.Logger) *stdinFilter {
@@ -49,8 +52,12 @@ func (f *stdinFilter) Read(p []byte) (int, error) {
 		case err != nil:
 			return 0, err
 		}
-		if p := checkMessage(line); p != nil {
+		head, p := inspectMessage(line)
+		if p != nil {
 			f.refuse(p, clip(string(line), 200))
+			continue
+		}
+		if f.intercept != nil && f.intercept(head, line) {
 			continue
 		}
 		f.pending = append(line, '\n')

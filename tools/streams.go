@@ -121,15 +121,39 @@ func (ps *postStream) Write(b []byte) (int, error) {
 		return ps.w.Write(b)
 	case modeFrame:
 		return ps.pending.Write(b)
-	default: // SSE from mcp-go: pass on whole events only, so ours never split one
+	default: // SSE from mcp-go: whole events only, so ours never split one
 		ps.pending.Write(b)
-		if i := bytes.LastIndex(ps.pending.Bytes(), []byte("\n\n")); i >= 0 {
-			if _, err := ps.w.Write(ps.pending.Next(i + 2)); err != nil {
+		for {
+			i := bytes.Index(ps.pending.Bytes(), []byte("\n\n"))
+			if i < 0 {
+				return len(b), nil
+			}
+			if err := ps.reframeLocked(ps.pending.Next(i + 2)); err != nil {
 				return 0, err
 			}
 		}
-		return len(b), nil
 	}
+}
+
+// reframeLocked writes one complete SSE block of mcp-go's (an event, or a comment) on the
+// stream. An event is written again as ours: its data is recorded under this stream's id in
+// the event store and sent with that id, and mcp-go's own id is dropped, so that every event
+// of one POST stream has an id of one source and a resume from any of them (Last-Event-ID)
+// replays the rest, the result included. mcp-go records its copy under its own stream, which
+// no client is told of. A block without data (a comment) passes as it is.
+func (ps *postStream) reframeLocked(block []byte) error {
+	var data [][]byte
+	for line := range bytes.Lines(block) {
+		if d, ok := bytes.CutPrefix(bytes.TrimRight(line, "\r\n"), []byte("data:")); ok {
+			data = append(data, bytes.TrimPrefix(d, []byte(" ")))
+		}
+	}
+	if len(data) == 0 {
+		_, err := ps.w.Write(block)
+		return err
+	}
+	ps.eventLocked(bytes.Join(data, []byte("\n"))) // a fresh slice: the store keeps it
+	return nil
 }
 
 // Flush is mcp-go flushing its answer.

@@ -123,6 +123,20 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		server.WithEventStore(events),                                      // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithStreamableHTTPLogger(s.log))
 	gate := &mcpGate{inner: withPostStreams(streamable, opt.KeepAlive, events, s.log), table: table, log: s.log} // httpgate.go, streams.go
+	taskBase, stopTasks := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer stopTasks(errShuttingDown)
+	gate.srv, gate.taskBase = s, taskBase
+	gate.tasks = func(head messageHead, env taskEnv) http.Handler { // taskrpc.go, on a POST stream like mcp-go's answers
+		return withPostStreams(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			reply := s.answerTask(r.Context(), env, head, head.raw)
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(append(reply, '\n')) // a write error means the client went away
+		}), opt.KeepAlive, events, s.log)
+	}
+	table.onEnd = func(id, why string) {
+		s.tasks.endOwner(id, "the session ended: "+why)
+		s.offer.drop(id)
+	}
 	s.sessions = table
 	var sse *server.SSEServer
 	sse = server.NewSSEServer(s.mcp,
@@ -154,6 +168,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		return fmt.Errorf("http: %w", err)
 	case <-ctx.Done():
 	}
+	stopTasks(errShuttingDown) // task calls end now; tasks/result answers them during the grace
 	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), opt.ShutdownTimeout)
 	defer cancel()
 	_ = streamable.Shutdown(sctx) // closes its sessions and stops its idle-session sweeper
@@ -166,6 +181,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		cancelBase()
 		err = <-done
 	}
+	gate.taskCalls.Wait() // cancelled at shutdown's start: they end with their waits
 	if serr := <-errc; serr != nil && !errors.Is(serr, http.ErrServerClosed) && err == nil {
 		err = serr
 	}

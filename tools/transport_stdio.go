@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -28,7 +29,20 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	st.SetContextFunc(func(ctx context.Context) context.Context {
 		return context.WithValue(ctx, stdioRouteKey{}, route)
 	})
-	err := st.Listen(ctx, newStdinFilter(in, lw, s.log), lw)
+	filter := newStdinFilter(in, lw, s.log)
+	var answers, calls sync.WaitGroup // blocked tasks/result answers; task calls
+	filter.intercept = func(head messageHead, line []byte) bool {
+		return s.stdioTask(ctx, route, lw, taskEnv{base: ctx, running: &calls}, &answers, head, line)
+	}
+	defer func() {
+		if owner := route.taskOwner(); owner != "" {
+			s.tasks.endOwner(owner, "the stdio stream ended")
+			s.offer.drop(owner)
+		}
+		answers.Wait()
+		calls.Wait()
+	}()
+	err := st.Listen(ctx, filter, lw)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil
 	}
@@ -61,6 +75,46 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // request (resource and list changes) keep mcp-go's channel.
 type stdioRoute struct {
 	out io.Writer // the lockedWriter shared with mcp-go
+
+	mu    sync.Mutex
+	owner string // the session id, once initialize offered it tasks (taskrpc.go)
+}
+
+func (r *stdioRoute) setTaskOwner(id string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.owner = id
+}
+
+func (r *stdioRoute) taskOwner() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.owner
+}
+
+// stdioTask answers a task request (taskrpc.go) of a stdio session that was offered tasks,
+// and reports whether it did. tasks/result, which blocks, is answered from its own goroutine
+// (answers) so that reading stdin goes on; the others are answered before the next line is
+// read, so a tasks/get right after the tools/call that created the task finds it.
+func (s *Server) stdioTask(ctx context.Context, route *stdioRoute, out io.Writer, env taskEnv, answers *sync.WaitGroup, head messageHead, line []byte) bool {
+	owner := route.taskOwner()
+	actor, ok := s.offer.offered(owner)
+	if !ok || !taskRequest(head, line) {
+		return false
+	}
+	env.owner, env.actor = owner, actor
+	write := func(reply []byte) {
+		if _, err := out.Write(append(reply, '\n')); err != nil {
+			s.log.Error("writing a task response to stdout", "method", head.method, "err", err)
+		}
+	}
+	if head.method != string(mcp.MethodTasksResult) {
+		write(s.answerTask(ctx, env, head, line))
+		return true
+	}
+	line = bytes.Clone(line)
+	answers.Go(func() { write(s.answerTask(ctx, env, head, line)) })
+	return true
 }
 
 type stdioRouteKey struct{}
