@@ -38,3 +38,7 @@ func NewLander(eng *engine.Engine, wt *worktree.Manager, cfg Config) *Lander {
 
 // RunOnce is one pass over the landing queue (lander.runOnce).
 func (l *Lander) RunOnce(ctx context.Context) error { return l.l.runOnce(ctx) }
+
+// SetBeforeHandOver makes p call f once a claim's workspace is made, before the hand-over
+// (tests take the mission away there).
+func SetBeforeHandOver(p *PullService, f func(m domain.Mission)) { p.beforeHandOver = f }
