@@ -310,6 +310,7 @@ func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
 	msg := fails(b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch, "summary": "done"})
 	require.Contains(t, msg, "deleted before its work was committed")
 	require.Contains(t, msg, "fail_mission")
+	require.Contains(t, msg, "invalid argument: mission_id: workspace lost: "+c.Workspace.Path, "the one wording, as a field error")
 	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "error", "summary": "workspace lost"}})
 	require.Equal(t, domain.StatePending, res.Mission.State, "retried")
