@@ -65,7 +65,7 @@ const MaxClaimWait = 10 * time.Minute
 // BeginClaim acquires and starts the next runnable mission for an external agent and keeps
 // its lease renewed (every third of the TTL) until the claim is handed over or failed. It
 // waits up to req.Wait for work: ErrNoWork or ErrPaused when none came, ctx's error when the
-// request ended first, a *FieldError for a bad request. Nothing is handed to the agent yet:
+// request ended first, a *domain.FieldError for a bad request. Nothing is handed to the agent yet:
 // exactly one of HandOver or Fail must follow (or a failed Mission, which ends the claim).
 func (e *Engine) BeginClaim(ctx context.Context, req ClaimRequest) (*PendingClaim, error) {
 	if req.Wait < 0 || req.Wait > MaxClaimWait {
