@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"sync"
 	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// Workspace is where an attempt works, as the workspace preparer made it.
+// Workspace is where an attempt works, as the workspace manager made it.
 type Workspace struct {
 	Path       string `json:"path"`
 	Branch     string `json:"branch,omitempty"`
@@ -24,11 +25,6 @@ type Workspace struct {
 	RepoID       string `json:"-"`
 	TargetBranch string `json:"-"`
 }
-
-// WorkspacePreparer creates (or, for a resumed attempt, re-opens) the workspace of m's
-// current attempt and returns it with the run record to store on the mission (Mission.Run,
-// opaque to the engine). The scheduler wires one built on worktree.Manager.
-type WorkspacePreparer func(ctx context.Context, m *domain.Mission) (Workspace, json.RawMessage, error)
 
 // ClaimRequest is a pull-mode agent asking for work (claim_mission).
 type ClaimRequest struct {
@@ -55,143 +51,201 @@ type Claimed struct {
 // MaxClaimWait bounds ClaimRequest.Wait.
 const MaxClaimWait = 10 * time.Minute
 
-// maxClaimLosses is how many missions one claim call may lose while preparing their
-// workspaces (cancelled, blocked or re-leased meanwhile) before it gives up and says so.
-const maxClaimLosses = 3
-
-// Claim acquires and starts the next runnable mission for an external agent, creates its
-// workspace, and only then hands it over: the lease the caller gets runs from the moment the
-// result is ready, never from the acquire (while the workspace is prepared the engine keeps
-// the lease renewed itself). It waits up to req.Wait for work (ErrNoWork, ErrPaused after).
+// A claim is taken in steps, so that the layer that makes workspaces (the scheduler's pull
+// service, engine/scheduler/claim.go) calls down into the engine and never the other way:
 //
-// What can go wrong, and what the caller is told:
-//   - a workspace that cannot be created fails the attempt (kind workspace, within the retry
-//     budget) and Claim returns a *ClaimError naming the mission and the cause;
-//   - a mission cancelled, blocked or taken by another agent while its workspace was prepared
-//     costs it nothing and Claim moves on to the next one; after maxClaimLosses such losses
-//     it returns a *ClaimLostError (which wraps ErrNoWork);
-//   - a request that ends before the result is ready abandons the attempt (no budget; see
-//     abandon) and Claim returns ctx's error.
-func (e *Engine) Claim(ctx context.Context, req ClaimRequest, prepare WorkspacePreparer) (Claimed, error) {
+//	p, err := e.BeginClaim(ctx, req)   // wait for work, acquire and start it, keep its lease alive
+//	m, err := p.Mission(ctx)           // the whole mission, to make its workspace from
+//	c, err := p.HandOver(ctx, ws, run) // record the workspace and start the caller's lease clock
+//	                                   // (or p.Fail(ctx, err) when the workspace could not be made)
+//
+// The lease the caller gets runs from the hand-over, never from the acquire: in between the
+// engine renews it itself, however long the workspace takes.
+
+// BeginClaim acquires and starts the next runnable mission for an external agent and keeps
+// its lease renewed (every third of the TTL) until the claim is handed over or failed. It
+// waits up to req.Wait for work: ErrNoWork or ErrPaused when none came, ctx's error when the
+// request ended first, a *domain.FieldError for a bad request. Nothing is handed to the agent yet:
+// exactly one of HandOver or Fail must follow (or a failed Mission, which ends the claim).
+func (e *Engine) BeginClaim(ctx context.Context, req ClaimRequest) (*PendingClaim, error) {
 	if req.Wait < 0 || req.Wait > MaxClaimWait {
-		return Claimed{}, domain.Invalid("wait_seconds", fmt.Sprintf("%v is out of range", req.Wait), "wait 0 to 600 seconds")
+		return nil, domain.Invalid("wait_seconds", fmt.Sprintf("%v is out of range", req.Wait), "wait 0 to 600 seconds")
 	}
+	a, err := e.acquireWaiting(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	ttl := e.opt.LeaseTTL
+	p := &PendingClaim{e: e, acquired: a, done: make(chan struct{}),
+		m:   domain.Mission{ID: a.ID, VoyageID: a.VoyageID, State: a.State, Attempt: a.Attempt, Lease: a.Lease, Profile: a.Profile},
+		out: Claimed{HeartbeatInterval: ttl / 3, HeartbeatSeconds: int((ttl / 3).Seconds())}}
+	p.wg.Go(func() { p.renew(context.WithoutCancel(ctx)) })
+	return p, nil
+}
+
+// acquireWaiting acquires (and starts) the next runnable mission for req, waiting up to
+// req.Wait for one: the wait ends early on any committed change that could make work
+// runnable (the hub), and re-tries the acquire then.
+func (e *Engine) acquireWaiting(ctx context.Context, req ClaimRequest) (Acquired, error) {
 	sub := e.hub.Subscribe()
 	defer sub.Close()
 	deadline := time.Now().Add(req.Wait)
-	var lost []*ClaimLostError
 	for {
 		a, err := e.acquireLease(ctx, AcquireRequest{AgentID: req.AgentID, Capabilities: req.Capabilities,
 			Personas: req.Personas, Repository: req.Repository, Start: true})
-		if err == nil {
-			c, err := e.claimed(ctx, a, prepare)
-			var l *ClaimLostError
-			if errors.As(err, &l) && len(lost)+1 < maxClaimLosses {
-				lost = append(lost, l)
-				continue
-			}
-			return c, err
-		}
-		if !errors.Is(err, domain.ErrNoWork) && !errors.Is(err, domain.ErrPaused) {
-			return Claimed{}, err
+		if err == nil || (!errors.Is(err, domain.ErrNoWork) && !errors.Is(err, domain.ErrPaused)) {
+			return a, err
 		}
 		left := time.Until(deadline)
-		if left <= 0 && len(lost) > 0 && errors.Is(err, domain.ErrNoWork) {
-			return Claimed{}, lost[len(lost)-1] // what happened to the work there was
-		}
 		if left <= 0 {
-			return Claimed{}, err
+			return a, err
 		}
 		sub.Take()
 		if !sub.Wait(ctx, left) && ctx.Err() != nil {
-			return Claimed{}, ctx.Err()
+			return a, ctx.Err()
 		}
 	}
 }
 
-// claimed prepares the acquired mission's workspace under a lease the engine keeps alive,
-// then hands the mission over (run record and a fresh lease expiry in one write, which
-// returns the whole mission).
-func (e *Engine) claimed(ctx context.Context, a Acquired, prepare WorkspacePreparer) (Claimed, error) {
-	f := a.Fence()
-	m := domain.Mission{ID: a.ID, VoyageID: a.VoyageID, State: a.State, Attempt: a.Attempt, Lease: a.Lease, Profile: a.Profile}
-	ttl := e.opt.LeaseTTL
-	out := Claimed{HeartbeatInterval: ttl / 3, HeartbeatSeconds: int((ttl / 3).Seconds())}
-	var ws Workspace
-	var run json.RawMessage
-	if prepare != nil {
-		var readErr error
-		readThenPrepare := func(ctx context.Context, _ *domain.Mission) (Workspace, json.RawMessage, error) {
-			full, err := e.readAcquired(ctx, a) // under the renewals, like the preparation
-			if err != nil {
-				readErr = err
-				return Workspace{}, nil, err
-			}
-			m = full
-			return prepare(ctx, &m)
+// PendingClaim is a claim between its acquire and its hand-over: the mission is running
+// under the claiming agent's name, the engine renews its lease, and the agent has been given
+// nothing yet. It is not for concurrent use.
+type PendingClaim struct {
+	e        *Engine
+	acquired Acquired
+	m        domain.Mission // the lease as acquired; the whole mission once Mission read it
+	read     bool
+	out      Claimed
+
+	done  chan struct{}
+	wg    sync.WaitGroup
+	lost  error // set by renew before it returns: the lease went while the claim was pending
+	ended bool
+}
+
+// errClaimEnded is a claim used after it ended (a bug of the caller).
+var errClaimEnded = errors.New("engine: this claim was already handed over or failed")
+
+// renew renews the lease every third of the TTL until the claim ends. A lease lost meanwhile
+// (cancelled, blocked, reaped) stops the renewals and is reported by end: the preparation is
+// not interrupted, so git is never stopped half-way and leaves nothing behind (the workspace
+// of a mission nobody holds is cleaned up like any other).
+func (p *PendingClaim) renew(ctx context.Context) {
+	t := time.NewTicker(max(p.e.opt.LeaseTTL/3, time.Millisecond))
+	defer t.Stop()
+	f := p.acquired.Fence()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-t.C:
 		}
-		var err error
-		ws, run, err = e.prepareKept(ctx, &m, readThenPrepare)
-		if readErr != nil && ctx.Err() == nil { // give it back: nothing was prepared
-			why := "claim: could not read the mission just acquired: " + readErr.Error()
-			return out, errors.Join(readErr, e.Release(context.WithoutCancel(ctx), f, why))
+		_, err := p.e.RenewLease(ctx, f)
+		if errors.Is(err, domain.ErrLeaseLost) || errors.Is(err, domain.ErrNotFound) {
+			p.lost = err
+			return
 		}
 		if err != nil {
-			return out, e.claimFailed(ctx, m, err)
+			p.e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", f.MissionID, "err", err)
 		}
+	}
+}
+
+// end stops the renewals and returns the loss they noticed (nil while ctx is done: then the
+// caller's departure is what happened). errClaimEnded when the claim had already ended.
+func (p *PendingClaim) end(ctx context.Context) (lost, err error) {
+	if p.ended {
+		return nil, errClaimEnded
+	}
+	p.ended = true
+	close(p.done)
+	p.wg.Wait()
+	if ctx.Err() != nil {
+		return nil, nil
+	}
+	return p.lost, nil
+}
+
+// Fence is the claimed attempt's fence (mission id and epoch).
+func (p *PendingClaim) Fence() domain.Fence { return p.acquired.Fence() }
+
+// Mission returns the whole claimed mission (read once, under the renewals), which the
+// workspace is made from. When it cannot be read the claim ends here: the mission is given
+// back (released, with the reason recorded) and the error returned; a request that ended
+// meanwhile abandons the attempt instead (no budget) and returns ctx's error.
+func (p *PendingClaim) Mission(ctx context.Context) (domain.Mission, error) {
+	if p.read {
+		return p.m, nil
+	}
+	if p.ended {
+		return p.m, errClaimEnded
+	}
+	full, err := p.e.readAcquired(ctx, p.acquired)
+	if err == nil {
+		p.m, p.read = full, true
+		return full, nil
+	}
+	if _, eerr := p.end(ctx); eerr != nil {
+		return p.m, eerr
+	}
+	if ctx.Err() != nil {
+		return p.m, p.e.claimFailed(ctx, p.m, err)
+	}
+	why := "claim: could not read the mission just acquired: " + err.Error()
+	return p.m, errors.Join(err, p.e.Release(context.WithoutCancel(ctx), p.Fence(), why))
+}
+
+// HandOver ends the claim by giving the mission to the caller: it stores the run record (nil:
+// {"mode":"pull","agent":…}) and the workspace record (none when ws has no path) with the
+// attempt.launched event in one write fenced by the epoch, and starts the caller's lease
+// clock (LeaseTTL from now). Errors, each settling the attempt so that nothing stays
+// half-claimed:
+//   - the mission was cancelled, blocked or re-leased while pending: *ClaimLostError (wraps
+//     ErrNoWork), costing it nothing;
+//   - the request ended before the hand-over: the attempt is abandoned (no budget), ctx's error;
+//   - the write failed: the attempt fails (kind workspace), *ClaimError.
+func (p *PendingClaim) HandOver(ctx context.Context, ws Workspace, run json.RawMessage) (Claimed, error) {
+	lost, err := p.end(ctx)
+	if err != nil {
+		return p.out, err
+	}
+	if lost != nil {
+		return p.out, p.e.claimFailed(ctx, p.m, lost)
 	}
 	if len(run) == 0 {
-		var err error
-		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": m.Lease.Owner}); err != nil {
-			return out, err
+		if run, err = json.Marshal(map[string]any{"mode": "pull", "agent": p.m.Lease.Owner}); err != nil {
+			return p.out, err
 		}
 	}
-	got, err := e.handOver(ctx, f, run, &ws)
+	got, err := p.e.handOver(ctx, p.Fence(), run, &ws)
 	if err != nil {
-		return out, e.claimFailed(ctx, m, err)
+		return p.out, p.e.claimFailed(ctx, p.m, err)
 	}
 	if ctx.Err() != nil { // nobody is left to receive it
-		return out, e.claimFailed(ctx, m, ctx.Err())
+		return p.out, p.e.claimFailed(ctx, p.m, ctx.Err())
 	}
+	out := p.out
 	out.Mission, out.Workspace = got, ws
 	return out, nil
 }
 
-// prepareKept runs prepare while a goroutine renews m's lease every third of the TTL. A lease
-// lost meanwhile (cancelled, blocked, reaped) stops the renewals and is returned once prepare
-// is done: the preparation is not interrupted, so git is never stopped half-way and leaves
-// nothing behind (the workspace of a mission nobody holds is cleaned up like any other).
-func (e *Engine) prepareKept(ctx context.Context, m *domain.Mission, prepare WorkspacePreparer) (Workspace, json.RawMessage, error) {
-	done := make(chan struct{})
-	f, id := m.Fence(), m.ID // prepare may replace *m while the renewals run
-	var lost error
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		t := time.NewTicker(max(e.opt.LeaseTTL/3, time.Millisecond))
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			_, err := e.RenewLease(context.WithoutCancel(ctx), f)
-			if errors.Is(err, domain.ErrLeaseLost) || errors.Is(err, domain.ErrNotFound) {
-				lost = err
-				return
-			}
-			if err != nil {
-				e.log.Warn("claim: could not renew the lease while preparing the workspace; trying again", "mission_id", id, "err", err)
-			}
-		}
-	})
-	ws, run, err := prepare(ctx, m)
-	close(done)
-	wg.Wait()
-	if lost != nil && ctx.Err() == nil {
-		return ws, run, lost // that, not what prepare made of it, is what happened
+// Fail ends a claim whose workspace could not be made (cause says why): the attempt fails
+// with failure kind workspace, within the retry budget, and Fail returns a *ClaimError naming
+// the mission, the cause and the decision. A mission lost while pending returns a
+// *ClaimLostError instead, and a request that ended abandons the attempt (ctx's error), as in
+// HandOver.
+func (p *PendingClaim) Fail(ctx context.Context, cause error) error {
+	lost, err := p.end(ctx)
+	if err != nil {
+		return err
 	}
-	return ws, run, err
+	if lost != nil {
+		cause = lost // that, not what the preparation made of it, is what happened
+	}
+	if cause == nil {
+		cause = errors.New("the workspace could not be prepared (no cause given)")
+	}
+	return p.e.claimFailed(ctx, p.m, cause)
 }
 
 // handOver stores the claim's run record and workspace record and starts the caller's lease
@@ -220,77 +274,3 @@ func (e *Engine) handOver(ctx context.Context, f domain.Fence, run json.RawMessa
 	e.forgetRenewal(f) // the caller's first heartbeat writes (and records contact)
 	return m, err
 }
-
-// claimFailed turns what went wrong after a claim's acquire into what the caller is told,
-// settling the attempt so that nothing stays half-claimed.
-func (e *Engine) claimFailed(ctx context.Context, m domain.Mission, err error) error {
-	var lost *domain.LeaseLostError
-	switch {
-	case errors.As(err, &lost):
-		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
-	case ctx.Err() != nil:
-		why := "the claim's request ended before its result was ready (the caller went away or timed out)"
-		if aerr := e.abandonClaim(ctx, m.Fence(), why); aerr != nil && !errors.Is(aerr, domain.ErrLeaseLost) {
-			return errors.Join(ctx.Err(), aerr)
-		}
-		return ctx.Err()
-	}
-	failed, ferr := e.Fail(context.WithoutCancel(ctx), m.Fence(), FailRequest{
-		Failure: domain.Failure{Kind: domain.FailureWorkspace, Tool: "git", Diagnostic: err.Error(), Summary: "workspace could not be created"}})
-	if errors.As(ferr, &lost) { // lost between the failure and its record: nothing to settle
-		return &ClaimLostError{MissionID: m.ID, State: lost.State, Epoch: m.Lease.Epoch, Current: lost.Current}
-	}
-	ce := &ClaimError{MissionID: m.ID, Attempt: m.Attempt, Err: err}
-	if failed.Decision != nil {
-		ce.Decision = *failed.Decision
-	}
-	return errors.Join(ce, ferr)
-}
-
-// ClaimError is a claim whose mission was acquired but whose workspace could not be made:
-// the attempt was recorded as failed (Decision says what comes next) and nothing was handed
-// over. It is a server fault, not the caller's mistake.
-type ClaimError struct {
-	MissionID string
-	Attempt   int
-	Decision  domain.Decision
-	Err       error
-}
-
-func (e *ClaimError) Error() string {
-	next := ""
-	if e.Decision.Kind != "" {
-		next = fmt.Sprintf("; the attempt was recorded as failed (decision %s: %s)", e.Decision.Kind, e.Decision.Reason)
-	}
-	return fmt.Sprintf("the workspace of mission %s (attempt %d) could not be prepared: %v%s; nothing was handed to you, call claim_mission again for other work",
-		e.MissionID, e.Attempt, e.Err, next)
-}
-
-// Unwrap returns the preparation's error.
-func (e *ClaimError) Unwrap() error { return e.Err }
-
-// ClaimLostError is a claim whose mission was taken away while its workspace was prepared,
-// before anything was handed to the caller: cancelled, blocked, or leased again after the
-// engine could not renew its lease in time. It cost the mission nothing. It wraps ErrNoWork:
-// the caller has nothing to stop and simply claims again.
-type ClaimLostError struct {
-	MissionID string
-	State     domain.MissionState // the mission's state when the claim noticed
-	Epoch     int64               // the epoch this claim acquired
-	Current   int64               // the mission's epoch when the claim noticed
-}
-
-func (e *ClaimLostError) Error() string {
-	what := "was " + string(e.State)
-	switch {
-	case e.Current != e.Epoch && e.State.Leased():
-		what = "went to another agent (the lease lapsed before the server could renew it)"
-	case e.State == domain.StatePending || e.State == domain.StateInterrupted:
-		what = "was given back (the lease lapsed before the server could renew it)"
-	}
-	return fmt.Sprintf("mission %s %s while its workspace was being prepared, before it was handed to you; nothing was charged to it or to you: call claim_mission again",
-		e.MissionID, what)
-}
-
-// Unwrap makes errors.Is(err, ErrNoWork) true.
-func (e *ClaimLostError) Unwrap() error { return domain.ErrNoWork }

@@ -32,8 +32,10 @@
 // reaped (ReapExpired): when the agent was heard from (a heartbeat, progress, a checkpoint)
 // the attempt counts as a crash failure and the mission is retried, or resumed from its
 // checkpoint; when it never was, the attempt is abandoned (no budget; AbandonLimit in a row
-// block the mission). Claim prepares a workspace under a lease the engine keeps alive and
-// starts the caller's lease clock only at the hand-over. The reaper reads expired leases from a snapshot and re-checks
+// block the mission). A pull-mode claim is taken in steps (BeginClaim, then HandOver or
+// Fail): between them the caller (the scheduler's pull service) makes the workspace under a
+// lease the engine keeps alive, and the caller's lease clock starts only at the hand-over.
+// The reaper reads expired leases from a snapshot and re-checks
 // state, epoch and expiry inside each update, so a completion that commits in between wins.
 //
 // # Ordering

@@ -1,7 +1,6 @@
 package engine_test
 
 import (
-	"context"
 	"encoding/json"
 	"testing"
 
@@ -43,9 +42,9 @@ func TestWorkspaceRecord_WrittenWithTheLaunchShownAndRemoved(t *testing.T) {
 
 	pulled := b.create(engine.MissionSpec{Title: "pulled", WriteArea: []string{"b/**"}})
 	pws := engine.Workspace{Path: "/data/worktrees/r/" + pulled.ID + "/a1", Branch: "b1", BaseCommit: "def", Strategy: engine.WorkspaceWorktree}
-	c, err := b.e.Claim(b.ctx, engine.ClaimRequest{AgentID: "codex"}, func(context.Context, *domain.Mission) (engine.Workspace, json.RawMessage, error) {
-		return pws, nil, nil
-	})
+	p, err := b.e.BeginClaim(b.ctx, engine.ClaimRequest{AgentID: "codex"})
+	require.NoError(t, err)
+	c, err := p.HandOver(b.ctx, pws, nil)
 	require.NoError(t, err)
 	require.Equal(t, pulled.ID, c.Mission.ID)
 	got, err = b.e.Workspace(b.ctx, pulled.ID, 1)

@@ -66,7 +66,7 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	deps := Deps{Engine: eng, Logs: FileLogs{DataDir: dir}, WaitProgress: o.waitProgress}
 	if !o.noWorkspaces {
 		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees"), eng: eng}
-		deps.Workspaces = b.ws
+		deps.Pull, deps.Workspaces = b.ws, b.ws
 	}
 	srv, err := New(deps, Options{Version: "test", ExtraTools: o.extra, ValidateOutput: true})
 	require.NoError(t, err)
@@ -222,9 +222,11 @@ func (b *bundle) createMission(args map[string]any) domain.Mission {
 	return ok[CreatedMission](b, "create_mission", args).Mission
 }
 
-// gitWorkspaces is a small, real implementation of Workspaces for tests: a linked git
-// worktree per attempt on branch test/<mission>/a<attempt>, and `git diff` for diffs. The
-// production one (cmd/mcp-scheduler) is built on worktree.Manager.
+// gitWorkspaces is a small, real implementation of Pull and Workspaces for tests: it claims
+// through the engine's claim steps with a linked git worktree per attempt on branch
+// test/<mission>/a<attempt>, refuses a completion whose workspace was deleted before its work
+// was committed, and diffs with `git diff`. The production one is the scheduler's pull
+// service (engine/scheduler/claim.go, tested there), built on worktree.Manager.
 type gitWorkspaces struct {
 	root     string
 	eng      *engine.Engine
@@ -233,43 +235,69 @@ type gitWorkspaces struct {
 	prepared []string
 }
 
-func (g *gitWorkspaces) Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
+func (g *gitWorkspaces) Claim(ctx context.Context, req engine.ClaimRequest) (engine.Claimed, error) {
+	p, err := g.eng.BeginClaim(ctx, req)
+	if err != nil {
+		return engine.Claimed{}, err
+	}
+	m, err := p.Mission(ctx)
+	if err != nil {
+		return engine.Claimed{}, err
+	}
+	ws, err := g.prepare(ctx, &m)
+	if err != nil {
+		return engine.Claimed{}, p.Fail(ctx, err)
+	}
+	return p.HandOver(ctx, ws, nil)
+}
+
+func (g *gitWorkspaces) prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, error) {
 	g.mu.Lock()
 	fail := g.failNext
 	g.failNext = nil
 	g.prepared = append(g.prepared, fmt.Sprintf("%s/a%d", m.ID, m.Attempt))
 	g.mu.Unlock()
 	if fail != nil {
-		return engine.Workspace{}, nil, fail
+		return engine.Workspace{}, fail
 	}
 	if !domain.ValidID(domain.PrefixMission, m.ID) {
-		return engine.Workspace{}, nil, errors.New("bad mission id")
+		return engine.Workspace{}, errors.New("bad mission id")
 	}
 	path := filepath.Join(g.root, m.ID, fmt.Sprintf("a%d", m.Attempt))
 	branch := fmt.Sprintf("test/%s/a%d", m.ID, m.Attempt)
 	base, err := git(ctx, m.Repository, "rev-parse", "HEAD")
 	if err != nil {
-		return engine.Workspace{}, nil, err
+		return engine.Workspace{}, err
 	}
 	if _, err := git(ctx, m.Repository, "worktree", "add", "-b", branch, "--", path, base); err != nil {
-		return engine.Workspace{}, nil, err
+		return engine.Workspace{}, err
 	}
-	return engine.Workspace{Path: path, Branch: branch, BaseCommit: base, Strategy: engine.WorkspaceWorktree}, nil, nil
+	return engine.Workspace{Path: path, Branch: branch, BaseCommit: base, Strategy: engine.WorkspaceWorktree}, nil
 }
 
-// Verify: the workspace directory exists, or its branch holds commits beyond the base.
-func (g *gitWorkspaces) Verify(ctx context.Context, m domain.Mission) error {
-	ws, err := recordedWorkspace(ctx, g.eng, m)
-	if err != nil || ws.Path == "" {
-		return err
+// Complete: refused when the workspace directory is gone and its branch holds no commits
+// beyond the base.
+func (g *gitWorkspaces) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
+	d, err := g.eng.GetMission(ctx, f.MissionID)
+	if err == nil && d.Mission.Lease.Epoch == f.Epoch {
+		ws, err := recordedWorkspace(ctx, g.eng, d.Mission)
+		if err != nil {
+			return domain.Mission{}, err
+		}
+		if ws.Path != "" && !workKept(ctx, d.Mission.Repository, ws) {
+			return domain.Mission{}, &domain.WorkspaceLostError{MissionID: f.MissionID, Attempt: d.Mission.Attempt, Path: ws.Path}
+		}
 	}
+	return g.eng.Complete(ctx, f, res)
+}
+
+// workKept: the workspace directory exists, or its branch holds commits beyond the base.
+func workKept(ctx context.Context, repo string, ws engine.Workspace) bool {
 	if _, err := os.Stat(ws.Path); err == nil {
-		return nil
+		return true
 	}
-	if out, err := git(ctx, m.Repository, "rev-list", "--count", ws.BaseCommit+".."+ws.Branch); err == nil && out != "0" {
-		return nil
-	}
-	return fmt.Errorf("workspace lost: %s was deleted before its work was committed", ws.Path)
+	out, err := git(ctx, repo, "rev-list", "--count", ws.BaseCommit+".."+ws.Branch)
+	return err == nil && out != "0"
 }
 
 func (g *gitWorkspaces) Diff(ctx context.Context, m domain.Mission) (Diff, error) {

@@ -72,7 +72,7 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	if wait < 0 || wait > engine.MaxClaimWait {
 		return ClaimResult{}, fieldError("wait_seconds", fmt.Sprintf("%d is out of range", a.WaitSeconds), "wait 0 to 600 seconds")
 	}
-	if d.Workspaces == nil {
+	if d.Pull == nil {
 		return ClaimResult{}, errNoWorkspaces
 	}
 	if err := d.Engine.TouchAgent(ctx, domain.Agent{ID: a.AgentID, Kind: "external",
@@ -80,8 +80,8 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 		return ClaimResult{}, err
 	}
 	stop := waitingProgress(ctx, newProgress(ctx, req), wait)
-	c, err := d.Engine.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
-		Personas: a.Personas, Repository: a.Repository, Wait: wait}, d.Workspaces.Prepare)
+	c, err := d.Pull.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
+		Personas: a.Personas, Repository: a.Repository, Wait: wait})
 	stop()
 	var lost *engine.ClaimLostError
 	switch {
@@ -296,10 +296,7 @@ func CompleteMission(d *Deps) Tool {
 			for _, f := range a.Findings {
 				res.Findings = append(res.Findings, domain.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
 			}
-			if err := verifyWork(ctx, d, a.fence()); err != nil {
-				return MissionResult{}, err
-			}
-			m, err := d.Engine.Complete(ctx, a.fence(), res)
+			m, err := complete(ctx, d, a.fence(), res)
 			return MissionResult{Mission: m}, err
 		}),
 	})
@@ -344,20 +341,19 @@ func FailMission(d *Deps) Tool {
 	})
 }
 
-// verifyWork refuses to complete an attempt whose workspace was deleted before its work was
-// committed (shared/cases B17): completing would land nothing and lose the work silently.
-// A stale fence is left to Complete, which answers lease lost.
-func verifyWork(ctx context.Context, d *Deps, f domain.Fence) error {
-	if d.Workspaces == nil {
-		return nil
+// complete records a pull-mode completion through the pull service, which refuses an attempt
+// whose workspace was lost before its work was committed (shared/cases B17; the rule lives
+// with the workspaces, engine/scheduler). This only gives that refusal its MCP form: a caller
+// error on mission_id that says what to do instead.
+func complete(ctx context.Context, d *Deps, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
+	if d.Pull == nil {
+		return d.Engine.Complete(ctx, f, res)
 	}
-	det, err := d.Engine.GetMission(ctx, f.MissionID)
-	if err != nil || det.Mission.Lease.Epoch != f.Epoch || !det.Mission.State.Leased() {
-		return nil
-	}
-	if err := d.Workspaces.Verify(ctx, det.Mission); err != nil {
-		return &domain.FieldError{Field: "mission_id", Problem: err.Error(),
+	m, err := d.Pull.Complete(ctx, f, res)
+	var lost *domain.WorkspaceLostError
+	if errors.As(err, &lost) {
+		return m, &domain.FieldError{Field: "mission_id", Problem: lost.Error(),
 			Hint: "the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
 	}
-	return nil
+	return m, err
 }

@@ -16,8 +16,13 @@ import (
 type Deps struct {
 	// Engine applies every mission rule and owns the state (required).
 	Engine *engine.Engine
-	// Workspaces creates pull-mode workspaces and computes diffs. nil: claim_mission and
-	// get_mission_diff answer with a server error saying workspaces are not configured.
+	// Pull claims pull-mode work with its workspace and completes it (cmd wires the
+	// scheduler's pull service). nil: claim_mission answers with a server error saying
+	// workspaces are not configured, and complete_mission completes through the engine alone
+	// (a server without workspaces has none to check).
+	Pull Pull
+	// Workspaces computes diffs. nil: get_mission_diff answers with a server error saying
+	// workspaces are not configured.
 	Workspaces Workspaces
 	// Logs reads attempt logs. nil: get_mission_log returns the mission's events only.
 	Logs Logs
@@ -34,20 +39,27 @@ type Deps struct {
 	status *statusCache // set by New
 }
 
+// Pull is the pull-mode side the tools need: the tools call it and it calls the engine and
+// the workspace manager, never the other way (cmd wires the scheduler's PullService).
+type Pull interface {
+	// Claim waits up to req.Wait for a runnable mission, acquires and starts it for
+	// req.AgentID, creates its workspace while the lease is kept alive, and hands it over.
+	// Errors: ErrNoWork (an *engine.ClaimLostError when missions were taken away while their
+	// workspaces were made), ErrPaused, a *domain.FieldError, an *engine.ClaimError (the
+	// workspace could not be made; the attempt was failed), ctx's error (the attempt was
+	// abandoned).
+	Claim(ctx context.Context, req engine.ClaimRequest) (engine.Claimed, error)
+	// Complete records the attempt f as completed with res once its work is known to exist:
+	// a *domain.WorkspaceLostError (nothing written) when its writable workspace was deleted
+	// before its work was committed; otherwise the engine's Complete errors.
+	Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error)
+}
+
 // Workspaces is the workspace side the tools need (cmd wires one built on worktree.Manager).
 type Workspaces interface {
-	// Prepare creates (or, for a resumed attempt, re-opens) the workspace of m's current
-	// attempt and returns it with the run record to store on the mission (nil: the engine
-	// records {"mode":"pull","agent":…,"workspace":…}). It has the shape of
-	// engine.WorkspacePreparer and is what claim_mission hands to engine.Claim, so the
-	// workspace exists before the claim returns.
-	Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error)
 	// Diff returns what m's latest attempt changed relative to the commit its workspace
 	// started from. ErrNoWorkspace when the mission has no workspace yet.
 	Diff(ctx context.Context, m domain.Mission) (Diff, error)
-	// Verify checks that m's current attempt still has its work (the workspace directory, or
-	// commits on its branch) before the attempt is reported completed; an error says why not.
-	Verify(ctx context.Context, m domain.Mission) error
 }
 
 // ErrNoWorkspace: the mission has no workspace (never started, or a strategy without one).

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
@@ -150,16 +148,8 @@ func selfPath() (string, error) {
 	return exe, nil
 }
 
-// workspaceService serves claim_mission and get_mission_diff from the loop.
+// workspaceService serves get_mission_diff from the loop.
 type workspaceService struct{ s *scheduler.Scheduler }
-
-func (w workspaceService) Prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
-	return w.s.PrepareWorkspace(ctx, m)
-}
-
-func (w workspaceService) Verify(ctx context.Context, m domain.Mission) error {
-	return w.s.VerifyWorkspace(ctx, &m)
-}
 
 func (w workspaceService) Diff(ctx context.Context, m domain.Mission) (tools.Diff, error) {
 	d, err := w.s.Diff(ctx, &m)

@@ -149,6 +149,7 @@ func (a *app) deps() tools.Deps {
 	budget := a.cfg.Scheduler.RetryBudget
 	return tools.Deps{
 		Engine:             a.eng,
+		Pull:               a.pull(),
 		Workspaces:         a.workspaces(),
 		Logs:               tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()},
 		Logger:             a.log.With("component", "mcp"),

@@ -35,6 +35,10 @@ var (
 	// ErrNotLeader: a scheduler process presented a leader lease (LeaderFence) that is not
 	// current any more; it must stop dispatching until it leads again. Not a caller error.
 	ErrNotLeader = errors.New("not the scheduler's leader")
+	// ErrWorkspaceLost: an attempt's writable workspace was deleted before its work was
+	// committed, so there is nothing of it to land; completing it is refused
+	// (*WorkspaceLostError). Not a caller error by itself: the pull-mode tools answer it as one.
+	ErrWorkspaceLost = errors.New("workspace lost")
 )
 
 // CallerError reports whether err is the caller's mistake (a bad id, argument, state or
@@ -135,3 +139,21 @@ func (e *NotFoundError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNotFound) true.
 func (e *NotFoundError) Unwrap() error { return ErrNotFound }
+
+// WorkspaceLostError refuses the completion of an attempt whose writable workspace was
+// deleted before its work was committed (shared/cases B17, for work that finished): there is
+// nothing of it to land, and completing would lose the work silently. The attempt should fail
+// (failure kind workspace) and the mission run again in a fresh workspace. The rule that
+// raises it lives with the workspaces (engine/scheduler/verify.go); this is its one wording.
+type WorkspaceLostError struct {
+	MissionID string
+	Attempt   int
+	Path      string // the deleted workspace directory
+}
+
+func (e *WorkspaceLostError) Error() string {
+	return fmt.Sprintf("workspace lost: %s was deleted before its work was committed", e.Path)
+}
+
+// Unwrap makes errors.Is(err, ErrWorkspaceLost) true.
+func (e *WorkspaceLostError) Unwrap() error { return ErrWorkspaceLost }

@@ -77,7 +77,7 @@ func TestArmadaScenario_PullAfterAPause(t *testing.T) {
 	pauseUntilBlocked(h, voyageID)
 	claim := func(agentID string) engine.Claimed {
 		t.Helper()
-		c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: agentID}, h.s.PrepareWorkspace)
+		c, err := h.s.Pull().Claim(h.ctx, engine.ClaimRequest{AgentID: agentID})
 		require.NoError(t, err)
 		_, err = h.s.RunOnce(h.ctx)
 		require.NoError(t, err)

@@ -106,3 +106,7 @@ func (k Keeper) Kick() { k.ws.kick() }
 
 // Stop is workspaces.Stop.
 func (k Keeper) Stop() { k.ws.Stop() }
+
+// SetBeforeHandOver makes p call f once a claim's workspace is made, before the hand-over
+// (tests take the mission away there).
+func SetBeforeHandOver(p *PullService, f func(m domain.Mission)) { p.beforeHandOver = f }

@@ -154,7 +154,7 @@ func TestLoop_NoProfileWaitsForAnAgentThenEscalatesNoAgent(t *testing.T) {
 	// an agent claims it: the escalation closes at the next planning step
 	_, err = h.eng.CancelVoyage(h.ctx, d.Voyage.ID, "only the solo mission is claimed", "test")
 	require.NoError(t, err)
-	c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: "gpu-box", Capabilities: []string{"gpu"}}, nil)
+	c, err := s2.Pull().Claim(h.ctx, engine.ClaimRequest{AgentID: "gpu-box", Capabilities: []string{"gpu"}})
 	require.NoError(t, err)
 	require.Equal(t, solo.Mission.ID, c.Mission.ID)
 	_, err = s2.RunOnce(h.ctx)

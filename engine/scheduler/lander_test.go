@@ -22,7 +22,7 @@ import (
 func TestLander_RunOnceWaitsForTheCheckoutAndEscalatesOnceAcrossLeaders(t *testing.T) {
 	h := newHarness(t)
 	m := h.create(engine.MissionSpec{Title: "edit shared", WriteArea: []string{"shared.txt"}})
-	c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: "worker"}, h.s.PrepareWorkspace)
+	c, err := h.s.Pull().Claim(h.ctx, engine.ClaimRequest{AgentID: "worker"})
 	require.NoError(t, err)
 	require.Equal(t, m.ID, c.Mission.ID)
 	require.NoError(t, os.WriteFile(filepath.Join(c.Workspace.Path, "shared.txt"), []byte("line one, edited\n"), 0o644))
@@ -86,7 +86,7 @@ func TestLander_RunOnceAppliesTheLandingPolicy(t *testing.T) {
 		{Path: approvalRepo, Landing: scheduler.LandingApproval}, {Path: noneRepo, Landing: scheduler.LandingNone}}}
 	complete := func(repo, file string) domain.Mission {
 		m := h.create(engine.MissionSpec{Title: "add " + file, Repository: repo, WriteArea: []string{file}})
-		c, err := h.eng.Claim(h.ctx, engine.ClaimRequest{AgentID: "worker", Repository: repo}, h.s.PrepareWorkspace)
+		c, err := h.s.Pull().Claim(h.ctx, engine.ClaimRequest{AgentID: "worker", Repository: repo})
 		require.NoError(t, err)
 		require.Equal(t, m.ID, c.Mission.ID)
 		require.NoError(t, os.WriteFile(filepath.Join(c.Workspace.Path, file), []byte(file+"\n"), 0o644))

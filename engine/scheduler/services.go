@@ -2,32 +2,11 @@ package scheduler
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
-
-// PrepareWorkspace is the engine.WorkspacePreparer of pull mode (claim_mission): it creates
-// the claimed attempt's workspace, writes its brief (pull-mode wording) into
-// .mcp-scheduler/brief.md and returns the run record to store.
-func (s *Scheduler) PrepareWorkspace(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
-	ws, err := s.prepare(ctx, m)
-	if err != nil {
-		return engine.Workspace{}, nil, err
-	}
-	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, Worktree: ws, LaunchedAt: s.cfg.Now()}
-	brief, err := s.renderBrief(m, ws, true)
-	if err != nil {
-		return engine.Workspace{}, nil, err
-	}
-	if err := writeBrief(ws.Path, brief); err != nil {
-		return engine.Workspace{}, nil, err
-	}
-	return rec.Workspace(), rec.raw(), nil
-}
 
 // Brief renders the brief a pull-mode agent gets for its claimed mission.
 func (s *Scheduler) Brief(ctx context.Context, m *domain.Mission) (string, error) {

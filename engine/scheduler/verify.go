@@ -2,22 +2,18 @@ package scheduler
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
-// ErrWorkspaceLost: an attempt's writable workspace was deleted before its work was
-// committed, so there is nothing of it to land (shared/cases B17, for work that finished).
-var ErrWorkspaceLost = errors.New("workspace lost")
-
 // VerifyWorkspace checks, before a mission is reported completed, that its attempt's work
 // still exists: the workspace directory, or commits on its branch. Read-only and shared
-// workspaces (snapshot, main) always pass. ErrWorkspaceLost otherwise: completing would land
-// nothing and lose the work silently, so the attempt should fail and run again.
+// workspaces (snapshot, main) always pass. A *domain.WorkspaceLostError otherwise: completing
+// would land nothing and lose the work silently, so the attempt should fail and run again.
+// Managed completions (supervise.go) and pull-mode ones (claim.go, PullService.Complete) both
+// obey it.
 func (s *Scheduler) VerifyWorkspace(ctx context.Context, m *domain.Mission) error {
 	rec, err := s.runWith(ctx, m)
 	if err != nil {
@@ -39,5 +35,5 @@ func (ws *workspaces) verify(ctx context.Context, repository string, w worktree.
 			return nil // the directory is gone but the work was committed on the branch
 		}
 	}
-	return fmt.Errorf("%w: %s was deleted before its work was committed", ErrWorkspaceLost, w.Path)
+	return &domain.WorkspaceLostError{MissionID: w.MissionID, Attempt: w.Attempt, Path: w.Path}
 }

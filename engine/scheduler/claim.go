@@ -1,0 +1,123 @@
+package scheduler
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
+
+// maxClaimLosses is how many missions one claim may lose while preparing their workspaces
+// (cancelled, blocked or re-leased meanwhile) before it gives up and says so.
+const maxClaimLosses = 3
+
+// PullService is the pull-mode side of the scheduler: it claims work for external agents
+// (claim_mission) and completes it (complete_mission). Its calls go down only — to the
+// engine's claim steps (BeginClaim, then HandOver or Fail), to the workspace manager, and to
+// the engine's Complete — so the engine never calls back into the scheduler. Get one with
+// Scheduler.Pull; it is safe for concurrent use.
+type PullService struct {
+	s *Scheduler
+
+	beforeHandOver func(m domain.Mission) // tests: runs once the workspace is made (export_test.go)
+}
+
+// Pull returns the scheduler's pull-mode service.
+func (s *Scheduler) Pull() *PullService { return &PullService{s: s} }
+
+// Claim acquires and starts the next runnable mission for an external agent, creates its
+// workspace (with its brief in .mcp-scheduler/brief.md) while the engine keeps the lease
+// renewed, and only then hands it over: the lease the caller gets runs from the moment the
+// result is ready. It waits up to req.Wait for work (domain.ErrNoWork, domain.ErrPaused
+// after; a *domain.FieldError for a bad request).
+//
+// What can go wrong, and what the caller is told:
+//   - a workspace that cannot be created fails the attempt (kind workspace, within the retry
+//     budget) and Claim returns an *engine.ClaimError naming the mission and the cause;
+//   - a mission cancelled, blocked or taken by another agent while its workspace was prepared
+//     costs it nothing and Claim moves on to the next one; after maxClaimLosses such losses,
+//     or when no other mission comes within the wait, it returns the last
+//     *engine.ClaimLostError (which wraps ErrNoWork);
+//   - a request that ends before the result is ready abandons the attempt (no budget) and
+//     Claim returns ctx's error.
+func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engine.Claimed, error) {
+	deadline := time.Now().Add(req.Wait)
+	var lost error
+	for losses := 0; ; {
+		pc, err := p.s.eng.BeginClaim(ctx, req)
+		if err != nil {
+			if lost != nil && errors.Is(err, domain.ErrNoWork) {
+				return engine.Claimed{}, lost // what happened to the work there was
+			}
+			return engine.Claimed{}, err
+		}
+		c, err := p.prepareAndHandOver(ctx, pc)
+		var l *engine.ClaimLostError
+		if !errors.As(err, &l) {
+			return c, err
+		}
+		if losses++; losses >= maxClaimLosses {
+			return c, err
+		}
+		lost, req.Wait = err, max(time.Until(deadline), 0)
+	}
+}
+
+// prepareAndHandOver makes the pending claim's workspace and hands the mission over, or
+// fails the claim with the reason the workspace could not be made.
+func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.PendingClaim) (engine.Claimed, error) {
+	m, err := pc.Mission(ctx)
+	if err != nil {
+		return engine.Claimed{}, err // the claim ended there, with its reason recorded
+	}
+	ws, run, err := p.prepare(ctx, &m)
+	if err != nil {
+		p.s.log.Warn("claim: the workspace could not be prepared", "mission_id", m.ID, "attempt", m.Attempt, "err", err)
+		return engine.Claimed{}, pc.Fail(ctx, err)
+	}
+	if p.beforeHandOver != nil {
+		p.beforeHandOver(m)
+	}
+	return pc.HandOver(ctx, ws, run)
+}
+
+// prepare creates the claimed attempt's workspace, writes its brief (pull-mode wording) into
+// .mcp-scheduler/brief.md and returns it with the run record to store.
+func (p *PullService) prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
+	s := p.s
+	ws, err := s.prepare(ctx, m)
+	if err != nil {
+		return engine.Workspace{}, nil, err
+	}
+	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, Worktree: ws, LaunchedAt: s.cfg.Now()}
+	brief, err := s.renderBrief(m, ws, true)
+	if err != nil {
+		return engine.Workspace{}, nil, err
+	}
+	if err := writeBrief(ws.Path, brief); err != nil {
+		return engine.Workspace{}, nil, err
+	}
+	return rec.Workspace(), rec.raw(), nil
+}
+
+// Complete records a pull-mode attempt as completed once its work is known to exist: an
+// attempt whose writable workspace was deleted before its work was committed is refused
+// with a *domain.WorkspaceLostError and nothing is written (VerifyWorkspace, the rule managed
+// completions obey too); the agent then fails the attempt and the mission runs again in a
+// fresh workspace. A fence that is not the mission's current lease is left to the engine,
+// which answers lease lost; otherwise the engine's Complete errors.
+func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
+	d, err := p.s.eng.GetMission(ctx, f.MissionID)
+	switch {
+	case err != nil && !domain.CallerError(err):
+		return domain.Mission{}, err
+	case err == nil && d.Mission.Lease.Epoch == f.Epoch && d.Mission.State.Leased():
+		if err := p.s.VerifyWorkspace(ctx, &d.Mission); err != nil {
+			return domain.Mission{}, err
+		}
+	}
+	return p.s.eng.Complete(ctx, f, res)
+}
