@@ -87,6 +87,8 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	switch {
 	case errors.As(err, &lost):
 		return ClaimResult{Reason: lost.Error()}, nil
+	case errors.Is(err, domain.ErrNoWork) && err != domain.ErrNoWork:
+		return ClaimResult{Reason: err.Error()}, nil // the pull service says why nothing fits
 	case errors.Is(err, domain.ErrNoWork):
 		return ClaimResult{Reason: "no runnable mission fits you now (none pending, or they wait for dependencies, conflicts or backoff); call again later or pass wait_seconds"}, nil
 	case errors.Is(err, domain.ErrPaused):

@@ -44,7 +44,8 @@ type Deps struct {
 type Pull interface {
 	// Claim waits up to req.Wait for a runnable mission, acquires and starts it for
 	// req.AgentID, creates its workspace while the lease is kept alive, and hands it over.
-	// Errors: ErrNoWork (an *engine.ClaimLostError when missions were taken away while their
+	// Errors: ErrNoWork (whose message, when it is not the bare sentinel, says why nothing fits;
+	// an *engine.ClaimLostError when missions were taken away while their
 	// workspaces were made), ErrPaused, a *domain.FieldError, an *engine.ClaimError (the
 	// workspace could not be made; the attempt was failed), ctx's error (the attempt was
 	// abandoned).

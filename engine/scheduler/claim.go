@@ -31,8 +31,9 @@ func (s *Scheduler) Pull() *PullService { return &PullService{s: s} }
 // Claim acquires and starts the next runnable mission for an external agent, creates its
 // workspace (with its brief in .mcp-scheduler/brief.md) while the engine keeps the lease
 // renewed, and only then hands it over: the lease the caller gets runs from the moment the
-// result is ready. It waits up to req.Wait for work (domain.ErrNoWork, domain.ErrPaused
-// after; a *domain.FieldError for a bad request).
+// result is ready. It waits up to req.Wait for work (a *NoWorkError, which wraps
+// domain.ErrNoWork and says why nothing fits; domain.ErrPaused after; a *domain.FieldError
+// for a bad request).
 //
 // What can go wrong, and what the caller is told:
 //   - a workspace that cannot be created fails the attempt (kind workspace, within the retry
@@ -49,8 +50,11 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 	for losses := 0; ; {
 		pc, err := p.s.eng.BeginClaim(ctx, req)
 		if err != nil {
-			if lost != nil && errors.Is(err, domain.ErrNoWork) {
+			switch {
+			case lost != nil && errors.Is(err, domain.ErrNoWork):
 				return engine.Claimed{}, lost // what happened to the work there was
+			case errors.Is(err, domain.ErrNoWork):
+				return engine.Claimed{}, p.whyNoWork(ctx, req)
 			}
 			return engine.Claimed{}, err
 		}
