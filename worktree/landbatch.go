@@ -76,11 +76,16 @@ func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLan
 	}
 	defer release()
 	start := time.Now()
+	cleared, err := m.clearTargetLocks(ctx, r, target)
+	if err != nil {
+		return nil, fmt.Errorf("land batch onto %s: stale git locks: %w", target, err)
+	}
 	live = m.commitPendingAll(ctx, reqs, live, out)
 	if err := m.landBatch(ctx, reqs, live, target, out); err != nil {
 		return nil, fmt.Errorf("land batch onto %s: %w", target, err)
 	}
 	for _, i := range live {
+		out[i].Landing.ClearedLocks = cleared
 		l := out[i].Landing
 		m.log.Info("landing", "mission_id", reqs[i].MissionID, "attempt", reqs[i].Attempt, "target", target,
 			"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward, "batch", len(live),

@@ -6,6 +6,7 @@ package worktree
 // costs one nil check. Steps: "stage.tip-read" (the attempt branch's tip was read),
 // "probe.before-status" (the pending-work probe is about to run git status),
 // "ff.before-merge" (about to run `git merge --ff-only` in a checkout holding the target),
+// "ff.merged" (that `git merge --ff-only` succeeded: the target moved),
 // "ff.files-set-aside" (files in the way of a refused fast-forward were set aside).
 var testStep func(name string)
 
