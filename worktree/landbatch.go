@@ -136,6 +136,10 @@ func (m *Manager) checkBatch(reqs []LandRequest) (string, error) {
 // commitPendingAll commits what the agents left uncommitted in every live request's
 // workspace, in parallel (distinct worktrees; git's object writes are atomic), and fetches
 // isolated copies' branches. It returns the requests still live; the others got their error.
+// It runs before any branch tip is read (stageAll), and that order is what keeps an orphaned
+// `git commit` of a killed landing from being missed: a clean status here means the branch
+// already held the work, and a tip read later can only be newer. (Land, which runs its status
+// beside the merge, needs pendingProbe.settleAt for the same guarantee.)
 func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live []int, out []BatchLanding) []int {
 	var wg sync.WaitGroup
 	for _, i := range live {
@@ -146,7 +150,9 @@ func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			step("batch.before-pending")
 			_, err := m.commitPending(ctx, ws, reqs[i].Message)
+			step("batch.pending-done")
 			if err == nil && ws.Strategy == StrategyIsolatedCopy {
 				err = m.fetchIsolated(ctx, reqs[i].Repo, ws)
 			} else if err != nil {
