@@ -91,6 +91,9 @@ func (l *gitLocks) retry(ctx context.Context, fn func() error) error {
 	}
 }
 
+// lockGone is judge's reason for a lock that no longer exists.
+const lockGone = "gone"
+
 // verdict is judge's answer about one lock file.
 type verdict struct {
 	stale bool
@@ -106,7 +109,7 @@ type verdict struct {
 func (l *gitLocks) judge(path string) (verdict, error) {
 	st, err := os.Lstat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return verdict{stale: true, why: "gone"}, nil
+		return verdict{stale: true, why: lockGone}, nil
 	}
 	if err != nil {
 		return verdict{}, fmt.Errorf("stat lock %s: %w", path, err)
@@ -147,7 +150,9 @@ func (l *gitLocks) removeIfStale(path string) (bool, string, error) {
 // aside atomically first, and when what was renamed is a new lock that a git created in the
 // meantime, it is linked back (link fails rather than replace a newer one).
 func removeSame(path string, info fs.FileInfo) error {
-	aside := path + ".stale-" + fmt.Sprint(os.Getpid())
+	// Named like a lock, which git skips when it lists refs, so that a crash right here
+	// leaves no file that reads as a branch.
+	aside := strings.TrimSuffix(path, ".lock") + fmt.Sprintf(".stale-%d.lock", os.Getpid())
 	if err := os.Rename(path, aside); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil

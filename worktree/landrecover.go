@@ -222,30 +222,42 @@ func (m *Manager) clearTargetLocks(ctx context.Context, r *Repo, target string) 
 }
 
 // clearLock removes one lock of the checkout holding the target when it is provably stale,
-// waiting for it to become old enough when its age is all that keeps it.
+// waiting for it to become old enough when its age is all that keeps it. A lock a live
+// process holds is looked at again a few times over about a second (a short git of another
+// landing may be working in the repository), then left alone.
 func (m *Manager) clearLock(ctx context.Context, lock, checkout string) (bool, error) {
-	v, err := m.gitLocks.judge(lock)
-	if err == nil && !v.stale && v.young > 0 {
-		m.log.Info("waiting for a git lock in the checkout holding the target to be provably stale",
-			"path", lock, "checkout", checkout, "wait_s", v.young.Seconds())
+	pause := 50 * time.Millisecond
+	for tries := 0; ; tries++ {
+		v, err := m.gitLocks.judge(lock)
+		if err != nil {
+			return false, err
+		}
+		if v.info == nil {
+			return false, nil // gone: the git holding it finished
+		}
+		if v.stale && tries < 20 {
+			removed, why, err := m.gitLocks.removeIfStale(lock)
+			if err != nil || removed {
+				return removed && why != lockGone, err
+			}
+			continue // judged again inside: a git started meanwhile
+		}
+		wait := pause
+		if v.young > 0 {
+			wait = v.young
+			m.log.Info("waiting for a git lock in the checkout holding the target to be provably stale",
+				"path", lock, "checkout", checkout, "wait_s", wait.Seconds())
+		} else if tries >= 5 || v.stale {
+			m.log.Info("left a git lock in the checkout holding the target", "path", lock, "checkout", checkout, "reason", v.why)
+			return false, nil
+		}
 		select {
 		case <-ctx.Done():
 			return false, ctx.Err()
-		case <-time.After(v.young):
+		case <-time.After(wait):
 		}
+		pause *= 2
 	}
-	if err != nil {
-		return false, err
-	}
-	removed, why, err := m.gitLocks.removeIfStale(lock)
-	if err != nil {
-		return false, err
-	}
-	if !removed {
-		m.log.Info("left a git lock in the checkout holding the target", "path", lock, "checkout", checkout, "reason", why)
-		return false, nil
-	}
-	return true, nil
 }
 
 // mainRootOf returns the main worktree of an opened repository whose common dir is commonDir
