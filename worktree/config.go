@@ -41,7 +41,10 @@ type Config struct {
 	// activity unless CleanupRequest.OlderThan says otherwise. Default 24 hours.
 	Retention time.Duration
 	// StaleLockAge is how old (by mtime) a git lock file must be, with no live process holding
-	// it, before it is removed as stale (bug case B16). Default 10 seconds.
+	// it open and no live git working in its part of the repository, before it is removed as
+	// stale (bug case B16, docs/workspaces.md "Locking"). A landing that finds such a lock in
+	// the checkout holding its target, too young but otherwise stale, waits at most this long
+	// for it. Default 10 seconds.
 	StaleLockAge time.Duration
 	// LockWait bounds how long a git command waits for a lock file held by a live process, with
 	// backoff from 20 ms to 1 s, before failing with ErrLockBusy. Default 30 seconds.

@@ -142,3 +142,59 @@ func TestLand_FastForwardCompletedByAnOrphanLeavesNoFileDeleted(t *testing.T) {
 	}
 	require.Equal(t, LandAlreadyLanded, land(t, m, r, ws).Status)
 }
+
+// LandBatch and the orphaned `git commit` of a killed landing: the orphan (its `git add -A`
+// done, the work staged) finishes at each step of the batch where it could hide the work:
+// before the batch's status of the workspace, after the batch committed the pending work,
+// and after the batch read the branch's tip (the step at which it fooled Land). The batch
+// must land the work exactly once in every case, never answer nothing_to_land, and leave the
+// workspace clean. LandBatch runs its status before it reads any tip, so a clean status
+// always means the tip read later holds the work (landbatch.go, commitPendingAll); this
+// test fails if that order changes without Land's re-read of the branch (settleAt).
+func TestLandBatch_OrphanedCommitFinishingMidBatchIsLanded(t *testing.T) {
+	for _, at := range []string{"batch.before-pending", "batch.pending-done", "stage.tip-read"} {
+		for _, checkedOut := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/checked_out=%v", at, checkedOut), func(t *testing.T) {
+				tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
+				if !checkedOut {
+					tr.git("checkout", "-q", "--detach")
+				}
+				m := newTestManager(t)
+				r := openRepo(t, m, tr.dir)
+				wss := prepareOn(t, m, r, "orphan", "other")
+				writeFile(t, wss[0].Path, "work.txt", "work\n")
+				gitIn(t, wss[0].Path, "add", "-A") // the killed landing's git add finished
+				writeFile(t, wss[1].Path, "other.txt", "other\n")
+
+				var once sync.Once
+				var orphanErr error
+				setTestStep(t, func(name string) {
+					if name == at {
+						once.Do(func() { // the orphaned git commit finishes now (or finds nothing left)
+							msg := withTrailers("", "Commit the work the agent left uncommitted", "orphan", 1)
+							_, orphanErr = gitTry(wss[0].Path, "commit", "-q", "-m", msg)
+						})
+					}
+				})
+				ls := landBatch(t, m, batchOf(r, wss...))
+				t.Logf("the orphan's commit: %v", orphanErr)
+				for i, l := range ls {
+					require.Equal(t, LandLanded, l.Status, "request %d: %+v", i, l)
+					require.Equal(t, tr.tip(wss[i].Branch), l.BranchTip, "request %d", i)
+					require.True(t, isAncestor(t, tr.dir, l.BranchTip, "main"), "request %d", i)
+				}
+				require.Equal(t, "work", tr.git("show", "main:work.txt"))
+				require.Equal(t, "other", tr.git("show", "main:other.txt"))
+				pending := tr.git("log", "--no-merges", "--format=%H", "--grep=^Mission-Id: orphan$", "main")
+				require.Len(t, strings.Fields(pending), 1, "the pending work is committed once")
+				require.Empty(t, gitIn(t, wss[0].Path, "status", "--porcelain"))
+				for _, l := range landBatch(t, m, batchOf(r, wss...)) {
+					require.Equal(t, LandAlreadyLanded, l.Status)
+				}
+				if checkedOut {
+					require.Empty(t, tr.git("status", "--porcelain"))
+				}
+			})
+		}
+	}
+}

@@ -43,8 +43,10 @@ var (
 	// ErrUnresolvedConflicts: the workspace still holds unmerged paths with conflict markers,
 	// so its pending work is not committed.
 	ErrUnresolvedConflicts = errors.New("workspace has unresolved merge conflicts")
-	// ErrLockBusy: a git lock file (index.lock, <ref>.lock) stayed held by a live process
-	// longer than Config.LockWait (bug case B16). The lock was left in place.
+	// ErrLockBusy: a git lock file (index.lock, HEAD.lock, <ref>.lock) stayed held by a live
+	// process (open, or a live git working in that part of the repository), or could not be
+	// proven stale, longer than Config.LockWait (bug case B16). The lock was left in place; the
+	// message names it and why it was kept.
 	ErrLockBusy = errors.New("git lock file is held by another process")
 	// ErrTargetMoving: the target branch kept moving under the landing (another writer won
 	// every compare-and-set); nothing was lost, the landing can be retried.

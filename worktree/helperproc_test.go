@@ -3,8 +3,11 @@ package worktree
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -29,6 +32,10 @@ type helperArgs struct {
 	KillAt    string        `json:"kill_at,omitempty"`
 	KillAfter time.Duration `json:"kill_after,omitempty"`
 	KillGroup bool          `json:"kill_group,omitempty"`
+	// HoldLock, with KillAt: at that step the helper first starts a real git in RepoDir that
+	// takes this lock of the checkout and waits (holdingGit), then SIGKILLs its process group
+	// at once, so that git dies holding it: "HEAD", "ORIG_HEAD", "refs/heads/<b>" or "index".
+	HoldLock string `json:"hold_lock,omitempty"`
 }
 
 // killAtStep makes the helper kill itself (or its process group) args.KillAfter after it
@@ -40,6 +47,14 @@ func killAtStep(args helperArgs) {
 	testStep = func(name string) {
 		if name != args.KillAt {
 			return
+		}
+		if args.HoldLock != "" {
+			if _, _, err := holdingGit(args.RepoDir, args.HoldLock, filepath.Join(args.DataDir, "never")); err != nil {
+				os.Stderr.WriteString("hold " + args.HoldLock + ": " + err.Error() + "\n")
+				os.Exit(7)
+			}
+			_ = syscall.Kill(-syscall.Getpgrp(), syscall.SIGKILL)
+			select {}
 		}
 		pid := os.Getpid()
 		if args.KillGroup {
@@ -102,4 +117,58 @@ func helperCommand(mode string, args helperArgs) *exec.Cmd {
 	// GORACE: under -race the runtime otherwise sleeps a second before exiting.
 	cmd.Env = append(os.Environ(), helperEnv+"="+mode, helperArgsEnv+"="+string(data), "GORACE=atexit_sleep_ms=0")
 	return cmd
+}
+
+// holdingGit starts a real git in the checkout dir that takes lock (see helperArgs.HoldLock)
+// the way git does and then waits: `git update-ref --stdin` with a prepared transaction for
+// a ref ("option no-deref" for HEAD, so only HEAD.lock is taken), waiting for the rest of its
+// input, or `git commit -a --allow-empty` whose editor waits until the file proceed exists
+// (the index). It returns once the lock file exists, with the process and release, which ends
+// the transaction's input (git then aborts it and removes its locks) or creates proceed.
+func holdingGit(dir, lock, proceed string) (*exec.Cmd, func(), error) {
+	gitDir := filepath.Join(dir, ".git")
+	cmd := exec.Command("git", "-C", dir, "update-ref", "--stdin")
+	lockPath := filepath.Join(gitDir, filepath.FromSlash(lock)+".lock")
+	var release func()
+	if lock == "index" {
+		editor := proceed + ".editor.sh"
+		script := "#!/bin/sh\nwhile [ ! -e '" + proceed + "' ]; do sleep 0.02; done\necho 'person commit' > \"$1\"\n"
+		if err := os.WriteFile(editor, []byte(script), 0o755); err != nil {
+			return nil, nil, err
+		}
+		cmd = exec.Command("git", "-C", dir, "commit", "-q", "-a", "--allow-empty")
+		cmd.Env = append(os.Environ(), "GIT_EDITOR="+editor, "GIT_AUTHOR_NAME=Person", "GIT_AUTHOR_EMAIL=person@example.invalid",
+			"GIT_COMMITTER_NAME=Person", "GIT_COMMITTER_EMAIL=person@example.invalid")
+		release = func() { _ = os.WriteFile(proceed, nil, 0o644) }
+	} else {
+		head, err := exec.Command("git", "-C", dir, "rev-parse", "HEAD").Output()
+		if err != nil {
+			return nil, nil, err
+		}
+		opt := ""
+		if lock == "HEAD" {
+			opt = "option no-deref\n"
+		}
+		pr, pw, err := os.Pipe()
+		if err != nil {
+			return nil, nil, err
+		}
+		defer pr.Close()
+		if _, err := pw.WriteString("start\n" + opt + "update " + lock + " " + strings.TrimSpace(string(head)) + "\nprepare\n"); err != nil {
+			return nil, nil, err
+		}
+		cmd.Stdin, release = pr, func() { pw.Close() }
+	}
+	if err := cmd.Start(); err != nil {
+		release()
+		return nil, nil, err
+	}
+	for range 2000 {
+		if _, err := os.Stat(lockPath); err == nil {
+			return cmd, release, nil
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	release()
+	return cmd, release, fmt.Errorf("%s did not appear", lockPath)
 }

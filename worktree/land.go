@@ -96,6 +96,10 @@ type Landing struct {
 	CheckOutput string `json:"check_output,omitempty"`
 	// Detail is git's own explanation for conflicted and waiting outcomes.
 	Detail string `json:"detail,omitempty"`
+	// ClearedLocks are the provably stale git lock files (real paths) this landing removed
+	// from the checkout holding the target before it started: left by a git that was killed
+	// (docs/workspaces.md, "Idempotency and crashes").
+	ClearedLocks []string `json:"cleared_locks,omitempty"`
 }
 
 // maxLandTries bounds how often a landing starts over because the target moved under it.
@@ -139,7 +143,12 @@ func (m *Manager) Land(ctx context.Context, req LandRequest) (Landing, error) {
 	}
 	defer release()
 	start := time.Now()
+	cleared, err := m.clearTargetLocks(ctx, req.Repo, target)
+	if err != nil {
+		return Landing{}, fmt.Errorf("land %s a%d onto %s: stale git locks: %w", req.MissionID, req.Attempt, target, err)
+	}
 	l, err := m.land(ctx, req, target)
+	l.ClearedLocks = cleared
 	if err != nil {
 		return l, fmt.Errorf("land %s a%d onto %s: %w", req.MissionID, req.Attempt, target, err)
 	}

@@ -76,11 +76,16 @@ func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLan
 	}
 	defer release()
 	start := time.Now()
+	cleared, err := m.clearTargetLocks(ctx, r, target)
+	if err != nil {
+		return nil, fmt.Errorf("land batch onto %s: stale git locks: %w", target, err)
+	}
 	live = m.commitPendingAll(ctx, reqs, live, out)
 	if err := m.landBatch(ctx, reqs, live, target, out); err != nil {
 		return nil, fmt.Errorf("land batch onto %s: %w", target, err)
 	}
 	for _, i := range live {
+		out[i].Landing.ClearedLocks = cleared
 		l := out[i].Landing
 		m.log.Info("landing", "mission_id", reqs[i].MissionID, "attempt", reqs[i].Attempt, "target", target,
 			"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward, "batch", len(live),
@@ -131,6 +136,10 @@ func (m *Manager) checkBatch(reqs []LandRequest) (string, error) {
 // commitPendingAll commits what the agents left uncommitted in every live request's
 // workspace, in parallel (distinct worktrees; git's object writes are atomic), and fetches
 // isolated copies' branches. It returns the requests still live; the others got their error.
+// It runs before any branch tip is read (stageAll), and that order is what keeps an orphaned
+// `git commit` of a killed landing from being missed: a clean status here means the branch
+// already held the work, and a tip read later can only be newer. (Land, which runs its status
+// beside the merge, needs pendingProbe.settleAt for the same guarantee.)
 func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live []int, out []BatchLanding) []int {
 	var wg sync.WaitGroup
 	for _, i := range live {
@@ -141,7 +150,9 @@ func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			step("batch.before-pending")
 			_, err := m.commitPending(ctx, ws, reqs[i].Message)
+			step("batch.pending-done")
 			if err == nil && ws.Strategy == StrategyIsolatedCopy {
 				err = m.fetchIsolated(ctx, reqs[i].Repo, ws)
 			} else if err != nil {

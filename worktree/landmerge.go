@@ -30,6 +30,7 @@ func (m *Manager) mergeCommit(ctx context.Context, req LandRequest, l *Landing, 
 	if l.Commit, err = m.writeMerge(ctx, req.Repo, tree, l.OldTarget, l.BranchTip, msg); err != nil {
 		return false, err
 	}
+	step("merge.written")
 	return false, nil
 }
 

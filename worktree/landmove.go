@@ -38,7 +38,12 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 	if m.targetMoved(r, target, l.OldTarget) {
 		return l, true, nil
 	}
-	err = m.gitLocks.retry(ctx, func() error { return m.fastForward(ctx, l.Checkout, l.Commit) })
+	err = m.gitLocks.retry(ctx, func() error {
+		if err := refLocksFree(l.Checkout, r.commonDir, target); err != nil {
+			return err
+		}
+		return m.fastForward(ctx, l.Checkout, l.Commit)
+	})
 	if err != nil {
 		if ctx.Err() != nil {
 			return l, false, ctx.Err()
@@ -77,6 +82,9 @@ func (m *Manager) fastForward(ctx context.Context, checkout, commit string) erro
 	step("ff.before-merge")
 	_, err := m.git.run(ctx, checkout, runOpts{}, "merge", "--ff-only", "--no-edit", "--no-verify", "--no-stat",
 		"--end-of-options", commit)
+	if err == nil {
+		step("ff.merged")
+	}
 	return err
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing"
@@ -182,4 +183,113 @@ func restoreFiles(from, to string, files []string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// clearTargetLocks removes the provably stale git locks (gitLocks.judge) that a killed git
+// left in the checkout holding target: its HEAD.lock, index.lock and ORIG_HEAD.lock, and the
+// target's ref lock. A landing killed with its `git merge --ff-only` just after the branch
+// moved leaves such a lock and nothing of the landing is left to do, so no git of the next
+// landing fails on it and removes it, while the person's next `git commit` would fail. The
+// landing lock is held, so no landing of any scheduler process writes there meanwhile. A lock
+// whose age is all that keeps it is waited for (at most StaleLockAge); one a live process
+// holds is left alone and logged with its holder. It returns the paths removed, for the
+// landing's record.
+func (m *Manager) clearTargetLocks(ctx context.Context, r *Repo, target string) ([]string, error) {
+	holders, err := m.checkoutsHolding(r, target)
+	if err != nil || len(holders) == 0 {
+		return nil, err
+	}
+	gitDir, err := gitDirOf(holders[0])
+	if err != nil {
+		return nil, err
+	}
+	candidates := []string{filepath.Join(gitDir, "HEAD.lock"), filepath.Join(gitDir, "index.lock"),
+		filepath.Join(gitDir, "ORIG_HEAD.lock"), filepath.Join(r.commonDir, "refs", "heads", filepath.FromSlash(target)+".lock")}
+	var cleared []string
+	for _, lock := range candidates {
+		if _, err := os.Lstat(lock); err != nil {
+			continue
+		}
+		removed, err := m.clearLock(ctx, lock, holders[0])
+		if err != nil {
+			return cleared, err
+		}
+		if removed {
+			cleared = append(cleared, lock)
+		}
+	}
+	return cleared, nil
+}
+
+// clearLock removes one lock of the checkout holding the target when it is provably stale,
+// waiting for it to become old enough when its age is all that keeps it. A lock a live
+// process holds is looked at again a few times over about a second (a short git of another
+// landing may be working in the repository), then left alone.
+func (m *Manager) clearLock(ctx context.Context, lock, checkout string) (bool, error) {
+	pause := 50 * time.Millisecond
+	for tries := 0; ; tries++ {
+		v, err := m.gitLocks.judge(lock)
+		if err != nil {
+			return false, err
+		}
+		if v.info == nil {
+			return false, nil // gone: the git holding it finished
+		}
+		if v.stale && tries < 20 {
+			removed, why, err := m.gitLocks.removeIfStale(lock)
+			if err != nil || removed {
+				return removed && why != lockGone, err
+			}
+			continue // judged again inside: a git started meanwhile
+		}
+		wait := pause
+		if v.young > 0 {
+			wait = v.young
+			m.log.Info("waiting for a git lock in the checkout holding the target to be provably stale",
+				"path", lock, "checkout", checkout, "wait_s", wait.Seconds())
+		} else if tries >= 5 || v.stale {
+			m.log.Info("left a git lock in the checkout holding the target", "path", lock, "checkout", checkout, "reason", v.why)
+			return false, nil
+		}
+		select {
+		case <-ctx.Done():
+			return false, ctx.Err()
+		case <-time.After(wait):
+		}
+		pause *= 2
+	}
+}
+
+// mainRootOf returns the main worktree of an opened repository whose common dir is commonDir
+// (real path), or "".
+func (m *Manager) mainRootOf(commonDir string) string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, r := range m.repos {
+		if r.commonDir == commonDir {
+			return r.mainRoot
+		}
+	}
+	return ""
+}
+
+// refLocksFree fails, the way git would, when a lock file that `git merge --ff-only` takes
+// only after it has written the checkout's files and index exists in checkout: HEAD.lock,
+// ORIG_HEAD.lock or the target's ref lock. git would otherwise update the person's files and
+// index and then fail to move HEAD, leaving the incoming changes staged in their checkout.
+// The error carries git's own "Unable to create '<lock>': File exists." so that
+// gitLocks.retry removes a stale lock or waits for a held one before the merge starts.
+func refLocksFree(checkout, commonDir, target string) error {
+	gitDir, err := gitDirOf(checkout)
+	if err != nil {
+		return err
+	}
+	for _, lock := range []string{filepath.Join(gitDir, "HEAD.lock"), filepath.Join(gitDir, "ORIG_HEAD.lock"),
+		filepath.Join(commonDir, "refs", "heads", filepath.FromSlash(target)+".lock")} {
+		if _, err := os.Lstat(lock); err == nil {
+			return &GitError{Args: []string{"merge", "--ff-only"}, Dir: checkout, ExitCode: -1, Err: fs.ErrExist,
+				Stderr: fmt.Sprintf("fatal: Unable to create '%s': File exists (seen before running git, which would write the files and the index and then fail on it).", lock)}
+		}
+	}
+	return nil
 }

@@ -73,7 +73,7 @@ func NewManager(cfg Config) (*Manager, error) {
 	}
 	m.gitLocks = &gitLocks{
 		staleAge: cfg.StaleLockAge, wait: cfg.LockWait, now: cfg.Now, log: cfg.Logger,
-		held: processHoldsFile,
+		holder: lockHolder, mainRoot: m.mainRootOf,
 	}
 	return m, nil
 }

@@ -6,6 +6,10 @@ package worktree
 // costs one nil check. Steps: "stage.tip-read" (the attempt branch's tip was read),
 // "probe.before-status" (the pending-work probe is about to run git status),
 // "ff.before-merge" (about to run `git merge --ff-only` in a checkout holding the target),
+// "merge.written" (a three-way merge's commit is in the object database, nothing moved),
+// "ff.merged" (that `git merge --ff-only` succeeded: the target moved),
+// "batch.before-pending" and "batch.pending-done" (LandBatch is about to commit, or has
+// committed, one workspace's pending work; called from one goroutine per workspace),
 // "ff.files-set-aside" (files in the way of a refused fast-forward were set aside).
 var testStep func(name string)
 

@@ -109,7 +109,7 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 	}
 	record := domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: target,
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
-		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: strings.TrimSpace(l.Detail + "\n" + l.CheckOutput),
+		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: landingDetail(l),
 		DurationMS: durationMS}
 	switch l.Status {
 	case worktree.LandLanded, worktree.LandAlreadyLanded, worktree.LandNothingToLand:
@@ -217,4 +217,15 @@ func (lr *lander) carried(ctx context.Context, m *domain.Mission) error {
 		m = &subj
 	}
 	return nil
+}
+
+// landingDetail is the landing record's detail: git's explanation, the failing check's output,
+// and the stale git locks a killed git had left in the person's checkout that the landing
+// removed (worktree.Landing.ClearedLocks), so that the removal is in the landing's event.
+func landingDetail(l worktree.Landing) string {
+	d := strings.TrimSpace(l.Detail + "\n" + l.CheckOutput)
+	if len(l.ClearedLocks) > 0 {
+		d = strings.TrimSpace("removed stale git locks left by a killed git: " + strings.Join(l.ClearedLocks, ", ") + "\n" + d)
+	}
+	return d
 }
