@@ -275,7 +275,9 @@ type Reader interface {
 	HoldList(ctx context.Context) ([]Hold, error)
 	// HoldGet returns the hold of one mission (ErrNotFound when it is not held).
 	HoldGet(ctx context.Context, missionID string) (Hold, error)
-	// HoldCounts counts the recorded holds of missions still waiting, per reason code.
+	// HoldCounts counts the recorded holds of missions still waiting, per reason code: to run
+	// (pending, interrupted), or, completed, to land (landing pending, review, approved,
+	// waiting, approval or repair: the landings the planner gives a wait).
 	HoldCounts(ctx context.Context) (map[string]int, error)
 	// PruneCandidates returns finished (terminal) missions created before q.Before, after
 	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides

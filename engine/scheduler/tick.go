@@ -38,8 +38,6 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 	}
 	s.setPhase(PhaseMonitoring)
 	errs = append(errs, s.monitor(ctx, &rep))
-	s.setPhase(PhaseMerging)
-	errs = append(errs, s.land.runOnce(ctx))
 	s.setPhase(PhasePlanning)
 	tp, err := s.planAndDispatch(ctx, &rep)
 	errs = append(errs, err)
