@@ -96,7 +96,9 @@ func (g LandingGroup) Key() string { return TargetKey(g.Repository, g.TargetBran
 // (one hold per mission, its code from engine/domain/landingwait.go). A queued landing waits
 // when its target's worker is in flight, when its review round is still at work, or when it
 // waits for a clean checkout and its retry is not due; a landing that waits for approval or
-// a repair mission waits for that. It is pure.
+// a repair mission waits for that. A landing waiting for a clean checkout whose retry is due
+// moves and keeps its wait (the retry may find the checkout still dirty), so that its hold
+// does not come and go with every retry. It is pure.
 func Landings(s LandingSnapshot) ([]LandingGroup, []engine.Hold) {
 	var groups []LandingGroup
 	var waits []engine.Hold
@@ -107,6 +109,11 @@ func Landings(s LandingSnapshot) ([]LandingGroup, []engine.Hold) {
 		if r := s.queuedWait(m, target); r != nil {
 			waits = append(waits, engine.Hold{MissionID: m.ID, Reason: *r})
 			continue
+		}
+		if m.Landing == domain.LandingWaiting {
+			// retried now, it still waits for the checkout until the retry lands it: the wait
+			// stays the same across retries (one hold, one log line, not one per retry)
+			waits = append(waits, engine.Hold{MissionID: m.ID, Reason: stateWait(m)})
 		}
 		k := TargetKey(m.Repository, target)
 		if _, ok := at[k]; !ok {
@@ -128,9 +135,9 @@ func (s LandingSnapshot) queuedWait(m *domain.Mission, target string) *engine.Re
 		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: fmt.Sprintf(
 			"another landing on %s of %s is in flight: this one is taken when it is done", orDefault(target, "the default branch"), m.Repository)}
 	}
-	if at, ok := s.RetryAt[m.ID]; ok && m.Landing == domain.LandingWaiting {
-		w, _ := m.Landing.Wait()
-		return &engine.Reason{Code: w.Code, Until: at, Message: w.Explain(m.ID) + " (next retry " + at.UTC().Format(time.RFC3339) + ")"}
+	if _, ok := s.RetryAt[m.ID]; ok && m.Landing == domain.LandingWaiting {
+		r := stateWait(m)
+		return &r
 	}
 	if engine.ReviewPending(m) {
 		if latest, _ := LatestReview(s.Reviews[m.ID], m); latest != nil && !latest.State.Terminal() {
@@ -141,10 +148,16 @@ func (s LandingSnapshot) queuedWait(m *domain.Mission, target string) *engine.Re
 	return nil
 }
 
+// stateWait is what m's landing state waits for, as a reason (the table in
+// engine/domain/landingwait.go).
+func stateWait(m *domain.Mission) engine.Reason {
+	w, _ := m.Landing.Wait()
+	return engine.Reason{Code: w.Code, Message: w.Explain(m.ID)}
+}
+
 // awaitingWait is why a landing that waits for approval or a repair waits.
 func (s LandingSnapshot) awaitingWait(m *domain.Mission) engine.Reason {
-	w, _ := m.Landing.Wait()
-	r := engine.Reason{Code: w.Code, Message: w.Explain(m.ID)}
+	r := stateWait(m)
 	if m.Landing != domain.LandingRepair {
 		return r
 	}

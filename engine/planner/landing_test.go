@@ -120,7 +120,7 @@ func TestLandings_Rules(t *testing.T) {
 		{name: "a checkout retry not due waits; a due one moves",
 			queue:   []domain.Mission{done(1, domain.LandingWaiting), done(2, domain.LandingWaiting)},
 			retryAt: map[string]time.Time{"m01": t0.Add(10 * time.Second)},
-			moves:   []string{"/repo@: m02/land"}, waits: map[string]string{"m01": domain.LandWaitCheckout}},
+			moves:   []string{"/repo@: m02/land"}, waits: map[string]string{"m01": domain.LandWaitCheckout, "m02": domain.LandWaitCheckout}},
 		{name: "approval and repair wait",
 			awaiting: []domain.Mission{done(1, domain.LandingApproval), done(2, domain.LandingRepair)},
 			repairs:  map[string][]domain.Mission{"m02": {with(mission(9, kind(domain.KindRepair)), state(domain.StateRunning, domain.LandingNone))}},
@@ -168,8 +168,7 @@ func TestLandings_WaitsExplainThemselves(t *testing.T) {
 	}
 	require.Equal(t, rv.ID, why["m01"].MissionID)
 	require.Contains(t, why["m01"].Message, "review mission "+rv.ID)
-	require.Equal(t, due, why["m02"].Until)
-	require.Contains(t, why["m02"].Message, "next retry "+due.Format(time.RFC3339))
+	require.Contains(t, why["m02"].Message, "local changes in the same files")
 	require.Contains(t, why["m03"].Message, "main of /repo is in flight")
 	require.Contains(t, why["m04"].Message, "approve_landing m04")
 	require.Equal(t, fix.ID, why["m05"].MissionID)
@@ -222,4 +221,19 @@ func TestNextStep_Order(t *testing.T) {
 	require.Equal(t, planner.StepLand, planner.NextStep(&m, planner.LandingPolicy{}, true))
 	m.Landing = domain.LandingApproved
 	require.Equal(t, planner.StepLand, planner.NextStep(&m, appr, false))
+}
+
+// A landing waiting for a clean checkout says the same whether its retry is due (it moves)
+// or not (it waits): its hold is written once, not on every retry.
+func TestLandings_CheckoutWaitIsStableAcrossRetries(t *testing.T) {
+	t.Parallel()
+	q := []domain.Mission{done(1, domain.LandingWaiting)}
+	due, waiting := planner.Landings(planner.LandingSnapshot{LandingView: engine.LandingView{Queue: q}})
+	notDue, held := planner.Landings(planner.LandingSnapshot{LandingView: engine.LandingView{Queue: q},
+		RetryAt: map[string]time.Time{"m01": t0.Add(10 * time.Second)}})
+	require.Equal(t, []string{"/repo@: m01/land"}, moves(due))
+	require.Empty(t, notDue)
+	require.Len(t, waiting, 1)
+	require.Equal(t, waiting, held)
+	require.Equal(t, domain.LandWaitCheckout, held[0].Reason.Code)
 }

@@ -113,7 +113,7 @@ type Plan struct {
 	// Land are the landings that move now, grouped per target (Landings).
 	Land []LandingGroup
 	// LandWait is every landing that does not move now, with why (recorded as holds, like
-	// Held).
+	// Held), and the clean-checkout retries that move, with the wait they keep.
 	LandWait []engine.Hold
 }
 
