@@ -49,12 +49,8 @@ func readLanding(ctx context.Context, r Reader) (LandingView, error) {
 	if v.Queue, err = r.MissionsLandingQueue(ctx, LandingQueueLimit); err != nil {
 		return v, fmt.Errorf("landing queue: %w", err)
 	}
-	for _, l := range []domain.LandingState{domain.LandingApproval, domain.LandingRepair} {
-		ms, err := r.MissionList(ctx, MissionFilter{States: []domain.MissionState{domain.StateCompleted}, Landing: l, Limit: LandingQueueLimit})
-		if err != nil {
-			return v, fmt.Errorf("landings in %s: %w", l, err)
-		}
-		v.Awaiting = append(v.Awaiting, ms...)
+	if v.Awaiting, err = r.MissionsLandingAwaiting(ctx, LandingQueueLimit); err != nil {
+		return v, fmt.Errorf("landings awaiting approval or a repair: %w", err)
 	}
 	for i := range v.Queue {
 		m := &v.Queue[i]

@@ -231,6 +231,10 @@ type Reader interface {
 	// pending, approved, review or waiting), oldest first, at most limit; its cost follows the
 	// queue's length, not the number of missions ever completed.
 	MissionsLandingQueue(ctx context.Context, limit int) ([]domain.Mission, error)
+	// MissionsLandingAwaiting returns completed missions whose landing waits for approval
+	// or for a repair mission (landing approval or repair), oldest first, at most limit; like
+	// the queue, its cost follows how many wait, not the history.
+	MissionsLandingAwaiting(ctx context.Context, limit int) ([]domain.Mission, error)
 	// MissionsPastDeadline returns non-terminal missions whose deadline passed and that have no
 	// deadline escalation yet.
 	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error)
