@@ -167,23 +167,11 @@ func edgeReasons(d Edge) []Reason {
 	return nil
 }
 
-// landingHeld says what a completed mission's landing waits for, and who can move it.
+// landingHeld says what a completed mission's landing waits for, and who can move it (the
+// table of landing waits in engine/domain/landingwait.go).
 func landingHeld(u domain.Mission) string {
-	switch u.Landing {
-	case domain.LandingPending, domain.LandingApproved:
-		return "queued to land"
-	case domain.LandingReview:
-		return "its reviewer's verdict comes first"
-	case domain.LandingApproval:
-		return "it needs approval: approve_landing " + u.ID
-	case domain.LandingWaiting:
-		return "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them)"
-	case domain.LandingRepair:
-		return "a repair mission carries its work"
-	case domain.LandingConflicted:
-		return "it conflicts with the target: a decision is needed (list_escalations)"
-	case domain.LandingLeft:
-		return "left for a person (landing policy none): it will not land by itself"
+	if w, ok := u.Landing.Wait(); ok {
+		return w.Explain(u.ID)
 	}
 	return "not landed"
 }

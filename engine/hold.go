@@ -194,6 +194,25 @@ func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Ti
 	return []Reason{{Code: WhyQueued, Message: "runnable: waiting for the scheduler's next planning step"}}, nil
 }
 
+// landingWhy says why a completed mission's landing is not done: the landing wait the last
+// planning step recorded as its hold (target busy, its review at work, a checkout retry not
+// due …), else what its landing state waits for (the table in engine/domain/landingwait.go).
+func landingWhy(ctx context.Context, r Reader, m *domain.Mission) ([]Reason, error) {
+	h, err := r.HoldGet(ctx, m.ID)
+	switch {
+	case errors.Is(err, domain.ErrNotFound):
+	case err != nil:
+		return nil, err
+	case domain.IsLandingWait(h.Reason.Code):
+		return []Reason{h.Reason}, nil
+	}
+	w, ok := m.Landing.Wait()
+	if !ok {
+		return nil, nil
+	}
+	return []Reason{{Code: w.Code, Message: w.Explain(m.ID)}}, nil
+}
+
 func noLeaderReason() Reason {
 	return Reason{Code: WhyNoLeader, Message: "no scheduler loop runs on this data dir: start `mcp-scheduler serve` or `mcp-scheduler daemon` " +
 		"to launch managed agents (pull-mode agents can still claim it with claim_mission)"}

@@ -33,11 +33,14 @@ type PlanningView struct {
 	Outcomes []OutcomeCount
 	// Agents are the agents seen at or after the time asked for, most recent first.
 	Agents []domain.Agent
+	// Landing is what the landing part of the plan decides on (the landing queue, the
+	// landings that wait for approval or a repair, review rounds and repairs).
+	Landing LandingView
 }
 
 // PlanningView reads, in one read transaction, up to limit candidates in pick order with
-// everything the planner needs to decide about them, and the agents seen at or after
-// agentsSince. Errors are the store's, naming what was being read.
+// everything the planner needs to decide about them, the agents seen at or after
+// agentsSince, and the landing part (LandingView). Errors are the store's, naming what was being read.
 func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.Time) (PlanningView, error) {
 	var v PlanningView
 	err := e.view(ctx, func(r Reader) error {
@@ -53,6 +56,9 @@ func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.T
 			if err := v.readCandidate(ctx, r, &v.Candidates[i]); err != nil {
 				return err
 			}
+		}
+		if v.Landing, err = readLanding(ctx, r); err != nil {
+			return err
 		}
 		return v.readShared(ctx, r, agentsSince)
 	})

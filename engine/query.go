@@ -56,8 +56,11 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 				d.Escalation = &esc
 			}
 		}
-		if m.State.Runnable() {
+		switch {
+		case m.State.Runnable():
 			d.WhyNotRunning, err = whyNotRunningIn(ctx, r, &m, e.Now())
+		case m.State == domain.StateCompleted && !m.Landing.Satisfies():
+			d.WhyNotRunning, err = landingWhy(ctx, r, &m)
 		}
 		return err
 	})
@@ -169,6 +172,11 @@ func missionLine(ctx context.Context, r Reader, m *domain.Mission, now time.Time
 	if m.State.Runnable() {
 		var err error
 		l.Why, err = whyNotRunning(ctx, r, m, now, paused, live, leader)
+		return l, err
+	}
+	if m.State == domain.StateCompleted && !m.Landing.Satisfies() {
+		var err error
+		l.Why, err = landingWhy(ctx, r, m)
 		return l, err
 	}
 	if m.State == domain.StateBlocked || m.State == domain.StateFailed {

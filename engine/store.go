@@ -231,6 +231,10 @@ type Reader interface {
 	// pending, approved, review or waiting), oldest first, at most limit; its cost follows the
 	// queue's length, not the number of missions ever completed.
 	MissionsLandingQueue(ctx context.Context, limit int) ([]domain.Mission, error)
+	// MissionsLandingAwaiting returns completed missions whose landing waits for approval
+	// or for a repair mission (landing approval or repair), oldest first, at most limit; like
+	// the queue, its cost follows how many wait, not the history.
+	MissionsLandingAwaiting(ctx context.Context, limit int) ([]domain.Mission, error)
 	// MissionsPastDeadline returns non-terminal missions whose deadline passed and that have no
 	// deadline escalation yet.
 	MissionsPastDeadline(ctx context.Context, now time.Time, limit int) ([]domain.Mission, error)
@@ -275,7 +279,9 @@ type Reader interface {
 	HoldList(ctx context.Context) ([]Hold, error)
 	// HoldGet returns the hold of one mission (ErrNotFound when it is not held).
 	HoldGet(ctx context.Context, missionID string) (Hold, error)
-	// HoldCounts counts the recorded holds of missions still waiting, per reason code.
+	// HoldCounts counts the recorded holds of missions still waiting, per reason code: to run
+	// (pending, interrupted), or, completed, to land (landing pending, review, approved,
+	// waiting, approval or repair: the landings the planner gives a wait).
 	HoldCounts(ctx context.Context) (map[string]int, error)
 	// PruneCandidates returns finished (terminal) missions created before q.Before, after
 	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides

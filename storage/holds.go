@@ -52,9 +52,14 @@ func (t *txn) HoldList(ctx context.Context) ([]engine.Hold, error) {
 	return out, translate(rows.Err(), "holds")
 }
 
+// HoldCounts counts the holds of missions that still wait to run (pending, interrupted) or,
+// completed, to land (a landing the planner gives a wait: the landing queue's states, approval
+// and repair). A hold left over from before a mission moved on is not counted.
 func (t *txn) HoldCounts(ctx context.Context) (map[string]int, error) {
 	rows, err := t.q.query(ctx, `SELECT h.code, count(*) FROM holds AS h JOIN missions AS m ON m.id = h.mission_id
- WHERE m.state IN ('pending','interrupted') GROUP BY h.code`)
+ WHERE m.state IN ('pending','interrupted')
+    OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))
+ GROUP BY h.code`)
 	if err != nil {
 		return nil, translate(err, "hold counts")
 	}

@@ -138,3 +138,12 @@ var sqlLandingQueue = `SELECT ` + missionCols + ` FROM missions INDEXED BY missi
 func (t *txn) MissionsLandingQueue(ctx context.Context, limit int) ([]domain.Mission, error) {
 	return t.queryMissions(ctx, "landing queue", sqlLandingQueue, limit)
 }
+
+// sqlLandingAwaiting is the landings waiting for approval or a repair in creation order,
+// through the partial index missions_landing_awaiting (migration 0009).
+var sqlLandingAwaiting = `SELECT ` + missionCols + ` FROM missions INDEXED BY missions_landing_awaiting
+ WHERE state = 'completed' AND landing IN ('approval','repair') ORDER BY id LIMIT ?`
+
+func (t *txn) MissionsLandingAwaiting(ctx context.Context, limit int) ([]domain.Mission, error) {
+	return t.queryMissions(ctx, "landings awaiting approval or a repair", sqlLandingAwaiting, limit)
+}

@@ -29,7 +29,7 @@ var historyTables = map[string]bool{"missions": true, "attempts": true, "events"
 // liveIndexes are partial indexes whose rows are live work only (pending, leased, running,
 // landing, deadline still to be missed): walking one costs the live set, not the history.
 var liveIndexes = map[string]bool{"missions_pick": true, "missions_live": true,
-	"missions_landing_queue": true, "missions_deadline": true}
+	"missions_landing_queue": true, "missions_landing_awaiting": true, "missions_deadline": true}
 
 // listIndexes serve list_missions filters over the whole history (a repository's, a
 // persona's, a kind's, a landing state's missions): no per-tick statement may use one.

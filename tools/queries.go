@@ -15,7 +15,7 @@ import (
 func GetMission(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "get_mission", title: "Show a mission", group: GroupMissions, effect: ReadOnly,
-		description: "Everything about one mission: its fields and state, dependencies and dependents, every attempt with its outcome, the workspace each attempt worked in (path, branch, base commit, active or removed), landings, the open escalation that blocks it, and — when it waits — why_not_running, the list of reasons it is not running yet, each with a code and a sentence (hard_dependency, serialization, conflict, repository_busy, backoff, paused, slots, resources, waiting_for_agent, no_agent, budget, requirements, no_leader, queued).",
+		description: "Everything about one mission: its fields and state, dependencies and dependents, every attempt with its outcome, the workspace each attempt worked in (path, branch, base commit, active or removed), landings, the open escalation that blocks it, and — when it waits — why_not_running, the list of reasons it is not running yet, each with a code and a sentence (hard_dependency, serialization, conflict, repository_busy, backoff, paused, slots, resources, waiting_for_agent, no_agent, budget, requirements, no_leader, queued); for a completed mission whose landing is not done, what the landing waits for (landing_queued, landing_target_busy, landing_review, landing_checkout, landing_approval, landing_repair, landing_conflicted, landing_left).",
 		input:       inputSchema[MissionIDArgs](), output: outputSchema[engine.MissionDetail](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a MissionIDArgs) (engine.MissionDetail, error) {
 			return d.Engine.GetMission(ctx, a.MissionID)

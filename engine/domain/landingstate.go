@@ -51,9 +51,10 @@ type LandingTransition = Edge[LandingState, LandingOp]
 
 // Queued reports whether the landing queue works on a completed mission whose landing is l
 // (Reader.MissionsLandingQueue): pending, review, approved or waiting, the states a landing
-// attempt (LandOpLand) starts from.
+// attempt (LandOpLand) starts from. It reads the table of waits (landingwait.go).
 func (l LandingState) Queued() bool {
-	return l == LandingPending || l == LandingReview || l == LandingApproved || l == LandingWaiting
+	w, ok := l.Wait()
+	return ok && w.Queued
 }
 
 // landingTransitions is the one table of legal landing moves; docs/state-machine.md draws it

@@ -1,7 +1,8 @@
 // Package planner is the scheduler's decision, as a pure function: Compute takes a Snapshot of
 // the store (read by the scheduler in one read transaction), the time, the limits and the
 // agent profiles, and returns a Plan — what to dispatch (mission, profile, model, score
-// breakdown), what is held back and why, what to preempt and what to escalate. It reads no
+// breakdown), what is held back and why, what to preempt and what to escalate, and which
+// landings move now (grouped per target branch) and why the others wait. It reads no
 // clock, store, host or process; the same input always gives the same plan, so every rule of
 // design brief §3 and §5 is testable with a table. The scheduler applies the plan (dispatch,
 // record holds, escalate, preempt) and owns every side effect.
@@ -71,6 +72,8 @@ type Snapshot struct {
 	Agents []domain.Agent
 	// Readings are the host's resource readings (nil: not taken, the gate is open).
 	Readings []Reading
+	// Landing is what the landing part of the plan decides on (Landings).
+	Landing LandingSnapshot
 }
 
 // Dispatch is one planned assignment.
@@ -107,6 +110,11 @@ type Plan struct {
 	// why it is below the configured concurrency ("" when it is not).
 	Cap    int
 	CapWhy string
+	// Land are the landings that move now, grouped per target (Landings).
+	Land []LandingGroup
+	// LandWait is every landing that does not move now, with why (recorded as holds, like
+	// Held), and the clean-checkout retries that move, with the wait they keep.
+	LandWait []engine.Hold
 }
 
 // Compute decides one planning step: for each candidate in pick order, the runnable rule
@@ -117,12 +125,14 @@ type Plan struct {
 // and as leased for their runnable rule (the acquire would refuse them too). An urgent
 // mission held for a slot preempts the least urgent yieldable running mission (one per plan);
 // a mission without a voyage that no agent took within the grace period is escalated once
-// (its hold's code becomes no_agent). Compute is pure and deterministic.
+// (its hold's code becomes no_agent). Which landings move, and why the others wait, is
+// Landings. Compute is pure and deterministic.
 func Compute(s Snapshot, now time.Time, lim Limits, profiles []Profile) Plan {
 	s.Missions = inPickOrder(s.Missions)
 	st := newState(s, now, lim, profiles)
 	var p Plan
 	p.Cap, p.CapWhy = st.cap, st.capWhy
+	p.Land, p.LandWait = Landings(s.Landing)
 	for i := range s.Missions {
 		m := &s.Missions[i]
 		if rs := engine.Blockers(m, st.edges(m.ID), s.Paused, st.live, now); len(rs) > 0 {

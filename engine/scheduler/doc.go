@@ -14,12 +14,14 @@
 //     whose mission is no longer theirs;
 //  4. planning: a wave over the runnable missions in pick order, each held-back mission with
 //     its reason (dependency, conflict, backoff, no agent profile, concurrency limit, low
-//     resources, requirements changed, cost budget), recorded when it changed;
+//     resources, requirements changed, cost budget), recorded when it changed; the same plan
+//     says which landings move, per target branch, and why the others wait (planner.Landings,
+//     the waits recorded with the holds);
 //  5. dispatch: the assignment score picks a profile; the workspace is created, the brief
 //     written, the agent launched through the runner and supervised until it ends;
-//  6. landing: the landing service (lander.go, one pass per tick: lander.runOnce) reviews
-//     completed missions when their policy says so, checks them, and lands them one branch
-//     at a time; conflicts, failed checks and review findings become repair missions (or
+//  6. landing: the landing service (lander.go) applies the plan's landing moves (plan.go:
+//     apply → lander.apply): it reviews completed missions when their policy says so, checks
+//     them, and lands them one target branch at a time; conflicts, failed checks and review findings become repair missions (or
 //     block, by policy). It owns the landing state machine (docs/state-machine.md) and
 //     raises its escalations once (engine.EscalateOnce);
 //  7. settling: voyages complete, block with a report, or go on;

@@ -73,7 +73,17 @@ func TestLoop_ResourceGateReducesConcurrencyNeverStallsAndSaysWhy(t *testing.T) 
 		require.NoError(t, err)
 		require.LessOrEqual(t, len(leased), 1, "the gate lets one agent run at a time")
 		for _, id := range ids {
-			if r := h.why(id); r.Code != "" {
+			d, err := h.eng.GetMission(h.ctx, id)
+			require.NoError(t, err)
+			if d.Mission.State == domain.StateCompleted {
+				// a completed mission waits to land (the landing part of the plan), never for resources
+				for _, r := range d.WhyNotRunning {
+					require.True(t, domain.IsLandingWait(r.Code), "%+v", r)
+				}
+				continue
+			}
+			if len(d.WhyNotRunning) > 0 {
+				r := d.WhyNotRunning[0]
 				require.Contains(t, []string{engine.WhyResources, engine.WhyQueued}, r.Code, "%+v", r)
 				if r.Code == engine.WhyResources {
 					require.Contains(t, r.Message, "min_free_memory_mb")

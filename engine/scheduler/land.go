@@ -9,8 +9,15 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
+
+// landingPolicy is repository repo's landing policy as the planner sees it.
+func (c Config) landingPolicy(repo string) planner.LandingPolicy {
+	p := c.policy(repo)
+	return planner.LandingPolicy{Leave: p.Landing == LandingNone, Approval: p.Landing == LandingApproval, TargetBranch: p.TargetBranch}
+}
 
 // readyLanding is a completed mission that passed review and the landing policy and whose
 // workspace is to be landed.
@@ -19,25 +26,25 @@ type readyLanding struct {
 	rec RunRecord
 }
 
-// landOne runs the gates before a landing (review when required, the landing policy, a
-// workspace to land) and says whether the mission is ready to land.
+// landOne runs the gates before a landing in the order planner.NextStep gives (review when
+// required, the landing policy, a workspace to land) and says whether the mission is ready to
+// land.
 func (lr *lander) landOne(ctx context.Context, m *domain.Mission) (readyLanding, bool, error) {
-	if m.Landing == domain.LandingWaiting && !lr.dueRetry(m.ID) {
-		return readyLanding{}, false, nil
-	}
-	if m.Review == engine.ReviewRequired && m.Kind != domain.KindReview && m.Landing != domain.LandingApproved {
+	pol := lr.cfg.landingPolicy(m.Repository)
+	step := planner.NextStep(m, pol, false)
+	if step == planner.StepReview {
 		lr.host.phase(PhaseReviewing)
 		approved, err := lr.reviewGate(ctx, m)
 		if err != nil || !approved {
 			return readyLanding{}, false, err
 		}
+		step = planner.NextStep(m, pol, true)
 	}
-	pol := lr.cfg.policy(m.Repository)
-	switch {
-	case pol.Landing == LandingNone:
+	switch step {
+	case planner.StepLeave:
 		_, err := lr.eng.LeaveLanding(ctx, m.ID, "landing policy none: the branch is left for a person")
 		return readyLanding{}, false, err
-	case pol.Landing == LandingApproval && m.Landing != domain.LandingApproved:
+	case planner.StepAskApproval:
 		lr.once(ctx, engine.EscalationSpec{MissionIDs: []string{m.ID}, VoyageID: m.VoyageID,
 			Route: domain.RouteMainAgent, Kind: "approval", Reason: fmt.Sprintf("mission %s (%s) is ready to land and the repository's policy asks for approval", m.ID, m.Title),
 			DecisionRequired: "approve the landing (approve_landing) after looking at get_mission_diff", SafeNextStep: "get_mission_diff " + m.ID})

@@ -8,23 +8,22 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // waitingRetry is how often a landing that waits for a clean checkout is tried again.
 const waitingRetry = 10 * time.Second
 
-// landQueueLimit is how many missions of the landing queue one pass reads (oldest first);
-// the next pass reads the rest.
-const landQueueLimit = 400
-
-// lander is the landing service: the one owner of the landing lifecycle of completed
-// missions (engine/domain/landingstate.go, docs/state-machine.md). It takes each mission of the
-// landing queue through review when required (review.go), the repository's landing policy,
-// the landing itself with the repository's checks, and what a failed landing needs — a repair
-// mission or an escalation (land.go). Every landing move is a typed engine operation; every
-// escalation it raises is raised once (engine.EscalateOnce). runOnce is one pass over the
-// queue; the scheduler's tick calls it, and tests call it on its own.
+// lander is the landing service: the one owner of executing the landing lifecycle of
+// completed missions (engine/domain/landingstate.go, docs/state-machine.md). Which landings
+// move, per target, and why the others wait is the planner's (planner.Landings, part of the
+// tick's plan); the lander applies those moves: it takes each landing through review when
+// required (review.go), the repository's landing policy, the landing itself with the
+// repository's checks, and what a failed landing needs — a repair mission or an escalation
+// (land.go). Every landing move is a typed engine operation; every escalation it raises is
+// raised once (engine.EscalateOnce). The tick calls apply with its plan's moves; runOnce is a
+// pass on its own (its own view and plan) for tests.
 type lander struct {
 	eng  *engine.Engine
 	wt   *worktree.Manager
@@ -58,36 +57,74 @@ func newLander(eng *engine.Engine, wt *worktree.Manager, cfg Config, host lander
 		busy: map[string]bool{}, retryAt: map[string]time.Time{}}
 }
 
-// runOnce hands the completed missions whose landing can go on (engine.LandingQueue) to one
-// landing worker per repository and target branch, in the background so that a slow merge or
-// check never holds up the tick. Within one branch missions land one at a time (the
-// workspace manager serialises per branch across processes too). A branch whose worker still
-// runs is skipped: the next pass picks up what it did not take.
+// runOnce is the landing service's pass on its own (tests call it; the scheduler's tick
+// applies the landing part of its plan instead): it reads the landing view (one read
+// transaction), lets the planner decide which landings move (planner.Landings) and applies
+// that. The waits are logged; the tick records them as holds.
 func (lr *lander) runOnce(ctx context.Context) error {
-	queue, err := lr.eng.LandingQueue(ctx, landQueueLimit)
+	v, err := lr.eng.LandingView(ctx)
 	if err != nil {
 		return err
 	}
-	groups := map[string][]domain.Mission{}
-	var keys []string
-	for _, m := range queue {
-		k := m.Repository + "\x00" + lr.cfg.targetBranch(&m)
-		if _, ok := groups[k]; !ok {
-			keys = append(keys, k)
-		}
-		groups[k] = append(groups[k], m)
+	groups, waits := planner.Landings(lr.snapshot(v))
+	for _, w := range waits {
+		lr.log.Debug("landing waits", "mission_id", w.MissionID, "reason_code", w.Reason.Code, "reason", w.Reason.Message)
 	}
-	for _, k := range keys {
-		lr.startWorker(k, groups[k])
-	}
+	lr.apply(groups)
 	return nil
+}
+
+// snapshot is the landing part of the planner's snapshot: the store's view with the
+// repositories' landing policies, the targets whose worker runs in this process, and the
+// landings waiting for a clean checkout whose retry this process has not reached yet (its
+// own clock: a new leader retries at once).
+func (lr *lander) snapshot(v engine.LandingView) planner.LandingSnapshot {
+	s := planner.LandingSnapshot{LandingView: v, Policies: map[string]planner.LandingPolicy{}, Busy: map[string]bool{}, RetryAt: map[string]time.Time{}}
+	for _, ms := range [][]domain.Mission{v.Queue, v.Awaiting} {
+		for i := range ms {
+			s.Policies[ms[i].Repository] = lr.cfg.landingPolicy(ms[i].Repository)
+		}
+	}
+	now := lr.cfg.Now()
+	lr.mu.Lock()
+	defer lr.mu.Unlock()
+	for k := range lr.busy {
+		s.Busy[k] = true
+	}
+	for i := range v.Queue {
+		m := &v.Queue[i]
+		if at, ok := lr.retryAt[m.ID]; ok && m.Landing == domain.LandingWaiting && now.Before(at) {
+			s.RetryAt[m.ID] = at
+		}
+	}
+	return s
+}
+
+// apply hands each group of landings that move (the plan's landing moves) to the landing
+// worker of its target, in the background so that a slow merge or check never holds up the
+// tick. Within one target missions land one at a time (the workspace manager serialises per
+// branch across processes too). A target whose worker still runs is skipped (the plan has
+// it wait when it was in flight at the snapshot): the next plan moves what it did not take.
+// A landing waiting for a clean checkout is retried at most every waitingRetry.
+func (lr *lander) apply(groups []planner.LandingGroup) {
+	now := lr.cfg.Now()
+	for _, g := range groups {
+		lr.mu.Lock()
+		for _, mv := range g.Moves {
+			if mv.Mission.Landing == domain.LandingWaiting {
+				lr.retryAt[mv.Mission.ID] = now.Add(waitingRetry)
+			}
+		}
+		lr.mu.Unlock()
+		lr.startWorker(g.Key(), g.Moves)
+	}
 }
 
 // wait returns when every worker started so far has returned.
 func (lr *lander) wait() { lr.workers.Wait() }
 
-// startWorker starts the landing worker of one branch unless it already runs.
-func (lr *lander) startWorker(key string, ms []domain.Mission) {
+// startWorker starts the landing worker of one target unless it already runs.
+func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 	lr.mu.Lock()
 	busy := lr.busy[key]
 	lr.busy[key] = true
@@ -104,26 +141,27 @@ func (lr *lander) startWorker(key string, ms []domain.Mission) {
 			lr.mu.Unlock()
 			lr.host.wake()
 		}()
-		lr.landBranch(lr.host.stop, ms)
+		lr.landBranch(lr.host.stop, moves)
 	})
 }
 
-// landBranch is one worker's pass over the missions of one branch: the gates first, then the
-// ready ones land together, worktree.MaxLandBatch at a time.
-func (lr *lander) landBranch(ctx context.Context, ms []domain.Mission) {
+// landBranch is one worker's pass over the landings of one target that the plan moves: the
+// gates first, then the ready ones land together, worktree.MaxLandBatch at a time.
+func (lr *lander) landBranch(ctx context.Context, moves []planner.LandingMove) {
 	var ready []readyLanding
-	for i := range ms {
-		// The list was read before this worker started, maybe while the previous worker of
-		// the branch still landed some of it: read each mission again, so that a landing
-		// already done (or sent to repair) is not run a second time.
-		m, ok, err := lr.stillLandable(ctx, ms[i].ID)
+	for _, mv := range moves {
+		// The plan was read before this worker started, maybe while another process's worker
+		// of the target still landed some of it: read each mission again, so that a landing
+		// already done (or sent to repair) is not run a second time; its gates are decided
+		// again on what is read (planner.NextStep).
+		m, ok, err := lr.stillLandable(ctx, mv.Mission.ID)
 		if err == nil && ok {
 			var r readyLanding
 			if r, ok, err = lr.landOne(ctx, &m); ok {
 				ready = append(ready, r)
 			}
 		}
-		if lr.failed(ms[i].ID, err) {
+		if lr.failed(mv.Mission.ID, err) {
 			return
 		}
 	}
@@ -157,19 +195,6 @@ func (lr *lander) stillLandable(ctx context.Context, id string) (domain.Mission,
 	}
 	m := d.Mission
 	return m, m.State == domain.StateCompleted && m.Landing.Queued(), nil
-}
-
-// dueRetry throttles retries of landings that wait for a clean checkout (this process's
-// clock: a new leader retries at once).
-func (lr *lander) dueRetry(id string) bool {
-	lr.mu.Lock()
-	defer lr.mu.Unlock()
-	now := lr.cfg.Now()
-	if now.Before(lr.retryAt[id]) {
-		return false
-	}
-	lr.retryAt[id] = now.Add(waitingRetry)
-	return true
 }
 
 // once raises an escalation about one mission unless one of its kind about that mission is

@@ -44,8 +44,9 @@ func (s *Scheduler) computePlan(ctx context.Context) (*tickPlan, error) {
 }
 
 // snapshot reads what the planner decides on: the store's part in one read transaction
-// (engine.PlanningView), what this process supervises (which running missions can yield), and
-// the host's resource readings when there is a candidate to gate.
+// (engine.PlanningView, the landing queue included), what this process supervises (which
+// running missions can yield, which targets its landing workers are on), and the host's
+// resource readings when there is a candidate to gate.
 func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (planner.Snapshot, time.Time, error) {
 	now := s.eng.Now()
 	v, err := s.eng.PlanningView(ctx, s.cfg.WaveSize, now.Add(-s.cfg.ExternalAgentTTL))
@@ -54,7 +55,7 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 	}
 	snap := planner.Snapshot{Missions: v.Candidates, Edges: v.Edges, Paused: v.Paused, Running: v.Live,
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
-		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}}
+		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing)}
 	for _, m := range v.Candidates {
 		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model
@@ -98,14 +99,16 @@ func (s *Scheduler) limits() planner.Limits {
 		UnclaimedGrace: s.cfg.UnclaimedGrace, ExternalAgentTTL: s.cfg.ExternalAgentTTL}
 }
 
-// apply carries out a plan: preemptions, no_agent escalations (EscalateOnce), dispatches in
-// pick order, then the holds (RecordHolds, when they changed) and the wave (when it differs
-// from the last). A dispatch the targeted acquire refuses (taken or changed since the
-// snapshot) is logged and left to the next planning step. Every error is returned, joined.
+// apply carries out a plan: the landing moves (handed to the landing service's workers),
+// preemptions, no_agent escalations (EscalateOnce), dispatches in pick order, then the holds
+// with the landing waits (RecordHolds, when they changed) and the wave (when it differs from
+// the last). A dispatch the targeted acquire refuses (taken or changed since the snapshot) is
+// logged and left to the next planning step. Every error is returned, joined.
 func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) error {
 	p := &tp.plan
+	s.land.apply(p.Land)
 	if len(tp.snap.Missions) == 0 {
-		return s.recordHolds(ctx, nil)
+		return s.recordHolds(ctx, p.LandWait)
 	}
 	wave := domain.Wave{Runnable: p.Runnable}
 	for _, h := range p.Held {
@@ -132,7 +135,7 @@ func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) er
 		}
 	}
 	rep.Held = len(wave.Held)
-	errs = append(errs, s.recordHolds(ctx, p.Held))
+	errs = append(errs, s.recordHolds(ctx, append(slices.Clone(p.Held), p.LandWait...)))
 	return joinErr(errs, s.recordWave(ctx, wave))
 }
 

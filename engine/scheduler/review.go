@@ -3,10 +3,12 @@ package scheduler
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/planner"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 )
 
@@ -23,14 +25,7 @@ func (lr *lander) reviewGate(ctx context.Context, m *domain.Mission) (bool, erro
 	if err != nil {
 		return false, err
 	}
-	prefix := fmt.Sprintf("review-%s-a%d-r", m.ID, m.Attempt)
-	var latest *domain.Mission
-	round := 0
-	for i := range rounds {
-		if strings.HasPrefix(rounds[i].IdempotencyKey, prefix) {
-			latest, round = &rounds[i], round+1
-		}
-	}
+	latest, round := planner.LatestReview(rounds, m)
 	if latest == nil {
 		return false, lr.startReview(ctx, m, 1, "")
 	}
@@ -100,7 +95,7 @@ func (lr *lander) startReview(ctx context.Context, m *domain.Mission, n int, mis
 		}
 		deps = []string{v.ID}
 	}
-	r, err := lr.derived(ctx, m, domain.KindReview, fmt.Sprintf("review-%s-a%d-r%d", m.ID, m.Attempt, n), "Review: "+m.Title, "reviewer", brief, deps...)
+	r, err := lr.derived(ctx, m, domain.KindReview, planner.ReviewKeyPrefix(m.ID, m.Attempt)+strconv.Itoa(n), "Review: "+m.Title, "reviewer", brief, deps...)
 	if err != nil {
 		return err
 	}

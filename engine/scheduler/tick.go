@@ -33,8 +33,6 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 	errs = append(errs, err)
 	s.setPhase(PhaseMonitoring)
 	errs = append(errs, s.sup.RunOnce(ctx))
-	s.setPhase(PhaseMerging)
-	errs = append(errs, s.land.runOnce(ctx))
 	s.setPhase(PhasePlanning)
 	tp, err := s.planAndDispatch(ctx, &rep)
 	errs = append(errs, err)

@@ -77,6 +77,26 @@ func exerciseHolds(t *testing.T, open Opener) {
 			})
 			require.Len(t, holdList(e), 5, "HoldList returns every recorded hold")
 		})
+		run(t, "CountsLandingsStillWaiting", open, func(t *testing.T, e *env) {
+			waits := map[domain.LandingState]string{domain.LandingPending: domain.LandWaitTargetBusy, domain.LandingReview: domain.LandWaitReview,
+				domain.LandingApproved: domain.LandWaitTargetBusy, domain.LandingWaiting: domain.LandWaitCheckout,
+				domain.LandingApproval: domain.LandWaitApproval, domain.LandingRepair: domain.LandWaitRepair,
+				domain.LandingLanded: domain.LandWaitQueued, domain.LandingNotRequired: domain.LandWaitQueued,
+				domain.LandingLeft: domain.LandWaitQueued, domain.LandingConflicted: domain.LandWaitQueued}
+			for l, code := range waits {
+				id := "c-" + string(l)
+				e.add(id, inState(domain.StateCompleted), func(m *domain.Mission) { m.Landing = l })
+				hold(e, id, code)
+			}
+			e.view(func(r engine.Reader) error {
+				c, err := r.HoldCounts(e.ctx)
+				require.NoError(t, err)
+				require.Equal(t, map[string]int{domain.LandWaitTargetBusy: 2, domain.LandWaitReview: 1, domain.LandWaitCheckout: 1,
+					domain.LandWaitApproval: 1, domain.LandWaitRepair: 1}, nonZero(c),
+					"a completed mission counts while its landing waits (not once landed, left or conflicted)")
+				return nil
+			})
+		})
 	})
 }
 

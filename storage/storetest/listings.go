@@ -11,8 +11,8 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// exerciseListings covers MissionList (filters, cursor, limit), MissionsLandingQueue and
-// MissionsPastDeadline.
+// exerciseListings covers MissionList (filters, cursor, limit), MissionsLandingQueue,
+// MissionsLandingAwaiting and MissionsPastDeadline.
 func exerciseListings(t *testing.T, open Opener) {
 	group(t, "MissionList", func(t *testing.T) {
 		run(t, "PagesByCursorInIDOrder", open, func(t *testing.T, e *env) {
@@ -93,6 +93,26 @@ func exerciseListings(t *testing.T, open Opener) {
 				q, err = r.MissionsLandingQueue(e.ctx, 2)
 				require.NoError(t, err)
 				require.Equal(t, []string{"m00-pending", "m02-approved"}, ids(q))
+				return nil
+			})
+		})
+	})
+
+	group(t, "MissionsLandingAwaiting", func(t *testing.T) {
+		run(t, "CompletedMissionsWaitingForApprovalOrARepairOldestFirst", open, func(t *testing.T, e *env) {
+			for i, l := range []domain.LandingState{domain.LandingRepair, domain.LandingPending, domain.LandingLanded, domain.LandingApproved,
+				domain.LandingReview, domain.LandingWaiting, domain.LandingConflicted, domain.LandingApproval,
+				domain.LandingLeft, domain.LandingNotRequired} {
+				e.add(fmt.Sprintf("m%02d-%s", i, l), inState(domain.StateCompleted), func(m *domain.Mission) { m.Landing = l })
+			}
+			e.add("m99-running", inState(domain.StateRunning), func(m *domain.Mission) { m.Landing = domain.LandingApproval })
+			e.view(func(r engine.Reader) error {
+				q, err := r.MissionsLandingAwaiting(e.ctx, 100)
+				require.NoError(t, err)
+				require.Equal(t, []string{"m00-repair", "m07-approval"}, ids(q))
+				q, err = r.MissionsLandingAwaiting(e.ctx, 1)
+				require.NoError(t, err)
+				require.Equal(t, []string{"m00-repair"}, ids(q))
 				return nil
 			})
 		})

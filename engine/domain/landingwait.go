@@ -1,0 +1,71 @@
+package domain
+
+import "strings"
+
+// Landing wait codes: why a completed mission's landing does not move now. The planner
+// (engine/planner, the landing part of a plan) gives one to every landing it does not start,
+// the scheduler records it as the mission's hold, and get_mission's why_not_running,
+// voyage_status and status show it. The codes of the states come from the table below;
+// LandWaitTargetBusy is the one wait that no landing state names.
+const (
+	LandWaitQueued     = "landing_queued"      // pending or approved: the landing service takes it on its next pass
+	LandWaitReview     = "landing_review"      // its reviewer's verdict comes first
+	LandWaitApproval   = "landing_approval"    // approve_landing is needed
+	LandWaitCheckout   = "landing_checkout"    // the target's checkout has local changes in the same files
+	LandWaitRepair     = "landing_repair"      // a repair mission carries its work
+	LandWaitConflicted = "landing_conflicted"  // a decision is needed
+	LandWaitLeft       = "landing_left"        // left for a person (landing policy none)
+	LandWaitTargetBusy = "landing_target_busy" // another landing on the same target branch is in flight
+)
+
+// LandingWait is what a landing in one state waits for: whether the landing service works
+// on it (the landing queue), the wait's code and the sentence that explains it, with
+// "{mission}" standing for the mission's id.
+type LandingWait struct {
+	State  LandingState
+	Queued bool
+	Code   string
+	Text   string
+}
+
+// landingWaits is the one table of what each unlanded state waits for: Queued decides which
+// landings the landing service works on (the landing queue, Reader.MissionsLandingQueue, and
+// the planner's landing moves), and Code and Text explain the others (and a queued one the
+// planner did not start). Landed and not_required wait for nothing and are absent.
+var landingWaits = []LandingWait{
+	{LandingPending, true, LandWaitQueued, "queued to land: the landing service takes it on its next pass"},
+	{LandingApproved, true, LandWaitQueued, "approved and queued to land: the landing service takes it on its next pass"},
+	{LandingReview, true, LandWaitReview, "its reviewer's verdict comes first"},
+	{LandingWaiting, true, LandWaitCheckout, "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them); the landing is retried by itself"},
+	{LandingApproval, false, LandWaitApproval, "it needs approval: approve_landing {mission} (get_mission_diff {mission} shows the work)"},
+	{LandingRepair, false, LandWaitRepair, "a repair mission carries its work: it lands when the repair lands"},
+	{LandingConflicted, false, LandWaitConflicted, "it conflicts with the target: a decision is needed (list_escalations)"},
+	{LandingLeft, false, LandWaitLeft, "left for a person (landing policy none): it will not land by itself"},
+}
+
+// Wait returns what a landing in state l waits for (false for none, landed and
+// not_required, which wait for nothing).
+func (l LandingState) Wait() (LandingWait, bool) {
+	for _, w := range landingWaits {
+		if w.State == l {
+			return w, true
+		}
+	}
+	return LandingWait{}, false
+}
+
+// Explain is the wait's sentence for mission id.
+func (w LandingWait) Explain(id string) string { return strings.ReplaceAll(w.Text, "{mission}", id) }
+
+// IsLandingWait reports whether a reason code is one of the landing waits above.
+func IsLandingWait(code string) bool {
+	if code == LandWaitTargetBusy {
+		return true
+	}
+	for _, w := range landingWaits {
+		if w.Code == code {
+			return true
+		}
+	}
+	return false
+}
