@@ -33,12 +33,16 @@ type AcquireRequest struct {
 // attempt+1, the lease expiry, and the checkpoint of an interrupted mission handed on. It
 // returns ErrPaused while the scheduler is paused and ErrNoWork when nothing is runnable. One
 // guarded statement plus its event row, in one transaction; two concurrent acquirers (any
-// process) never get the same attempt. The whole mission is read after the commit, from a
-// read snapshot (it is at least as new as the lease).
+// process) never get the same attempt. The whole mission comes back from the acquiring
+// statement itself; only the first start of a voyage, which changes the row again in the same
+// transaction (its voyage_active copy), reads it after the commit, from a read snapshot.
 func (e *Engine) Acquire(ctx context.Context, req AcquireRequest) (domain.Mission, error) {
-	a, err := e.acquireLease(ctx, req)
+	a, err := e.acquire(ctx, req, true)
 	if err != nil {
 		return domain.Mission{}, err
+	}
+	if a.Row != nil {
+		return *a.Row, nil
 	}
 	return e.readAcquired(ctx, a)
 }
@@ -51,6 +55,13 @@ func (e *Engine) readAcquired(ctx context.Context, a Acquired) (domain.Mission, 
 // acquireLease is Acquire without reading the mission: the lease as the acquiring statement
 // returned it (the claim's hot path).
 func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired, error) {
+	return e.acquire(ctx, req, false)
+}
+
+// acquire takes the lease; row asks the store for the whole mission too (Acquired.Row, nil
+// again when this acquire activated the mission's voyage and so changed the row after the
+// statement returned it).
+func (e *Engine) acquire(ctx context.Context, req AcquireRequest, row bool) (Acquired, error) {
 	var a Acquired
 	if req.AgentID == "" {
 		return a, domain.Invalid("agent_id", "is empty", "name the agent that takes the mission")
@@ -75,7 +86,7 @@ func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired
 		var err error
 		a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
 			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
-			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds})
+			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds, Row: row})
 		if errors.Is(err, domain.ErrNoWork) {
 			if paused, perr := o.tx.Paused(o.ctx); perr == nil && paused {
 				return domain.ErrPaused
@@ -84,6 +95,9 @@ func (e *Engine) acquireLease(ctx context.Context, req AcquireRequest) (Acquired
 		}
 		if err != nil {
 			return err
+		}
+		if a.VoyageID != "" && !a.VoyageActive {
+			a.Row = nil // activating the voyage rewrites the row's voyage_active copy
 		}
 		return o.acquired(a, req.Leader)
 	})

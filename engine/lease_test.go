@@ -172,3 +172,30 @@ func TestSpawn_FailedChildBlocksParent(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StatePending, b.get(p.ID).State)
 }
+
+// Acquire returns the mission as committed: from the acquiring statement itself, and after a
+// read when the acquire also activated the mission's voyage (which rewrites the row's
+// voyage_active copy in the same transaction). Each case compares it with a read afterwards.
+func TestAcquire_ReturnsTheMissionAsCommitted(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "voyage a", WriteArea: []string{"a/**"}},
+		{Key: "b", Title: "voyage b", WriteArea: []string{"b/**"}},
+	}}, "test")
+	require.NoError(t, err)
+	loose := b.create(engine.MissionSpec{Title: "loose", WriteArea: []string{"c/**"}})
+	for _, c := range []struct {
+		id     string
+		start  bool
+		active bool
+	}{
+		{d.IDs["a"], true, true},  // the first start of the voyage activates it
+		{d.IDs["b"], false, true}, // the voyage is already active
+		{loose.ID, true, false},   // no voyage
+	} {
+		got := b.acquire(c.id, c.start)
+		require.Equal(t, c.active, got.VoyageActive, got.Title)
+		require.Equal(t, b.get(c.id), got, got.Title)
+	}
+}

@@ -111,8 +111,8 @@ type Guard struct {
 }
 
 // Acquired is a lease just taken (Tx.MissionAcquire): the few columns the acquire's own
-// transaction needs, returned by the acquiring statement itself. Read the mission (MissionGet)
-// for the rest.
+// transaction needs, returned by the acquiring statement itself, and the whole mission when
+// AcquireQuery.Row asked for it (else read it with MissionGet).
 type Acquired struct {
 	ID, VoyageID string
 	State        domain.MissionState
@@ -125,6 +125,8 @@ type Acquired struct {
 	VoyageActive bool
 	// Started is when the attempt started (q.Start), else zero.
 	Started time.Time
+	// Row is the whole mission as the acquiring statement left it (AcquireQuery.Row), else nil.
+	Row *domain.Mission
 }
 
 // Fence returns the fence of the lease.
@@ -143,6 +145,9 @@ type AcquireQuery struct {
 	Capabilities []string             // the agent's capabilities: every required one must be offered
 	Personas     []string             // the agent's personas: the mission's persona must be one (nil = any)
 	Kinds        []domain.MissionKind // only these kinds (nil = any)
+	// Row returns the whole mission in Acquired.Row, from the acquiring statement itself
+	// (RETURNING every column), instead of a read after the commit.
+	Row bool
 }
 
 // MissionFilter selects missions for listings, in id order. Cursor is the last id of the

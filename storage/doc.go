@@ -11,7 +11,8 @@
 // Writes go through one connection owned by one goroutine (the writer). Update hands its
 // function to the writer, which runs it inside BEGIN IMMEDIATE … COMMIT; several Updates that
 // arrive together share one transaction, each in its own SAVEPOINT, so one failing function
-// rolls back alone while the others commit together (group commit). BEGIN IMMEDIATE takes the
+// rolls back alone while the others commit together (group commit; the writer yields once
+// before it closes a short batch, so that callers it just answered can join). BEGIN IMMEDIATE takes the
 // write lock up front, so a transaction never fails to upgrade a read lock (B09); a lock held
 // by another process is waited for (busy_timeout) and then retried with backoff, never handed
 // to the caller as SQLITE_BUSY.

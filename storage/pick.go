@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"strings"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -57,6 +58,9 @@ RETURNING ` + acquiredCols
 	sqlAcquireByID = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
 RETURNING ` + acquiredCols
+	// The same, returning the whole row (AcquireQuery.Row).
+	sqlAcquireNextRow = strings.TrimSuffix(sqlAcquireNext, acquiredCols) + missionCols
+	sqlAcquireByIDRow = strings.TrimSuffix(sqlAcquireByID, acquiredCols) + missionCols
 )
 
 // acquiredCols is what an acquire returns (engine.Acquired), in scanAcquired's order: the
@@ -80,8 +84,13 @@ func scanAcquired(r rowScanner) (engine.Acquired, error) {
 
 func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine.Acquired, error) {
 	query := sqlAcquireNext
-	if q.MissionID != "" {
+	switch {
+	case q.MissionID != "" && q.Row:
+		query = sqlAcquireByIDRow
+	case q.MissionID != "":
 		query = sqlAcquireByID
+	case q.Row:
+		query = sqlAcquireNextRow
 	}
 	now := q.Now.UnixMilli()
 	args := []any{
@@ -91,7 +100,11 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 		sql.Named("kinds", jsonOrNull(kindStrings(q.Kinds))), sql.Named("personas", jsonOrNull(q.Personas)),
 		sql.Named("caps", capsJSON(q.Capabilities)),
 	}
-	a, err := scanAcquired(t.q.queryRow(ctx, query, args...))
+	scan := scanAcquired
+	if q.Row {
+		scan = scanAcquiredRow
+	}
+	a, err := scan(t.q.queryRow(ctx, query, args...))
 	if err == sql.ErrNoRows {
 		return a, domain.ErrNoWork
 	}
@@ -137,6 +150,16 @@ func (t *txn) MissionsLeased(ctx context.Context) ([]domain.Mission, error) {
 }
 
 // sqlLeaseFences reads the live missions' ids and epochs through missions_live.
+// scanAcquiredRow scans a whole mission (missionCols) and derives the lease from it.
+func scanAcquiredRow(r rowScanner) (engine.Acquired, error) {
+	m, err := scanMission(r)
+	if err != nil {
+		return engine.Acquired{}, err
+	}
+	return engine.Acquired{ID: m.ID, VoyageID: m.VoyageID, State: m.State, Attempt: m.Attempt, Lease: m.Lease,
+		Profile: m.Profile, Resumed: m.Checkpoint != nil, VoyageActive: m.VoyageActive, Started: m.StartedAt, Row: &m}, nil
+}
+
 const sqlLeaseFences = `SELECT id, epoch FROM missions INDEXED BY missions_live WHERE state IN ('leased','running')`
 
 func (t *txn) LeaseFences(ctx context.Context) ([]domain.Fence, error) {

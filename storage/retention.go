@@ -14,7 +14,10 @@ import (
 
 // pruneStates are the terminal mission states, walked one after the other through the
 // missions_state (state, created_at) index: one state at a time keeps the walk in index order
-// (an IN over the three would sort every match before the LIMIT).
+// (an IN over the three would sort every match before the LIMIT). The index is partial, over
+// these states only (schema 9: live transitions do not touch it), so the walk's queries also
+// name them literally (finishedCond): the planner uses a partial index only when the query's
+// WHERE implies the index's.
 var pruneStates = []domain.MissionState{domain.StateCompleted, domain.StateFailed, domain.StateCancelled}
 
 // missionCursor is "<state index>:<created_at ms>:<rowid>".
@@ -34,11 +37,12 @@ func parseCursor(c string) (state int, created, row int64) {
 // the index for created_at, and rescanned every mission of the cursor's millisecond: a bulk
 // import made the walk quadratic.)
 const (
+	finishedCond   = `state IN ('completed','failed','cancelled')`
 	sqlPruneSameMs = `SELECT id, created_at, rowid FROM missions
- WHERE state = @state AND created_at = @created AND created_at < @before AND rowid > @row
+ WHERE ` + finishedCond + ` AND state = @state AND created_at = @created AND created_at < @before AND rowid > @row
  ORDER BY rowid LIMIT @limit`
 	sqlPruneCandidates = `SELECT id, created_at, rowid FROM missions
- WHERE state = @state AND created_at > @created AND created_at < @before
+ WHERE ` + finishedCond + ` AND state = @state AND created_at > @created AND created_at < @before
  ORDER BY created_at, rowid LIMIT @limit`
 )
 

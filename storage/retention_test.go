@@ -21,6 +21,9 @@ func TestPrunePlans_UseIndexes(t *testing.T) {
 	require.NotContains(t, plan, "TEMP B-TREE", "no sort of every candidate")
 	plan = strings.Join(queryPlan(t, s, sqlPruneSameMs, args...), "\n")
 	require.Contains(t, plan, "USING INDEX missions_state (state=? AND created_at=? AND rowid>?)", "the cursor's millisecond is not rescanned")
+	for _, st := range pruneStates { // the partial index and the walk name the same states
+		require.Contains(t, finishedCond, "'"+string(st)+"'")
+	}
 	plan = strings.Join(queryPlan(t, s, sqlUnfinishedRelated, sql.Named("id", "x")), "\n")
 	for _, idx := range []string{"dependencies_reverse", "missions_parent", "missions_subject"} {
 		require.Contains(t, plan, idx, "no scan of every mission")

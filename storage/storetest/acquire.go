@@ -45,6 +45,39 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			require.True(t, m.StartedAt.Equal(now))
 			requireCounts(e, map[domain.MissionState]int{domain.StateRunning: 1})
 		})
+		run(t, "RowIsTheMissionAsLeased", open, func(t *testing.T, e *env) {
+			e.add("m1", func(m *domain.Mission) {
+				m.State, m.Attempt, m.Lease.Epoch = domain.StateInterrupted, 1, 3
+				m.Checkpoint = []byte(`{"step":2}`)
+			})
+			e.add("m2", func(m *domain.Mission) { m.ID, m.Title = "m2", "second" })
+			now := t0.Add(time.Hour)
+			var first, second engine.Acquired
+			var read domain.Mission
+			e.update(func(tx engine.Tx) error {
+				var err error
+				if first, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Now: now, Owner: "a", Profile: "p", Row: true, Start: true})); err != nil {
+					return err
+				}
+				if read, err = tx.MissionGet(e.ctx, first.ID); err != nil {
+					return err
+				}
+				second, err = tx.MissionAcquire(e.ctx, acquireDefaults(engine.AcquireQuery{Now: now, Owner: "a"}))
+				return err
+			})
+			require.NotNil(t, first.Row, "Row asked for the whole mission")
+			require.Nil(t, second.Row, "no Row asked, none returned")
+			requireSameMission(t, read, *first.Row)
+			r := first.Row
+			require.Equal(t, "m1", first.ID)
+			require.Equal(t, []any{r.ID, r.VoyageID, r.State, r.Attempt, r.Lease.Epoch, r.Lease.Owner, r.Profile, true, r.VoyageActive},
+				[]any{first.ID, first.VoyageID, first.State, first.Attempt, first.Lease.Epoch, first.Lease.Owner, first.Profile, first.Resumed, first.VoyageActive})
+			require.True(t, first.Lease.ExpiresAt.Equal(r.Lease.ExpiresAt) && first.Started.Equal(r.StartedAt) && first.Started.Equal(now))
+			require.Equal(t, domain.StateRunning, r.State)
+			require.Equal(t, 2, r.Attempt)
+			require.JSONEq(t, `{"step":2}`, string(r.Checkpoint))
+			require.Equal(t, "m2", second.ID)
+		})
 		run(t, "NeverTheSameMissionTwice", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			acquire(e, engine.AcquireQuery{})
