@@ -15,7 +15,7 @@ import (
 // pruneStates are the terminal mission states, walked one after the other through the
 // missions_state (state, created_at) index: one state at a time keeps the walk in index order
 // (an IN over the three would sort every match before the LIMIT). The index is partial, over
-// these states only (schema 9: live transitions do not touch it), so the walk's queries also
+// these states only (schema 10: live transitions do not touch it), so the walk's queries also
 // name them literally (finishedCond): the planner uses a partial index only when the query's
 // WHERE implies the index's.
 var pruneStates = []domain.MissionState{domain.StateCompleted, domain.StateFailed, domain.StateCancelled}

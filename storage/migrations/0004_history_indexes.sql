@@ -1,4 +1,4 @@
--- Schema 2: no read the scheduler runs every tick, and no list filter, walks the history.
+-- Schema 4: no read the scheduler runs every tick, and no list filter, walks the history.
 -- Each statement either searches an index whose rows are live work (a partial index over
 -- non-finished states) or walks an index in the listing's order and stops at its LIMIT.
 

@@ -1,4 +1,4 @@
--- Schema 6 (issue 13 item 6): a voyage's state is stored once, in voyages.state. The pick
+-- Schema 7 (issue 13 item 6): a voyage's state is stored once, in voyages.state. The pick
 -- order's tiebreak "missions of a voyage in progress (active or blocked) first" needs it on
 -- the mission row, because the pick walks one index (missions_pick) in pick order and stops
 -- at the first runnable mission, and SQLite cannot index across tables. So missions.

@@ -1,4 +1,4 @@
--- Schema 7 (issue 13 item 4): an attempt's workspace (path, branch, base commit, strategy,
+-- Schema 8 (issue 13 item 4): an attempt's workspace (path, branch, base commit, strategy,
 -- read-only, resumed, state) is a row of workspaces, written in the transaction that records
 -- the attempt's launch, instead of a part of the scheduler's run record in missions.run. The
 -- table existed since schema 1 but was never written; it gains the fields the run record

@@ -1,4 +1,4 @@
--- Schema 9 (issue 13, "make the hot paths leaner"): missions_state (state, created_at) serves
+-- Schema 10 (issue 13, "make the hot paths leaner"): missions_state (state, created_at) serves
 -- only the retention's walk of finished missions (storage/retention.go), but every transition
 -- of a live mission moved its entry: an acquire (pending → leased/running), a start, a yield,
 -- a release each deleted one entry and inserted another, and a completion did the same. As a
