@@ -34,7 +34,10 @@ type Options struct {
 	// WALCheckEvery is how often the -wal file's size is checked (default
 	// DefaultWALCheckEvery; negative: never, leaving only journal_size_limit).
 	WALCheckEvery time.Duration
-	Logger        *slog.Logger
+	// CheckpointEvery is how often committed WAL frames are copied into the database file,
+	// off the commit path (default DefaultCheckpointEvery, 200 ms; checkpoint.go says why).
+	CheckpointEvery time.Duration
+	Logger          *slog.Logger
 	// Trace, when set, is called with the text and arguments of every statement a transaction runs, before
 	// it runs (from the writer's goroutine and from readers at once: it must be safe for
 	// concurrent use). For debugging and for the query-plan tests; nil costs nothing.
@@ -52,6 +55,7 @@ type Store struct {
 	versionMu sync.Mutex
 	version   *sql.Conn
 	log       *slog.Logger
+	ckpt      *checkpointer // the background WAL checkpoint (checkpoint.go)
 	walQuit   chan struct{} // stops the WAL keeper
 	walDone   chan struct{} // closed when it stopped
 	trace     func(query string, args []any)
@@ -92,6 +96,23 @@ func Open(ctx context.Context, path string, opt Options) (*Store, error) {
 	return s, nil
 }
 
+// startCheckpointer turns the writer's auto-checkpoint off and starts the background
+// checkpoint on a connection of its own (checkpoint.go says why).
+func (s *Store) startCheckpointer(ctx context.Context, writer *sql.Conn, opt Options) error {
+	c, err := s.writeDB.Conn(ctx)
+	if err != nil {
+		return fmt.Errorf("storage: open %s: %w", s.path, err)
+	}
+	if _, err := writer.ExecContext(ctx, "PRAGMA wal_autocheckpoint = 0"); err != nil {
+		_ = c.Close()
+		return fmt.Errorf("storage: %s: wal_autocheckpoint: %w", s.path, err)
+	}
+	s.ckpt = &checkpointer{conn: c, every: opt.CheckpointEvery, quit: make(chan struct{}), done: make(chan struct{}),
+		log: func(msg string, args ...any) { s.log.Warn(msg, append(args, "path", s.path)...) }}
+	go s.ckpt.run()
+	return nil
+}
+
 func (o Options) withDefaults() Options {
 	if o.BusyTimeout == 0 {
 		o.BusyTimeout = 10 * time.Second
@@ -107,6 +128,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.WALCheckEvery == 0 {
 		o.WALCheckEvery = DefaultWALCheckEvery
+	}
+	if o.CheckpointEvery <= 0 {
+		o.CheckpointEvery = DefaultCheckpointEvery
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -139,7 +163,7 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 	if s.writeDB, err = sql.Open("sqlite", dsn(s.path, opt, true)); err != nil {
 		return fmt.Errorf("storage: open %s: %w", s.path, err)
 	}
-	s.writeDB.SetMaxOpenConns(2) // the writer's connection and the data_version watcher
+	s.writeDB.SetMaxOpenConns(3) // the writer's connection, the data_version watcher, the checkpointer
 	s.writeDB.SetConnMaxLifetime(0)
 	s.writeDB.SetConnMaxIdleTime(0)
 	conn, err := s.writeDB.Conn(ctx)
@@ -157,6 +181,11 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 		_ = s.writeDB.Close()
 		return fmt.Errorf("storage: open %s: %w", s.path, err)
 	}
+	if err := s.startCheckpointer(ctx, conn, opt); err != nil {
+		_ = conn.Close()
+		_ = s.closePools()
+		return err
+	}
 	if s.readDB, err = sql.Open("sqlite", dsn(s.path, opt, false)); err != nil {
 		_ = s.closePools()
 		return fmt.Errorf("storage: open %s: %w", s.path, err)
@@ -172,7 +201,7 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 		_ = s.closePools()
 		return err
 	}
-	s.w = startWriter(conn, plock, opt, s.committed)
+	s.w = startWriter(conn, plock, opt, func() { s.ckpt.noteCommit(); s.committed() })
 	s.register()
 	return nil
 }
@@ -200,6 +229,9 @@ func (s *Store) Close() error {
 		if s.w != nil {
 			s.w.stop()
 		}
+		if s.ckpt != nil {
+			s.ckpt.stop()
+		}
 		s.closeErr = errors.Join(s.closePools(), s.leader.close())
 	})
 	return s.closeErr
@@ -212,6 +244,9 @@ func (s *Store) closePools() error {
 	}
 	if s.version != nil {
 		errs = append(errs, s.version.Close())
+	}
+	if s.ckpt != nil {
+		errs = append(errs, s.ckpt.conn.Close())
 	}
 	if s.readDB != nil {
 		errs = append(errs, s.readDB.Close())
