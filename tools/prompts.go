@@ -164,11 +164,11 @@ func (s *Server) promptMission(ctx context.Context, id string) (domain.Mission, 
 	if !domain.ValidID(domain.PrefixMission, id) {
 		return domain.Mission{}, &promptArgError{arg: "mission_id", problem: fmt.Sprintf("%q is not a mission id", clip(id, 80)), fix: fix}
 	}
-	d, err := s.deps.Engine.GetMission(ctx, id)
+	m, err := s.deps.Engine.Mission(ctx, id)
 	if errors.Is(err, domain.ErrNotFound) {
 		return domain.Mission{}, &promptArgError{arg: "mission_id", problem: "names no mission: " + err.Error(), fix: fix}
 	}
-	return d.Mission, err
+	return m, err
 }
 
 // promptEscalation gathers what the report prompt restates.

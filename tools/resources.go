@@ -88,7 +88,7 @@ func (s *Server) addTemplate(t resourceTemplate) {
 }
 
 func (s *Server) missionExists(ctx context.Context, id string) error {
-	_, err := s.deps.Engine.GetMission(ctx, id)
+	_, err := s.deps.Engine.Mission(ctx, id)
 	return err
 }
 
