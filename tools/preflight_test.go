@@ -286,3 +286,18 @@ func stdioClient(t *testing.T, b *bundle) *client.Client {
 type eofReader struct{}
 
 func (eofReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// TestRPCErrors_EscalationOfAPrunedMission: the report prompt of an escalation whose mission
+// is no longer stored says so instead of blaming a mission_id the caller never sent.
+func TestRPCErrors_EscalationOfAPrunedMission(t *testing.T) {
+	b := setup(t, setupOpts{})
+	m := b.createMission(map[string]any{"title": "short-lived"})
+	esc := ok[EscalationResult](b, "escalate", map[string]any{"reason": "no owner", "decision_required": "who?",
+		"mission_ids": []string{m.ID}, "route": "person"}).Escalation
+	_, err := b.eng.Cancel(b.ctx, m.ID, "not needed", false, "t")
+	require.NoError(t, err)
+	require.NoError(t, b.eng.Purge(b.ctx, m.ID, "t"))
+	report, err := getPrompt(b, "escalation_report", map[string]string{"escalation_id": esc.ID})
+	require.NoError(t, err)
+	require.Contains(t, report, m.ID+": no longer stored (pruned)")
+}

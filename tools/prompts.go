@@ -193,6 +193,13 @@ func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) 
 	}
 	for _, id := range out.MissionIDs {
 		m, err := s.promptMission(ctx, id)
+		var gone *promptArgError
+		if escID != "" && errors.As(err, &gone) {
+			// The escalation names a mission no longer stored (pruned): say so in the report
+			// rather than blame an argument the caller did not send.
+			out.Missions = append(out.Missions, id+": no longer stored (pruned)")
+			continue
+		}
 		if err != nil {
 			return out, err
 		}
