@@ -73,7 +73,11 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if isModern(r.Header, head.metaVersion) {
-		g.inner.ServeHTTP(w, r)
+		if modernHeadersOK(r.Header, head) {
+			g.preflighted(head, true).ServeHTTP(w, r)
+			return
+		}
+		g.inner.ServeHTTP(w, r) // mcp-go refuses the headers itself
 		return
 	}
 	if head.method == string(mcp.MethodInitialize) {
@@ -101,7 +105,25 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	g.inSession(w, r, sid, head.id)
+	g.inSessionWith(w, r, sid, head.id, g.preflighted(head, false))
+}
+
+// preflighted serves a request with mcp-go unless preflight (preflight.go) answers it: with
+// the JSON-RPC error as body, HTTP 200 in a session and, on the stateless revision (which
+// maps JSON-RPC errors onto HTTP statuses, as mcp-go does), 400.
+func (g *mcpGate) preflighted(head messageHead, modern bool) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p := g.srv.preflight(r.Context(), head, head.raw, modern)
+		if p == nil {
+			g.inner.ServeHTTP(w, r)
+			return
+		}
+		status := http.StatusOK
+		if modern {
+			status = http.StatusBadRequest
+		}
+		writeRPCError(w, status, p)
+	})
 }
 
 // clientResponse serves a JSON-RPC response the client POSTs (to a ping on the GET stream,
@@ -297,6 +319,24 @@ func readMessage(w http.ResponseWriter, r *http.Request, log *slog.Logger) (mess
 	return head, true
 }
 
+// modernHeadersOK reports whether a 2026-07-28 request's headers are those mcp-go requires
+// (the protocol version as in _meta, no Last-Event-ID, Mcp-Method and Mcp-Name mirroring the
+// body), so that preflight answers only requests mcp-go would dispatch.
+func modernHeadersOK(h http.Header, head messageHead) bool {
+	if h.Get(mcp.HeaderProtocolVersion) != head.metaVersion || h.Get(mcp.HeaderLastEventID) != "" ||
+		h.Get(mcp.HeaderMethod) != head.method {
+		return false
+	}
+	var m struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if json.Unmarshal(head.raw, &m) != nil {
+		return false
+	}
+	name, ok := mcp.ExtractHeaderName(mcp.MCPMethod(head.method), m.Params)
+	return !ok || h.Get(mcp.HeaderName) == name
+}
+
 // isModern reports whether a request belongs to the stateless revision, as mcp-go decides:
 // either its header or its _meta names 2026-07-28 or later.
 func isModern(h http.Header, metaVersion string) bool {
@@ -304,11 +344,18 @@ func isModern(h http.Header, metaVersion string) bool {
 }
 
 // sseMessageGate applies step 1 to the legacy SSE transport's POST endpoint, so that its
-// JSON-RPC rules are those of stdio and Streamable HTTP.
-func sseMessageGate(next http.Handler, log *slog.Logger) http.Handler {
+// JSON-RPC rules are those of stdio and Streamable HTTP, then lets answer (preflight) answer
+// the request itself: answer reports whether it did, and the POST then gets 202 as mcp-go
+// answers it (the response goes on the session's SSE stream).
+func sseMessageGate(next http.Handler, log *slog.Logger, answer func(r *http.Request, head messageHead) bool) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method == http.MethodPost {
-			if _, ok := readMessage(w, r, log); !ok {
+			head, ok := readMessage(w, r, log)
+			if !ok {
+				return
+			}
+			if answer != nil && answer(r, head) {
+				w.WriteHeader(http.StatusAccepted)
 				return
 			}
 		}

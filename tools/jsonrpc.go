@@ -32,11 +32,13 @@ import (
 const maxSafeID = 1<<53 - 1
 
 // rpcProblem is why a message is refused before mcp-go sees it: the JSON-RPC error code, the
-// id to answer with (JSON null when none could be read) and a message saying what to send.
+// id to answer with (JSON null when none could be read), a message saying what to send and,
+// for some codes, data (resource not found: {"uri": …}).
 type rpcProblem struct {
 	Code    int
 	ID      json.RawMessage
 	Message string
+	Data    any
 }
 
 func (p *rpcProblem) Error() string { return fmt.Sprintf("JSON-RPC %d: %s", p.Code, p.Message) }
@@ -196,6 +198,7 @@ type rpcErrorResponse struct {
 type rpcErrorBody struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
+	Data    any    `json:"data,omitempty"`
 }
 
 // rpcErrorLine is the JSON-RPC error response for p, without a trailing newline.
@@ -204,7 +207,7 @@ func rpcErrorLine(p *rpcProblem) []byte {
 	if id == nil {
 		id = jsonNull
 	}
-	b, err := json.Marshal(rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: rpcErrorBody{p.Code, p.Message}})
+	b, err := json.Marshal(rpcErrorResponse{JSONRPC: "2.0", ID: id, Error: rpcErrorBody{p.Code, p.Message, p.Data}})
 	if err != nil { // cannot happen: the id is valid JSON, the rest strings and ints
 		return []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -23,17 +24,11 @@ func (s *Server) addPrompts() {
 		mcp.WithArgument("constraints", mcp.ArgumentDescription("rules the plan must respect")),
 		mcp.WithArgument("max_missions", mcp.ArgumentDescription("upper bound on the number of missions")),
 	), func(_ context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		a := r.Params.Arguments
-		maxMissions := 0
-		if v := a["max_missions"]; v != "" {
-			n, err := strconv.Atoi(v)
-			if err != nil || n < 1 {
-				return nil, fmt.Errorf("max_missions: %q is not a positive number", clip(v, 20))
-			}
-			maxMissions = n
+		p, err := planArgs(r.Params.Arguments)
+		if err != nil {
+			return nil, err
 		}
-		text, err := prompts.PlanVoyage(prompts.Plan{Goal: a["goal"], Repository: a["repository"],
-			Constraints: a["constraints"], MaxMissions: maxMissions})
+		text, err := prompts.PlanVoyage(p)
 		return promptResult("Plan a voyage", text, err)
 	})
 	s.mcp.AddPrompt(mcp.NewPrompt(prompts.NameAgentBrief,
@@ -41,7 +36,7 @@ func (s *Server) addPrompts() {
 		mcp.WithArgument("mission_id", mcp.RequiredArgument(), mcp.ArgumentDescription("the mission (msn_…)")),
 		mcp.WithArgument("pull_mode", mcp.ArgumentDescription("true: the agent reports through the pull-mode tools (default); false: through NDJSON on stdout")),
 	), func(ctx context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
-		m, err := s.promptMission(ctx, r.Params.Arguments["mission_id"])
+		m, pull, err := s.briefArgs(ctx, r.Params.Arguments)
 		if err != nil {
 			return nil, err
 		}
@@ -53,7 +48,7 @@ func (s *Server) addPrompts() {
 			Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea,
 			Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: orDefault(ws.Path, "(created when the attempt starts)"),
 			Branch: ws.Branch, BaseCommit: ws.BaseCommit, ReadOnly: ws.ReadOnly, Checkpoint: string(m.Checkpoint),
-			PullMode: r.Params.Arguments["pull_mode"] != "false", HeartbeatSeconds: int(s.deps.Engine.LeaseTTL().Seconds() / 3)})
+			PullMode: pull, HeartbeatSeconds: int(s.deps.Engine.LeaseTTL().Seconds() / 3)})
 		return promptResult("Brief for "+m.ID, text, err)
 	})
 	s.mcp.AddPrompt(mcp.NewPrompt(prompts.NameReviewMission,
@@ -106,24 +101,87 @@ func promptResult(description, text string, err error) (*mcp.GetPromptResult, er
 	}), nil
 }
 
-func (s *Server) promptMission(ctx context.Context, id string) (domain.Mission, error) {
-	if id == "" {
-		return domain.Mission{}, fmt.Errorf("mission_id is required")
+// checkPrompt returns a *promptArgError when prompt name's arguments are missing or
+// invalid (the same checks its handler makes), another error when a lookup failed otherwise,
+// nil when the prompt may be rendered. An unknown prompt is left to mcp-go (-32602 itself).
+func (s *Server) checkPrompt(ctx context.Context, name string, args map[string]string) error {
+	var err error
+	switch name {
+	case prompts.NamePlanVoyage:
+		_, err = planArgs(args)
+	case prompts.NameAgentBrief:
+		_, _, err = s.briefArgs(ctx, args)
+	case prompts.NameReviewMission:
+		_, err = s.promptMission(ctx, args["mission_id"])
+	case prompts.NameEscalationReport:
+		_, err = s.promptEscalation(ctx, args["escalation_id"], args["mission_id"])
 	}
-	d, err := s.deps.Engine.GetMission(ctx, id)
-	return d.Mission, err
+	return err
+}
+
+// planArgs reads plan_voyage's arguments: goal is required, max_missions a positive number
+// when given.
+func planArgs(a map[string]string) (prompts.Plan, error) {
+	if strings.TrimSpace(a["goal"]) == "" {
+		return prompts.Plan{}, &promptArgError{arg: "goal", problem: "is required",
+			fix: `send what the voyage should achieve, e.g. {"goal": "add a --json flag to the list command"}`}
+	}
+	maxMissions := 0
+	if v := a["max_missions"]; v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return prompts.Plan{}, &promptArgError{arg: "max_missions", problem: fmt.Sprintf("%q is not a positive number", clip(v, 20)),
+				fix: `send a whole number of at least 1 as a string (e.g. "5"), or leave it out for no bound`}
+		}
+		maxMissions = n
+	}
+	return prompts.Plan{Goal: a["goal"], Repository: a["repository"], Constraints: a["constraints"], MaxMissions: maxMissions}, nil
+}
+
+// briefArgs reads agent_brief's arguments: the mission, and pull_mode ("true" or "false",
+// default true).
+func (s *Server) briefArgs(ctx context.Context, a map[string]string) (domain.Mission, bool, error) {
+	pull := true
+	switch v := a["pull_mode"]; v {
+	case "", "true":
+	case "false":
+		pull = false
+	default:
+		return domain.Mission{}, false, &promptArgError{arg: "pull_mode", problem: fmt.Sprintf("is %q", clip(v, 20)),
+			fix: `send "true" (the agent reports through the pull-mode tools, the default) or "false" (NDJSON on stdout)`}
+	}
+	m, err := s.promptMission(ctx, a["mission_id"])
+	return m, pull, err
+}
+
+// promptMission looks up the mission a prompt argument mission_id names; a missing,
+// malformed or unknown id is a *promptArgError.
+func (s *Server) promptMission(ctx context.Context, id string) (domain.Mission, error) {
+	const fix = "send a mission id (msn_…) from dispatch, create_mission or list_missions"
+	if id == "" {
+		return domain.Mission{}, &promptArgError{arg: "mission_id", problem: "is required", fix: fix}
+	}
+	if !domain.ValidID(domain.PrefixMission, id) {
+		return domain.Mission{}, &promptArgError{arg: "mission_id", problem: fmt.Sprintf("%q is not a mission id", clip(id, 80)), fix: fix}
+	}
+	m, err := s.deps.Engine.Mission(ctx, id)
+	if errors.Is(err, domain.ErrNotFound) {
+		return domain.Mission{}, &promptArgError{arg: "mission_id", problem: "names no mission: " + err.Error(), fix: fix}
+	}
+	return m, err
 }
 
 // promptEscalation gathers what the report prompt restates.
 func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) (prompts.Escalation, error) {
 	var out prompts.Escalation
 	if escID != "" {
+		const fix = "send an escalation id (esc_…) from list_escalations, or leave it out and send mission_id"
 		if !domain.ValidID(domain.PrefixEscalation, escID) {
-			return out, fmt.Errorf("escalation_id: %q is not an escalation id", clip(escID, 80))
+			return out, &promptArgError{arg: "escalation_id", problem: fmt.Sprintf("%q is not an escalation id", clip(escID, 80)), fix: fix}
 		}
 		e, err := s.deps.Engine.Escalation(ctx, escID)
 		if errors.Is(err, domain.ErrNotFound) {
-			return out, fmt.Errorf("escalation %s not found", escID)
+			return out, &promptArgError{arg: "escalation_id", problem: "names no escalation: " + err.Error(), fix: fix}
 		}
 		if err != nil {
 			return out, err
@@ -135,6 +193,13 @@ func (s *Server) promptEscalation(ctx context.Context, escID, missionID string) 
 	}
 	for _, id := range out.MissionIDs {
 		m, err := s.promptMission(ctx, id)
+		var gone *promptArgError
+		if escID != "" && errors.As(err, &gone) {
+			// The escalation names a mission no longer stored (pruned): say so in the report
+			// rather than blame an argument the caller did not send.
+			out.Missions = append(out.Missions, id+": no longer stored (pruned)")
+			continue
+		}
 		if err != nil {
 			return out, err
 		}

@@ -37,10 +37,9 @@ func TestPrompts_ServedAndFilled(t *testing.T) {
 	want, err := prompts.PlanVoyage(prompts.Plan{Goal: "ship the login page", MaxMissions: 4})
 	require.NoError(t, err)
 	require.Equal(t, want, plan, "the MCP prompt is the template's rendering")
-	_, err = getPrompt(b, "plan_voyage", map[string]string{})
-	require.Error(t, err)
-	_, err = getPrompt(b, "plan_voyage", map[string]string{"goal": "g", "max_missions": "many"})
-	require.ErrorContains(t, err, "max_missions")
+	w := newStdioWire(t, b) // a real transport: the in-process client has no preflight (preflight.go)
+	wantPromptArg(t, w, "plan_voyage", `{}`, `"goal" is required`)
+	wantPromptArg(t, w, "plan_voyage", `{"goal":"g","max_missions":"many"}`, `"max_missions" "many" is not a positive number`)
 
 	m := b.createMission(map[string]any{"title": "Write docs", "brief": "Document the API.", "acceptance_criteria": []string{"every endpoint documented"}})
 	brief, err := getPrompt(b, "agent_brief", map[string]string{"mission_id": m.ID})
@@ -51,8 +50,7 @@ func TestPrompts_ServedAndFilled(t *testing.T) {
 	ndjson, err := getPrompt(b, "agent_brief", map[string]string{"mission_id": m.ID, "pull_mode": "false"})
 	require.NoError(t, err)
 	require.Contains(t, ndjson, "worker.result")
-	_, err = getPrompt(b, "agent_brief", map[string]string{"mission_id": "../x"})
-	require.Error(t, err)
+	wantPromptArg(t, w, "agent_brief", `{"mission_id":"../x"}`, `"mission_id" "../x" is not a mission id`)
 
 	c := ok[ClaimResult](b, "claim_mission", map[string]any{"agent_id": "w"})
 	ok[MissionResult](b, "complete_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch, "summary": "documented all of it"})
@@ -71,6 +69,12 @@ func TestPrompts_ServedAndFilled(t *testing.T) {
 	fresh, err := getPrompt(b, "escalation_report", map[string]string{"mission_id": m.ID})
 	require.NoError(t, err)
 	require.Contains(t, fresh, "escalate")
-	_, err = getPrompt(b, "escalation_report", map[string]string{"escalation_id": "esc_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"})
-	require.ErrorContains(t, err, "not found")
+	wantPromptArg(t, w, "escalation_report", `{"escalation_id":"esc_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}`, `"escalation_id" names no escalation`)
+}
+
+// wantPromptArg asserts that prompts/get of name with args answers -32602 saying says.
+func wantPromptArg(t *testing.T, w taskWire, name, args, says string) {
+	t.Helper()
+	_, e := w.rpc("prompts/get", `{"name":"`+name+`","arguments":`+args+`}`)
+	wantCode(t, e, mcp.INVALID_PARAMS, says)
 }

@@ -50,7 +50,10 @@ func TestResources_ReadEach(t *testing.T) {
 	vs := readJSON[engine.VoyageDetail](b, "voyage://"+d.Voyage.ID)
 	require.Equal(t, d.Voyage.ID, vs.Voyage.ID)
 
+	w := newStdioWire(t, b) // a real transport: the in-process client has no preflight (preflight.go)
 	for _, bad := range []string{"mission://../../etc/passwd", "mission://" + unknownMission, "voyage://" + id, "mission://x/log", "mission://" + id + "?x=1"} {
+		_, e := w.rpc("resources/read", `{"uri":"`+bad+`"}`)
+		wantCode(t, e, mcp.RESOURCE_NOT_FOUND, "resource not found: "+bad)
 		_, err := b.client.ReadResource(b.ctx, mcp.ReadResourceRequest{Params: mcp.ReadResourceParams{URI: bad}})
 		require.Error(t, err, bad)
 	}

@@ -44,6 +44,8 @@ type Server struct {
 	// may create them (taskrpc.go).
 	tasks *taskTable
 	offer *taskOffer
+	// templates are the resource templates as registered with mcp-go, for preflight.go.
+	templates []resourceTemplate
 }
 
 // New builds the MCP server over d. It registers nothing global: several Servers can live in
@@ -80,6 +82,7 @@ func New(d Deps, opt Options) (*Server, error) {
 	installUTF8Check(hooks, d.Logger)
 	installVersionDefault(hooks)
 	s.offer.install(hooks, s)
+	installStdioVersion(hooks) // transport_stdio.go, for preflight.go
 	opts := []server.ServerOption{
 		server.WithToolCapabilities(false),
 		server.WithResourceCapabilities(true, false),

@@ -215,3 +215,25 @@ func isPing(data []byte) bool {
 	}
 	return json.Unmarshal(data, &m) == nil && m.Method == string(mcp.MethodPing)
 }
+
+// ssePreflight answers a /message request that preflight (preflight.go) refuses by queueing
+// its JSON-RPC error on the session's stream, as mcp-go queues its responses. It reports
+// false, leaving the request to mcp-go, when the session is unknown or its queue is full
+// (mcp-go then answers 400, or the handler's error).
+func (s *Server) ssePreflight(sse *server.SSEServer) func(r *http.Request, head messageHead) bool {
+	return func(r *http.Request, head messageHead) bool {
+		sid := r.URL.Query().Get("sessionId")
+		if sid == "" {
+			return false
+		}
+		p := s.preflight(r.Context(), head, head.raw, mcp.IsModernProtocol(head.metaVersion))
+		if p == nil {
+			return false
+		}
+		if err := sse.SendEventToSession(sid, json.RawMessage(rpcErrorLine(p))); err != nil {
+			s.log.Info("left a refused legacy SSE request to mcp-go", "session", sid, "method", head.method, "err", err)
+			return false
+		}
+		return true
+	}
+}

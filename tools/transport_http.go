@@ -146,7 +146,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	mux := http.NewServeMux()
 	mux.Handle(PathMCP, gate)
 	mux.Handle(PathSSE, withSSEIDs(sse.SSEHandler(), events, s.log))
-	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log))
+	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log, s.ssePreflight(sse)))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
 	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;

@@ -32,6 +32,12 @@ func (s *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) er
 	filter := newStdinFilter(in, lw, s.log)
 	var answers, calls sync.WaitGroup // blocked tasks/result answers; task calls
 	filter.intercept = func(head messageHead, line []byte) bool {
+		if p := s.preflight(ctx, head, line, route.modern(head)); p != nil { // preflight.go
+			if _, err := lw.Write(append(rpcErrorLine(p), '\n')); err != nil {
+				s.log.Error("writing an error response to stdout", "method", head.method, "err", err)
+			}
+			return true
+		}
 		return s.stdioTask(ctx, route, lw, taskEnv{base: ctx, running: &calls}, &answers, head, line)
 	}
 	defer func() {
@@ -76,8 +82,32 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 type stdioRoute struct {
 	out io.Writer // the lockedWriter shared with mcp-go
 
-	mu    sync.Mutex
-	owner string // the session id, once initialize offered it tasks (taskrpc.go)
+	mu      sync.Mutex
+	owner   string // the session id, once initialize offered it tasks (taskrpc.go)
+	version string // the protocol version initialize agreed on
+}
+
+// installStdioVersion records on a stdio session's route the protocol version its
+// initialize agreed on (for preflight's choice of code).
+func installStdioVersion(h *server.Hooks) {
+	h.AddAfterInitialize(func(ctx context.Context, _ any, _ *mcp.InitializeRequest, res *mcp.InitializeResult) {
+		if route, ok := ctx.Value(stdioRouteKey{}).(*stdioRoute); ok {
+			route.mu.Lock()
+			route.version = res.ProtocolVersion
+			route.mu.Unlock()
+		}
+	})
+}
+
+// modern reports whether a request is of protocol 2026-07-28 or later, as mcp-go decides
+// (server.RequestProtocolVersion): the version in its _meta, else the session's.
+func (r *stdioRoute) modern(head messageHead) bool {
+	if head.metaVersion != "" {
+		return mcp.IsModernProtocol(head.metaVersion)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return mcp.IsModernProtocol(r.version)
 }
 
 func (r *stdioRoute) setTaskOwner(id string) {
