@@ -11,7 +11,8 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// Pick order (design brief §3): priority, then active voyage, then resumed, then FIFO, then id.
+// Pick order (design brief §3): priority, then live voyage (open, active or blocked), then
+// resumed, then FIFO, then id.
 func TestOrdering_PriorityVoyageResumedFIFO(t *testing.T) {
 	t.Parallel()
 	b := setup(t)
@@ -39,14 +40,38 @@ func TestOrdering_PriorityVoyageResumedFIFO(t *testing.T) {
 		return m.Title
 	}
 	require.Equal(t, "urgent", order())
-	// No voyage is active yet: resumed beats fresh, then FIFO.
-	require.Equal(t, "resumed", order())
-	require.Equal(t, "late fifo", order())
+	// The dispatched voyage is live before any of its missions started (Armada: "active or
+	// in-progress"), so its missions go first; then resumed beats fresh, then FIFO.
 	require.Equal(t, "voyage one", order()) // activates the voyage
 	require.Equal(t, "voyage two", order())
+	require.Equal(t, "resumed", order())
+	require.Equal(t, "late fifo", order())
 	_, err = b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "a"})
 	require.ErrorIs(t, err, domain.ErrNoWork)
 	require.Len(t, d.IDs, 2)
+}
+
+// A freshly dispatched voyage's mission goes before an older standalone mission of the same
+// priority (Armada's rule; a fresh-user trial saw the standalone one first when the voyage
+// was still open).
+func TestOrdering_OpenVoyageBeatsAnOlderStandaloneMission(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	b.create(engine.MissionSpec{Title: "older standalone", WriteArea: []string{"s/**"}})
+	b.clock.Advance(time.Millisecond)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", Missions: []engine.MissionSpec{
+		{Key: "a", Title: "voyage a", WriteArea: []string{"a/**"}},
+	}}, "test")
+	require.NoError(t, err)
+	v, err := b.e.VoyageStatus(b.ctx, d.Voyage.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.VoyageOpen, v.Voyage.State, "nothing of it started yet")
+	m, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "x", Start: true})
+	require.NoError(t, err)
+	require.Equal(t, "voyage a", m.Title)
+	v, err = b.e.VoyageStatus(b.ctx, d.Voyage.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.VoyageActive, v.Voyage.State, "its first acquire activates it")
 }
 
 // Missions of an active voyage go before others of the same priority.

@@ -151,7 +151,7 @@ type propMachine struct {
 	clock    *engine.FakeClock
 	missions map[string]*modelMission
 	order    []string                   // ids in creation order
-	voyages  map[string]bool            // voyage id → active
+	voyages  map[string]bool            // voyage id → live (open, active or blocked: the pick tiebreak)
 	fences   map[string][]domain.Fence  // every fence each agent was given
 	renewed  map[domain.Fence]time.Time // the engine's last lease write per fence (RenewInterval)
 	paused   bool
@@ -444,7 +444,7 @@ func (pm *propMachine) Dispatch(t *rapid.T) {
 	}
 	d, err := pm.e.Dispatch(pm.ctx, spec, "test")
 	require.NoError(t, err, "dispatch %+v", spec.Edges)
-	pm.voyages[d.Voyage.ID] = false
+	pm.voyages[d.Voyage.ID] = true // a dispatched voyage is live at once (Armada: schema 11)
 	news := make([]*modelMission, n)
 	for i, ms := range spec.Missions {
 		m := &modelMission{id: d.IDs[ms.Key], created: pm.now(), state: domain.StatePending, budget: *ms.RetryBudget,

@@ -121,7 +121,9 @@ type Acquired struct {
 	Profile      string
 	// Resumed: the mission has a checkpoint to resume from.
 	Resumed bool
-	// VoyageActive: its voyage was already active (no activation to record).
+	// VoyageActive: its voyage was already in progress, active or blocked (no activation to
+	// record). Unlike Mission.VoyageActive, an open voyage's mission has it false: its acquire
+	// activates the voyage.
 	VoyageActive bool
 	// Started is when the attempt started (q.Start), else zero.
 	Started time.Time

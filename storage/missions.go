@@ -47,7 +47,7 @@ func scanMission(r rowScanner) (domain.Mission, error) {
 	}
 	m.Deadline, m.NotBefore = fromMS(deadline), fromMS(notBefore)
 	m.Lease.Owner, m.Lease.ExpiresAt = owner.String, fromMS(expires)
-	m.Preempt, m.Serial, m.Skipped, m.VoyageActive, m.DeadlineEscalated = preempt == 1, serial == 1, skipped == 1, active == 1, deadlineEsc == 1
+	m.Preempt, m.Serial, m.Skipped, m.VoyageActive, m.DeadlineEscalated = preempt == 1, serial == 1, skipped == 1, active > 0, deadlineEsc == 1
 	m.Checkpoint, m.Run = rawJSON(checkpoint), rawJSON(run)
 	m.Progress = decodeInto[domain.Progress](progress)
 	m.Result = decodeInto[domain.WorkerResult](result)

@@ -40,7 +40,7 @@ const runnableCond = `m.state IN ('pending','interrupted')
   AND (SELECT paused FROM scheduler WHERE id = 1) = 0`
 
 // pickOrder is design brief §3's pick order; it matches index missions_pick.
-const pickOrder = `m.priority, m.voyage_active DESC, (m.state = 'interrupted') DESC, m.created_at, m.id`
+const pickOrder = `m.priority, (m.voyage_active > 0) DESC, (m.state = 'interrupted') DESC, m.created_at, m.id`
 
 const acquireSet = `UPDATE missions SET
   state = CASE WHEN @start THEN 'running' ELSE 'leased' END,
@@ -58,9 +58,10 @@ RETURNING ` + acquiredCols
 	sqlAcquireByID = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
 RETURNING ` + acquiredCols
-	// The same, returning the whole row (AcquireQuery.Row).
-	sqlAcquireNextRow = strings.TrimSuffix(sqlAcquireNext, acquiredCols) + missionCols
-	sqlAcquireByIDRow = strings.TrimSuffix(sqlAcquireByID, acquiredCols) + missionCols
+	// The same, returning the whole row (AcquireQuery.Row) and whether the voyage is in
+	// progress (Acquired.VoyageActive; the row's VoyageActive says live, open included).
+	sqlAcquireNextRow = strings.TrimSuffix(sqlAcquireNext, acquiredCols) + missionCols + `, voyage_active = 2`
+	sqlAcquireByIDRow = strings.TrimSuffix(sqlAcquireByID, acquiredCols) + missionCols + `, voyage_active = 2`
 )
 
 // acquiredCols is what an acquire returns (engine.Acquired), in scanAcquired's order: the
@@ -78,7 +79,7 @@ func scanAcquired(r rowScanner) (engine.Acquired, error) {
 		&resumed, &active, &started)
 	a.VoyageID, a.State, a.Lease.Owner = voyage.String, domain.MissionState(state), owner.String
 	a.Lease.ExpiresAt, a.Started = fromMS(expires), fromMS(started)
-	a.Resumed, a.VoyageActive = resumed == 1, active == 1
+	a.Resumed, a.VoyageActive = resumed == 1, active == 2 // 2: in progress (migration 0011)
 	return a, err
 }
 
@@ -152,13 +153,22 @@ func (t *txn) MissionsLeased(ctx context.Context) ([]domain.Mission, error) {
 // sqlLeaseFences reads the live missions' ids and epochs through missions_live.
 // scanAcquiredRow scans a whole mission (missionCols) and derives the lease from it.
 func scanAcquiredRow(r rowScanner) (engine.Acquired, error) {
-	m, err := scanMission(r)
+	var inProgress bool
+	m, err := scanMission(alsoScan{r, []any{&inProgress}})
 	if err != nil {
 		return engine.Acquired{}, err
 	}
 	return engine.Acquired{ID: m.ID, VoyageID: m.VoyageID, State: m.State, Attempt: m.Attempt, Lease: m.Lease,
-		Profile: m.Profile, Resumed: m.Checkpoint != nil, VoyageActive: m.VoyageActive, Started: m.StartedAt, Row: &m}, nil
+		Profile: m.Profile, Resumed: m.Checkpoint != nil, VoyageActive: inProgress, Started: m.StartedAt, Row: &m}, nil
 }
+
+// alsoScan scans a row whose columns are another scanner's and then more (into extra).
+type alsoScan struct {
+	r     rowScanner
+	extra []any
+}
+
+func (a alsoScan) Scan(dest ...any) error { return a.r.Scan(append(dest, a.extra...)...) }
 
 const sqlLeaseFences = `SELECT id, epoch FROM missions INDEXED BY missions_live WHERE state IN ('leased','running')`
 

@@ -28,8 +28,9 @@ func voyageActiveFlags(t *testing.T, s *Store) map[string]int {
 
 const insertBareMission = `INSERT INTO missions (id, voyage_id, title, brief, repository, state, created_at, updated_at) VALUES (?, ?, 't', '', '/r', 'pending', 0, 0)`
 
-// Issue 13 item 6: missions.voyage_active is the database's copy of "the mission's voyage is
-// in progress" (active or blocked). A database written before schema 7 with the drift (a
+// Issue 13 item 6: missions.voyage_active is the database's copy of the mission's voyage's
+// stage as the pick needs it (schema 11: 2 in progress — active or blocked —, 1 open, 0 none
+// or finished). A database written before schema 7 with the drift (a
 // reopened voyage whose missions kept 0) is repaired by the migration; from then on the
 // copy follows every insert and every change of the voyage's state, whoever writes it.
 func TestVoyageActive_CopiedFromTheVoyageState(t *testing.T) {
@@ -60,7 +61,7 @@ func TestVoyageActive_CopiedFromTheVoyageState(t *testing.T) {
 	s, err := Open(ctx, path, Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
-	require.Equal(t, map[string]int{"m_drift": 1, "m_open": 0, "m_done": 0, "m_solo": 0}, voyageActiveFlags(t, s), "carried over")
+	require.Equal(t, map[string]int{"m_drift": 2, "m_open": 1, "m_done": 0, "m_solo": 0}, voyageActiveFlags(t, s), "carried over")
 
 	exec := func(q string, args ...any) {
 		t.Helper()
@@ -68,16 +69,16 @@ func TestVoyageActive_CopiedFromTheVoyageState(t *testing.T) {
 	}
 	exec(insertBareMission, "m_new_active", "reopened")
 	exec(insertBareMission, "m_new_open", "open")
-	require.Equal(t, 1, voyageActiveFlags(t, s)["m_new_active"], "an insert takes the voyage's state")
-	require.Equal(t, 0, voyageActiveFlags(t, s)["m_new_open"])
+	require.Equal(t, 2, voyageActiveFlags(t, s)["m_new_active"], "an insert takes the voyage's state")
+	require.Equal(t, 1, voyageActiveFlags(t, s)["m_new_open"], "an open voyage is live too (schema 11)")
 	for _, step := range []struct {
 		state string
 		want  int
-	}{{"active", 1}, {"blocked", 1}, {"active", 1}, {"blocked", 1}, {"cancelled", 0}} {
+	}{{"active", 2}, {"blocked", 2}, {"active", 2}, {"blocked", 2}, {"cancelled", 0}} {
 		exec(`UPDATE voyages SET state = ? WHERE id = 'open'`, step.state)
 		f := voyageActiveFlags(t, s)
 		require.Equal(t, step.want, f["m_open"], "voyage moved to %s", step.state)
 		require.Equal(t, step.want, f["m_new_open"], "voyage moved to %s", step.state)
-		require.Equal(t, 1, f["m_drift"], "another voyage's missions are left alone")
+		require.Equal(t, 2, f["m_drift"], "another voyage's missions are left alone")
 	}
 }

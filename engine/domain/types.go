@@ -158,9 +158,10 @@ type Mission struct {
 	Landing       LandingState    `json:"landing"`
 	Skipped       bool            `json:"skipped,omitempty"`
 	// VoyageActive is read from the store, never written by the engine: the mission's voyage
-	// is in progress (active or blocked), so the mission goes before others of its priority in
-	// the pick order. The store derives it from the voyage's state in the transition that
-	// changes that state (storage: migration 0007).
+	// is live — open (dispatched), active or blocked — so the mission goes before standalone
+	// missions of its priority in the pick order (Armada's "active or in-progress voyage",
+	// shared/cases/armada-scheduling.md). The store derives it from the voyage's state in the
+	// transition that changes that state (storage: migrations 0007, 0011).
 	VoyageActive bool   `json:"-"`
 	Usage        Usage  `json:"usage,omitzero"`
 	EscalationID string `json:"escalation_id,omitempty"`

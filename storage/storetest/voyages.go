@@ -143,7 +143,10 @@ func exerciseVoyages(t *testing.T, open Opener) {
 	group(t, "VoyageActiveOrder", func(t *testing.T) {
 		// The pick order's voyage tiebreak follows the voyage's stored state: the store derives
 		// it (the engine never copies it onto missions), whenever the voyage changes state and
-		// for missions added to a voyage that is already active.
+		// for missions added to a live voyage. A live voyage is open (dispatched), active or
+		// blocked — Armada's "active or in-progress voyage" (shared/cases/armada-scheduling.md)
+		// — and among live voyages' missions the order is FIFO; a settled voyage's missions go
+		// back among the standalone ones.
 		run(t, "FollowsTheVoyageState", open, func(t *testing.T, e *env) {
 			e.voyage("v1")
 			e.voyage("v2")
@@ -151,15 +154,15 @@ func exerciseVoyages(t *testing.T, open Opener) {
 			e.add("in-v1", inVoyage("v1"))
 			e.add("in-v2", inVoyage("v2"))
 			e.add("urgent", withPriority(1))
-			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2"}, runnableOrder(e))
+			require.Equal(t, []string{"urgent", "in-v1", "in-v2", "plain"}, runnableOrder(e), "open voyages are live: before an older standalone mission")
 			e.update(func(tx engine.Tx) error { return activateVoyage(e.ctx, tx, "v2") })
-			require.Equal(t, []string{"urgent", "in-v2", "plain", "in-v1"}, runnableOrder(e))
+			require.Equal(t, []string{"urgent", "in-v1", "in-v2", "plain"}, runnableOrder(e), "open and active alike, FIFO between them")
 			e.add("later-in-v2", inVoyage("v2"))
-			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e))
+			require.Equal(t, []string{"urgent", "in-v1", "in-v2", "later-in-v2", "plain"}, runnableOrder(e))
 			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", domain.VoyageBlocked) })
-			require.Equal(t, []string{"urgent", "in-v2", "later-in-v2", "plain", "in-v1"}, runnableOrder(e), "a blocked voyage keeps its place")
+			require.Equal(t, []string{"urgent", "in-v1", "in-v2", "later-in-v2", "plain"}, runnableOrder(e), "a blocked voyage keeps its place")
 			e.update(func(tx engine.Tx) error { return moveVoyage(e.ctx, tx, "v2", domain.VoyageCancelled) })
-			require.Equal(t, []string{"urgent", "plain", "in-v1", "in-v2", "later-in-v2"}, runnableOrder(e), "a settled voyage does not")
+			require.Equal(t, []string{"urgent", "in-v1", "plain", "in-v2", "later-in-v2"}, runnableOrder(e), "a settled voyage does not")
 			e.update(func(tx engine.Tx) error { return activateVoyage(e.ctx, tx, "v1") })
 			require.Equal(t, "urgent", acquire(e, engine.AcquireQuery{}).ID)
 			require.Equal(t, "in-v1", acquire(e, engine.AcquireQuery{}).ID)
