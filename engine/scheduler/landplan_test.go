@@ -26,11 +26,15 @@ func TestLoop_LandingWaitsReachWhyNotRunningAndStatus(t *testing.T) {
 	}))
 	m := h.create(engine.MissionSpec{Title: "gated", Repository: gatedRepo, WriteArea: []string{"gated.txt"},
 		Brief: "@write gated.txt g\n@commit gated\n@done"})
-	h.until("the plan records the approval wait", func() bool { return h.why(m.ID).Code == domain.LandWaitApproval })
+	// Before the tick's plan records the wait, get_mission already gives the landing state's
+	// own sentence (no since): wait for the recorded one.
+	h.until("the plan records the approval wait", func() bool {
+		r := h.why(m.ID)
+		return r.Code == domain.LandWaitApproval && !r.Since.IsZero()
+	})
 	r := h.why(m.ID)
 	require.Equal(t, domain.LandingApproval, h.mission(m.ID).Landing)
 	require.Contains(t, r.Message, "approve_landing "+m.ID)
-	require.False(t, r.Since.IsZero(), "a recorded wait says since when")
 	s, err := h.eng.Summary(h.ctx, 0)
 	require.NoError(t, err)
 	require.Equal(t, 1, s.Waiting[domain.LandWaitApproval], "status counts the landing that waits")
