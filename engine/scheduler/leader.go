@@ -47,18 +47,11 @@ func (l *leadership) Start(ctx context.Context) error { return l.life.start(ctx,
 // keep renews the leader lease every LeaderLease/5 until ctx ends; a failure is logged and
 // the next turn tries again.
 func (l *leadership) keep(ctx context.Context) {
-	t := time.NewTicker(l.cfg.LeaderLease / 5)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, l.cfg.LeaderLease/5, func() {
 		if _, err := l.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("leader lease not renewed", "err", err)
 		}
-	}
+	})
 }
 
 // RunOnce takes or renews the leader lease and reports whether this process leads. A lease

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 )
 
 // ErrStarted is returned by a second Start of a service (or of the Scheduler): a service
@@ -54,4 +55,19 @@ func (l *lifecycle) stop() {
 		cancel()
 	}
 	l.loops.Wait()
+}
+
+// every calls fn every d (the first call after d) until ctx ends: the body of a service's
+// keeper loop.
+func every(ctx context.Context, d time.Duration, fn func()) {
+	t := time.NewTicker(d)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			fn()
+		}
+	}
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"sync"
-	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -57,21 +56,14 @@ func newSupervisor(eng *engine.Engine, run *runner.Runner, cfg Config, host supe
 func (sv *supervisor) Start(ctx context.Context) error { return sv.life.start(ctx, sv.keep) }
 
 func (sv *supervisor) keep(ctx context.Context) {
-	t := time.NewTicker(sv.cfg.LeaderLease / 5)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
+	every(ctx, sv.cfg.LeaderLease/5, func() {
 		if !sv.host.leading() {
-			continue // a follower supervises nothing: its agents were detached when it lost the lead
+			return // a follower supervises nothing: its agents were detached when it lost the lead
 		}
 		if err := sv.renewAgents(ctx); err != nil && ctx.Err() == nil {
 			sv.log.Warn("agent leases not renewed", "err", err)
 		}
-	}
+	})
 }
 
 // RunOnce is one supervision step: agents whose mission is no longer theirs (cancelled,
