@@ -61,3 +61,19 @@ func TestRepeatedComplete_SaysTheResultWasRecorded(t *testing.T) {
 	require.ErrorIs(t, err, domain.ErrLeaseLost)
 	require.ErrorContains(t, err, "will not be landed")
 }
+
+// A repeated fail_mission (the failure was recorded, the mission is pending for its retry) is
+// not told that nothing was recorded.
+func TestRepeatedFail_DoesNotDenyTheRecordedFailure(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	c := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
+	m := b.acquire(c.ID, true)
+	req := engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureTest, Summary: "red"}}
+	_, err := b.e.Fail(b.ctx, m.Fence(), req)
+	require.NoError(t, err)
+	_, err = b.e.Fail(b.ctx, m.Fence(), req)
+	require.ErrorIs(t, err, domain.ErrLeaseLost)
+	require.ErrorContains(t, err, "recorded before")
+	require.NotContains(t, err.Error(), "will not be recorded")
+}

@@ -120,7 +120,7 @@ func (e *LeaseLostError) Error() string {
 		return fmt.Sprintf("lease lost: mission %s already completed at epoch %d, the one you presented: a result for this lease was recorded before (a repeated call?); nothing more to do, read it with get_mission",
 			e.MissionID, e.Current)
 	case e.Presented == e.Current:
-		return fmt.Sprintf("lease lost: the attempt of epoch %d on mission %s has ended (the mission is %s now); stop working on it, your result will not be recorded",
+		return fmt.Sprintf("lease lost: the attempt of epoch %d on mission %s has ended (the mission is %s now: a result or failure for this lease was recorded before — a repeated call? — or the lease was released or ran out); stop working on it, nothing more is recorded for it",
 			e.Current, e.MissionID, e.State)
 	}
 	return fmt.Sprintf("lease lost: mission %s is at epoch %d (%s), you presented epoch %d; stop working on it, your result will not be landed",
