@@ -136,18 +136,25 @@ type sdkCall struct {
 
 func runSDK(t *testing.T, s *sandbox, mode string, env ...string) sdkResult {
 	t.Helper()
+	return runSDKScript[sdkResult](t, s, "testdata/sdk-client.cjs", mode, env...)
+}
+
+// runSDKScript runs one of the Node scripts that drive the built binary through the official
+// TypeScript SDK (mode names the transport) and decodes what it printed as T.
+func runSDKScript[T any](t *testing.T, s *sandbox, script, mode string, env ...string) T {
+	t.Helper()
 	nodeModules := testenv.NodeModules(t, "@modelcontextprotocol/sdk")
 	node := testenv.LookPath(t, "node")
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	script, err := filepath.Abs("testdata/sdk-client.cjs")
+	abs, err := filepath.Abs(script)
 	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, node, script, mode)
+	cmd := exec.CommandContext(ctx, node, abs, mode)
 	cmd.Env = append(append(append([]string{}, s.env...), "NODE_PATH="+nodeModules, "MCP_BIN="+binary, "MCP_REPO="+s.repo), env...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "sdk client: %s", errb.String())
-	var r sdkResult
+	require.NoError(t, cmd.Run(), "%s: %s", script, errb.String())
+	var r T
 	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
 	return r
 }

@@ -1,17 +1,10 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"os/exec"
-	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
-
-	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // sdkTasks is what testdata/sdk-tasks.cjs prints.
@@ -42,20 +35,7 @@ type sdkTasks struct {
 
 func runSDKTasks(t *testing.T, s *sandbox, mode string, env ...string) sdkTasks {
 	t.Helper()
-	nodeModules := testenv.NodeModules(t, "@modelcontextprotocol/sdk")
-	node := testenv.LookPath(t, "node")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	script, err := filepath.Abs("testdata/sdk-tasks.cjs")
-	require.NoError(t, err)
-	cmd := exec.CommandContext(ctx, node, script, mode)
-	cmd.Env = append(append(append([]string{}, s.env...), "NODE_PATH="+nodeModules, "MCP_BIN="+binary, "MCP_REPO="+s.repo), env...)
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	require.NoError(t, cmd.Run(), "sdk tasks client: %s", errb.String())
-	var r sdkTasks
-	require.NoError(t, json.Unmarshal(out.Bytes(), &r), out.String())
-	return r
+	return runSDKScript[sdkTasks](t, s, "testdata/sdk-tasks.cjs", mode, env...)
 }
 
 // checkSDKTasks checks what the SDK's task API saw, whatever the transport (docs/mcp.md,
