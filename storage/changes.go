@@ -101,7 +101,7 @@ func (s *Store) unregister() {
 	sameFile.byPath[s.path] = list
 }
 
-// committed runs on the writer's goroutine after each commit: the other handles of the same
+// committed runs on the leading caller's goroutine after each commit: the other handles of the same
 // database in this process signal their subscribers. With no other handle it is one map
 // lookup.
 func (s *Store) committed() {

@@ -103,7 +103,7 @@ func (r readTx) queryRow(ctx context.Context, q string, args ...any) *sql.Row {
 }
 
 // connQ runs statements on the writer's own connection with statements prepared once on it.
-// Only the writer goroutine uses it.
+// Only the caller that leads the writer (writer.lead) uses it, one at a time.
 type connQ struct {
 	conn  *sql.Conn
 	stmts map[string]*sql.Stmt

@@ -39,7 +39,7 @@ type Options struct {
 	CheckpointEvery time.Duration
 	Logger          *slog.Logger
 	// Trace, when set, is called with the text and arguments of every statement a transaction runs, before
-	// it runs (from the writer's goroutine and from readers at once: it must be safe for
+	// it runs (from the goroutine leading the writer and from readers at once: it must be safe for
 	// concurrent use). For debugging and for the query-plan tests; nil costs nothing.
 	Trace func(query string, args []any)
 }

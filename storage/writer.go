@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"runtime"
+	"slices"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -23,15 +25,29 @@ var ErrClosed = errors.New("storage: closed")
 type writeReq struct {
 	ctx  context.Context
 	fn   func(engine.Tx) error
-	done chan error
+	done chan error // buffered: the request's result, or errLead (this caller leads now)
 }
 
-// writer owns the write connection and runs Updates in batches (group commit).
+// errLead, sent on a waiting request's done channel, hands the writer's connection to that
+// request's caller: it leads the next batches (writer.lead).
+var errLead = errors.New("storage: lead the next write batch")
+
+// writer owns the write connection and runs Updates in batches (group commit) on the
+// goroutine of whichever caller leads. An Update that finds no batch running leads: it runs
+// its own request, and the requests queued behind it, on its own goroutine. An Update that
+// finds one running queues and waits; when the leader's own request is done it hands the
+// connection to the first waiter, which leads the next batch. A lone caller so waits for no
+// other goroutine, and under contention each batch costs one hand-off, not one per request
+// there and one back (docs/benchmarks.md, "Leader group commit").
 type writer struct {
+	mu      sync.Mutex
+	queue   []*writeReq   // waiting requests, oldest first
+	leading bool          // a caller holds the connection (runs batches)
+	closed  bool          // stop began: no request is queued any more
+	stopped chan struct{} // closed by the last leader after stop began (nil: none waits)
+
 	q        *connQ
-	reqs     chan *writeReq
-	quit     chan struct{}
-	finished chan struct{}
+	quit     chan struct{} // closed when stop begins
 	maxBatch int
 	busyWait time.Duration
 	plock    *procLock
@@ -45,116 +61,119 @@ type writer struct {
 }
 
 func startWriter(conn *sql.Conn, plock *procLock, opt Options, committed func()) *writer {
-	w := &writer{
+	return &writer{
 		committed: committed,
 		plock:     plock,
 		q:         &connQ{conn: conn, stmts: map[string]*sql.Stmt{}},
-		reqs:      make(chan *writeReq, 1024),
 		quit:      make(chan struct{}),
-		finished:  make(chan struct{}),
 		maxBatch:  opt.MaxBatch,
 		busyWait:  4 * opt.BusyTimeout,
 		log:       opt.Logger,
 		trace:     opt.Trace,
 	}
-	go w.loop()
-	return w
 }
 
 // Update runs fn in a write transaction (see the package doc). fn must not call Update or
 // View of the same store (it would wait for itself) and must use only the Tx it is given.
 // When fn returns an error, everything it wrote is rolled back and the error returned.
+// After Close it returns ErrClosed; an Update queued before Close began runs.
 func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	select {
-	case <-s.w.quit:
+	return s.w.update(&writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)})
+}
+
+func (w *writer) update(r *writeReq) error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
 		return ErrClosed
-	default:
 	}
-	r := &writeReq{ctx: ctx, fn: fn, done: make(chan error, 1)}
-	select {
-	case s.w.reqs <- r:
-	case <-s.w.quit:
-		return ErrClosed
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-	// The send can win against a Close that has begun (reqs is buffered): a request the
-	// writer's drain did not reach before it finished is never run, and gets ErrClosed.
-	select {
-	case err := <-r.done:
-		return err
-	case <-s.w.finished:
-		select {
-		case err := <-r.done:
+	w.queue = append(w.queue, r)
+	if w.leading {
+		w.mu.Unlock()
+		if err := <-r.done; err != errLead {
 			return err
-		default:
-			return ErrClosed
 		}
+	} else {
+		w.leading = true
+		w.mu.Unlock()
 	}
+	return w.lead(r)
 }
 
-func (w *writer) stop() {
-	close(w.quit)
-	<-w.finished
-}
-
-func (w *writer) loop() {
-	defer close(w.finished)
-	defer func() {
-		_ = w.q.close()
-		_ = w.q.conn.Close()
-		if w.plock != nil {
-			_ = w.plock.close()
-		}
-	}()
-	batch := make([]*writeReq, 0, w.maxBatch)
+// lead runs batches from the queue's head until own has its result, then hands the
+// connection on (handOff) and returns own's result.
+func (w *writer) lead(own *writeReq) error {
 	for {
+		w.run(w.take())
 		select {
-		case r := <-w.reqs:
-			batch = append(batch[:0], r)
-			batch = w.fill(batch)
-			if len(batch) < w.maxBatch {
-				// Let the callers just answered send their next request before the batch
-				// closes: without it a batch mostly held the one request that woke the
-				// writer (2.3 Updates per commit with 8 acquire-and-complete workers, 5.2
-				// with it; docs/benchmarks.md). Nothing else runnable: it returns at once.
-				runtime.Gosched()
-				batch = w.fill(batch)
-			}
-			w.run(batch)
-		case <-w.quit:
-			w.drain()
-			return
+		case err := <-own.done:
+			w.handOff()
+			return err
+		default: // more than maxBatch requests were queued before own
 		}
 	}
 }
 
-// fill adds requests that are already waiting, up to maxBatch.
-func (w *writer) fill(batch []*writeReq) []*writeReq {
-	for len(batch) < w.maxBatch {
-		select {
-		case r := <-w.reqs:
-			batch = append(batch, r)
-		default:
-			return batch
-		}
+// take removes the next batch (up to maxBatch requests) from the queue's head. A short batch
+// waits for one yield first: callers just answered can queue their next request and share
+// the commit (a batch otherwise mostly held the one request that began it: 2.3 Updates per
+// commit with 8 acquire-and-complete workers, 5.2 with it; docs/benchmarks.md). Nothing else
+// runnable: the yield returns at once.
+func (w *writer) take() []*writeReq {
+	w.mu.Lock()
+	short := len(w.queue) < w.maxBatch
+	w.mu.Unlock()
+	if short {
+		runtime.Gosched()
 	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := min(len(w.queue), w.maxBatch)
+	batch := slices.Clone(w.queue[:n])
+	w.queue = slices.Delete(w.queue, 0, n)
 	return batch
 }
 
-// drain runs what was queued before stop, then answers ErrClosed to nobody else (senders
-// select on quit).
-func (w *writer) drain() {
-	for {
-		select {
-		case r := <-w.reqs:
-			w.run([]*writeReq{r})
-		default:
-			return
-		}
+// handOff gives the connection to the oldest waiting request's caller, or, with none waiting,
+// gives it up (and, after stop began, tells stop that no batch runs any more).
+func (w *writer) handOff() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if len(w.queue) > 0 {
+		w.queue[0].done <- errLead
+		return
+	}
+	w.leading = false
+	if w.closed && w.stopped != nil {
+		close(w.stopped)
+		w.stopped = nil
+	}
+}
+
+// stop refuses new Updates, waits until the requests queued before it have run, and closes
+// the write connection.
+func (w *writer) stop() {
+	w.mu.Lock()
+	w.closed = true
+	close(w.quit)
+	var wait chan struct{}
+	if w.leading {
+		wait = make(chan struct{})
+		w.stopped = wait
+	} else {
+		w.leading = true // nobody leads again: the connection is stop's now
+	}
+	w.mu.Unlock()
+	if wait != nil {
+		<-wait
+	}
+	_ = w.q.close()
+	_ = w.q.conn.Close()
+	if w.plock != nil {
+		_ = w.plock.close()
 	}
 }
 
