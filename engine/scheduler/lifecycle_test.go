@@ -84,14 +84,20 @@ func TestLoop_CancelStopsTheAgent(t *testing.T) {
 func TestLoop_RestartReattachesAndCollects(t *testing.T) {
 	h := newHarness(t)
 	slow := h.create(engine.MissionSpec{Title: "slow", WriteArea: []string{"slow.txt"},
-		Brief: "@heartbeat 100ms\n@sleep 1500ms\n@write slow.txt \"slow\\n\"\n@commit slow\n@done slow"})
+		Brief: "@heartbeat 100ms\n@sleep 8s\n@write slow.txt \"slow\\n\"\n@commit slow\n@done slow"})
 	quick := h.create(engine.MissionSpec{Title: "quick", WriteArea: []string{"quick.txt"},
-		Brief: "@sleep 300ms\n@write quick.txt \"quick\\n\"\n@commit quick\n@done quick"})
+		Brief: "@sleep 3s\n@write quick.txt \"quick\\n\"\n@commit quick\n@done quick"})
+	// Both agents launched (their pids recorded) and neither finished: on a loaded machine a
+	// short sleep could end before the other agent ran, so the sleeps are long and the wait
+	// below is for the quick agent's process, not for a fixed time.
 	h.until("both run", func() bool {
-		return h.mission(slow.ID).State == domain.StateRunning && h.mission(quick.ID).State == domain.StateRunning
+		s, q := h.mission(slow.ID), h.mission(quick.ID)
+		return s.State == domain.StateRunning && q.State == domain.StateRunning && len(s.Run) > 0 && len(q.Run) > 0 &&
+			runPID(t, s) != 0 && runPID(t, q) != 0
 	})
+	quickPID := runPID(t, h.mission(quick.ID))
 	require.NoError(t, h.s.Stop(h.ctx)) // agents keep working unwatched
-	time.Sleep(600 * time.Millisecond)  // quick ends while no scheduler watches
+	h.until("quick's agent ends while no scheduler watches", func() bool { return !processAlive(quickPID) })
 
 	next, err := scheduler.New(h.eng, h.wt, h.run, scheduler.Config{DataDir: h.data, Tick: 50 * time.Millisecond,
 		Profiles: []agent.Profile{refProfile("ref", "implementer")}})
