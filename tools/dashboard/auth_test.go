@@ -71,6 +71,12 @@ func TestAuth_TokenLoginCookie(t *testing.T) {
 	code, _, _ = f.do(http.MethodPost, "/mcp", init, map[string]string{"Cookie": c.Name + "=" + c.Value,
 		"Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
 	require.Equal(t, http.StatusUnauthorized, code, "the dashboard's cookie does not open the MCP endpoint")
+	code, _, _ = f.do(http.MethodGet, "/debug/pprof/", "", withCookie)
+	require.Equal(t, http.StatusUnauthorized, code, "nor the runtime profiles")
+	code, _, _ = f.do(http.MethodGet, "/debug/pprof/", "", map[string]string{"Authorization": "Bearer " + token})
+	require.Equal(t, http.StatusOK, code)
+	code, _, _ = f.do(http.MethodGet, "/no-such-page", "", nil)
+	require.Equal(t, http.StatusNotFound, code, "an unknown path reveals nothing")
 
 	code, _, hdr = f.do(http.MethodPost, "/logout", "", map[string]string{"Cookie": c.Name + "=" + c.Value, "Origin": f.base})
 	require.Equal(t, http.StatusSeeOther, code)
