@@ -87,6 +87,8 @@ try {
   await page.goto(BASE + '/#/escalations');
   const card = page.locator('.card[data-escalation][data-state=open]');
   await card.first().waitFor();
+  const named = await card.first().locator(`a[href="#/mission/${IDS.a}"]`).count();
+  check(named === 1, `the escalation links its mission ${named} times`);
   await shot(page, 'escalations');
   await card.first().locator('button[data-action=retry]').click();
   await page.waitForSelector('.card[data-escalation]', { state: 'detached' });

@@ -13,7 +13,7 @@ function h(tag, attrs, ...kids) {
     if (v === undefined || v === null || v === false) continue;
     if (k.startsWith('on')) n.addEventListener(k.slice(2), v); else n.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const k of kids.flat()) if (k !== undefined && k !== null && k !== false) n.append(k instanceof Node ? k : String(k));
+  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) n.append(k instanceof Node ? k : String(k));
   return n;
 }
 
@@ -103,7 +103,7 @@ const pages = {
       (d.attempts || []).length ? h('table', {}, h('tr', {}, ['#', 'agent', 'outcome', 'failure', 'usage', 'cost', 'started', 'ended'].map(t => h('th', {}, t))),
         d.attempts.map(a => h('tr', { 'data-attempt': a.attempt }, h('td', {}, a.attempt), h('td', {}, a.agent || a.profile || ''), h('td', {}, a.outcome),
           h('td', {}, a.failure ? `${a.failure.kind}: ${a.failure.message}` : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
-          h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, 'none yet'),
+          h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, m.attempt ? `attempt ${m.attempt} has not ended yet` : 'none yet'),
       h('h3', {}, `Output (attempt ${log.attempt || '–'})`),
       log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
         : h('p', { class: 'muted' }, log.unavailable),
