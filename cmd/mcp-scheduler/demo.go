@@ -68,7 +68,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	}
 	dashURL := ""
 	if httpAddr != "" {
-		base, stop, err := a.demoHTTP(ctx, httpAddr)
+		base, stop, err := a.sideHTTP(ctx, httpAddr, "")
 		if err != nil {
 			return err
 		}

@@ -9,19 +9,19 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
-// demoHTTP serves the MCP endpoint and the web dashboard on addr (loopback only: the demo
-// has no token) while the demo runs, so that a person watches the voyage's graph fill in and
-// its landings appear. It returns the dashboard's base URL and a stop function that shuts the
-// listener down and waits for it.
-func (a *app) demoHTTP(ctx context.Context, addr string) (base string, stop func(), err error) {
-	if err := tools.CheckBind(addr, ""); err != nil {
+// sideHTTP serves the MCP endpoint and the web dashboard on addr beside a command's own work
+// (demo --http: a person watches the voyage's graph fill in and its landings appear; daemon
+// --http), with token as serve --http takes it ("" only on loopback). It returns the base URL
+// and a stop function that shuts the listener down and waits for it.
+func (a *app) sideHTTP(ctx context.Context, addr, token string) (base string, stop func(), err error) {
+	if err := tools.CheckBind(addr, token); err != nil {
 		return "", nil, fmt.Errorf("--http: %w", err)
 	}
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return "", nil, err
 	}
-	dash, err := a.dashboard("")
+	dash, err := a.dashboard(token)
 	if err != nil {
 		return "", nil, err
 	}
@@ -31,7 +31,9 @@ func (a *app) demoHTTP(ctx context.Context, addr string) (base string, stop func
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
-		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Dashboard: dash, Ready: func(ad net.Addr) { ready <- ad }})
+		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
+			Ready: func(ad net.Addr) { ready <- ad }})
 	})
 	stop = func() { cancel(); wg.Wait() }
 	select {

@@ -79,3 +79,37 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
 }
+
+// TestDaemon_HTTPDashboard: daemon --http serves the dashboard beside the loop, behind the
+// token when one is configured (a page load goes to the login page, the API answers 401
+// without it and 200 with it).
+func TestDaemon_HTTPDashboard(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start([]string{EnvToken + "=daemon-token"}, "daemon", "--http", "127.0.0.1:0")
+	var addr string
+	waitFor(t, "the daemon's HTTP listener", func() bool {
+		if m := servingAddr.FindStringSubmatch(p.stderrText()); m != nil {
+			addr = m[1]
+			return true
+		}
+		return p.cmd.ProcessState != nil
+	})
+	require.NotEmpty(t, addr, "daemon exited: %s", p.stderrText())
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, header map[string]string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	resp := get("/", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/login", resp.Header.Get("Location"))
+	require.Equal(t, http.StatusUnauthorized, get("/api/overview", nil).StatusCode)
+	require.Equal(t, http.StatusOK, get("/api/overview", map[string]string{"Authorization": "Bearer daemon-token"}).StatusCode)
+}
