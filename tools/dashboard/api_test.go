@@ -4,7 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 	"github.com/mcp-scheduler/mcp-scheduler/tools/dashboard"
 )
 
@@ -196,4 +200,35 @@ func (s *eventStream) next(t testing.TB) sseEvent {
 		t.Fatal("no event within 2 minutes")
 	}
 	return sseEvent{}
+}
+
+// TestMissionLogTail: the mission page's output is the tail of the attempt's files as the
+// runner writes them (the same reader as get_mission_log), cut at a line start, with the full
+// sizes; an attempt number the mission never had is refused naming the field.
+func TestMissionLogTail(t *testing.T) {
+	f := start(t, "")
+	d := f.voyage()
+	m := f.run(d.IDs["a"])
+	dir := filepath.Join(f.dir, "attempts", m.ID, "a1")
+	require.NoError(t, os.MkdirAll(dir, 0o755))
+	var out strings.Builder
+	for i := range 400 {
+		fmt.Fprintf(&out, `{"type":"task.progress","message":"step %03d of the outline"}`+"\n", i)
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tools.LogStdout), []byte(out.String()), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, tools.LogStderr), []byte("warming up\n"), 0o644))
+
+	var l dashboard.MissionLog
+	f.getJSON("/api/missions/"+m.ID+"/log", &l)
+	require.NotNil(t, l.Log, l.Unavailable)
+	require.True(t, l.Log.Truncated)
+	require.Equal(t, int64(out.Len()), l.Log.StdoutBytes)
+	require.LessOrEqual(t, len(l.Log.Stdout), 16<<10)
+	require.True(t, strings.HasPrefix(l.Log.Stdout, `{"type"`), "cut at a line start")
+	require.True(t, strings.HasSuffix(l.Log.Stdout, "step 399 of the outline\"}\n"))
+	require.Equal(t, "warming up\n", l.Log.Stderr)
+
+	code, body, _ := f.do(http.MethodGet, "/api/missions/"+m.ID+"/log?attempt=2", "", nil)
+	require.Equal(t, http.StatusBadRequest, code)
+	require.Contains(t, body, "attempt: give a number from 1 to 1")
 }

@@ -26,6 +26,7 @@ type fixture struct {
 	t     testing.TB
 	ctx   context.Context
 	eng   *engine.Engine
+	dir   string // the data dir (attempt logs live under attempts/)
 	base  string // http://127.0.0.1:PORT
 	token string
 }
@@ -59,7 +60,7 @@ func start(t testing.TB, token string) *fixture {
 		cancel()
 		wg.Wait()
 	})
-	return &fixture{t: t, ctx: ctx, eng: eng, base: "http://" + addr.String(), token: token}
+	return &fixture{t: t, ctx: ctx, eng: eng, dir: dir, base: "http://" + addr.String(), token: token}
 }
 
 // voyage dispatches a voyage of four missions: b and c depend on a (hard, soft), d is
