@@ -62,7 +62,7 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 	var g struct {
 		Voyage   struct{ State string }
-		Missions []struct{ State, Landing string }
+		Missions []struct{ ID, Key, State, Landing string }
 		Edges    []struct{ Type string }
 	}
 	require.NoError(t, json.Unmarshal(b, &g))
@@ -76,6 +76,27 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	}
 	require.Equal(t, 6, landed)
 	require.NotEmpty(t, g.Edges)
+	outline := ""
+	for _, m := range g.Missions {
+		if m.Key == "outline" {
+			outline = m.ID
+		}
+	}
+	require.NotEmpty(t, outline)
+	var diff struct {
+		Diff struct {
+			Files []struct{ Path, Action string }
+			Patch string
+		}
+	}
+	getJSON(t, base+"/api/missions/"+outline+"/diff", &diff)
+	require.Equal(t, []struct{ Path, Action string }{{"docs/outline.md", "added"}}, diff.Diff.Files, "the real attempt's diff")
+	require.Contains(t, diff.Diff.Patch, "+# Outline")
+	var log struct {
+		Log struct{ Stdout string }
+	}
+	getJSON(t, base+"/api/missions/"+outline+"/log", &log)
+	require.Contains(t, log.Log.Stdout, `"type":"worker.result"`, "the managed agent's own output")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
 }
@@ -112,4 +133,15 @@ func TestDaemon_HTTPDashboard(t *testing.T) {
 	require.Equal(t, "/login", resp.Header.Get("Location"))
 	require.Equal(t, http.StatusUnauthorized, get("/api/overview", nil).StatusCode)
 	require.Equal(t, http.StatusOK, get("/api/overview", map[string]string{"Authorization": "Bearer daemon-token"}).StatusCode)
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.NoError(t, json.Unmarshal(b, v), string(b))
 }
