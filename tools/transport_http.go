@@ -170,6 +170,9 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		opt.Ready(ln.Addr())
 	}
 	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "streamable", PathMCP, "sse", PathSSE, "auth", opt.Token != "")
+	if opt.Dashboard != nil {
+		s.log.Info("serving the web dashboard", "url", "http://"+ln.Addr().String()+"/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {

@@ -54,12 +54,11 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
 		}
 	}()
 	if httpAddr != "" {
-		base, stop, err := a.sideHTTP(ctx, httpAddr, token)
+		_, stop, err := a.sideHTTP(ctx, httpAddr, token) // it logs the dashboard's URL
 		if err != nil {
 			return err
 		}
 		defer stop()
-		a.log.Info("dashboard", "url", base+"/")
 	}
 	if err := l.s.Start(ctx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
