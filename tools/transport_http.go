@@ -54,6 +54,11 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// Ready, when set, is called with the bound address once the listener is open.
 	Ready func(net.Addr)
+	// Dashboard, when set, serves every path the MCP endpoints do not (the web dashboard,
+	// package tools/dashboard) after the Host and Origin checks; it applies the token itself
+	// (its session cookie or the bearer header), because a browser cannot send the header
+	// on page loads.
+	Dashboard http.Handler
 }
 
 // shutdownGrace is how long requests in flight keep their context after shutdown began.
@@ -149,6 +154,10 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log, s.ssePreflight(sse)))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
+	if opt.Dashboard != nil {
+		mux.Handle("/", opt.Dashboard)
+		g.selfAuth = mux
+	}
 	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;
 	// then their contexts end, which releases long waits (claims, listen streams).
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
@@ -161,6 +170,9 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		opt.Ready(ln.Addr())
 	}
 	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "streamable", PathMCP, "sse", PathSSE, "auth", opt.Token != "")
+	if opt.Dashboard != nil {
+		s.log.Info("serving the web dashboard", "url", "http://"+ln.Addr().String()+"/")
+	}
 	errc := make(chan error, 1)
 	go func() { errc <- hs.Serve(ln) }()
 	select {
@@ -197,6 +209,9 @@ type guard struct {
 	loopback bool
 	origins  []string
 	log      *slog.Logger
+	// selfAuth, when set, routes requests: those it sends to the "/" pattern (the dashboard)
+	// skip the bearer check here, because the dashboard applies the token itself.
+	selfAuth *http.ServeMux
 }
 
 func tokenDigest(token string) []byte {
@@ -218,13 +233,22 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: Origin "+o+" is not allowed (add it to [http] allowed_origins)", http.StatusForbidden)
 			return
 		}
-		if g.token != nil && !g.authorized(r) {
+		if g.token != nil && !g.authorized(r) && !g.dashboardPath(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-scheduler"`)
 			http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
 			return
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// dashboardPath reports whether r goes to the dashboard, which checks the token itself.
+func (g *guard) dashboardPath(r *http.Request) bool {
+	if g.selfAuth == nil {
+		return false
+	}
+	_, pattern := g.selfAuth.Handler(r)
+	return pattern == "/"
 }
 
 // authorized compares the presented token with the configured one in constant time (both

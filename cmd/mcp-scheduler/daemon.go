@@ -5,23 +5,40 @@ import (
 	"errors"
 
 	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
 func newDaemonCmd(a *app) *cobra.Command {
-	return &cobra.Command{
+	var httpAddr, token string
+	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the scheduler loop without serving MCP (voyages go on with no client connected)",
 		Long: "Run the scheduler loop in the foreground until SIGINT or SIGTERM, for people who want voyages to\n" +
 			"go on while no MCP client is connected. Several processes may share a data dir (MCP servers, the\n" +
 			"CLI, daemons): exactly one leads the loop at a time and the others take over when it stops.\n" +
-			"Run it under your service manager (systemd, launchd) to keep it up.",
+			"Run it under your service manager (systemd, launchd) to keep it up.\n" +
+			"With --http it also serves the web dashboard and MCP over HTTP on that address, as serve --http does.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.daemon(cmd.Context()) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.daemon(cmd.Context(), httpAddr, token) },
 	}
+	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard and MCP over HTTP on this host:port (port 0: any free port)")
+	cmd.Flags().StringVar(&token, "token", "", "with --http: the bearer token (prefer $"+EnvToken+" or [http] token_file: flags show in ps)")
+	return cmd
 }
 
 // daemon runs the loop until ctx ends.
-func (a *app) daemon(ctx context.Context) error {
+func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
+	var token string
+	if httpAddr != "" {
+		var err error
+		if token, err = a.token(tokenFlag); err != nil {
+			return err
+		}
+		if err := tools.CheckBind(httpAddr, token); err != nil {
+			return err
+		}
+	}
 	if err := a.open(ctx); err != nil {
 		return err
 	}
@@ -36,6 +53,13 @@ func (a *app) daemon(ctx context.Context) error {
 			a.log.Error("watching other processes' changes stopped", "err", err)
 		}
 	}()
+	if httpAddr != "" {
+		_, stop, err := a.sideHTTP(ctx, httpAddr, token) // it logs the dashboard's URL
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	if err := l.s.Start(ctx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}

@@ -26,6 +26,7 @@ const demoTimeout = 2 * time.Minute
 
 func newDemoCmd(a *app) *cobra.Command {
 	var keep bool
+	var httpAddr string
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a sample voyage end to end: a real repository, real worktrees, the bundled reference agent",
@@ -34,13 +35,14 @@ func newDemoCmd(a *app) *cobra.Command {
 			"flaky mission that is retried), show its progress live and end with the landed history.\n" +
 			"Nothing outside the temporary directory is touched; --keep leaves it for a look around.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), keep) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), keep, httpAddr) },
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary repository and data dir and print where they are")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard (and MCP) on this loopback host:port while the demo runs, and keep serving after it ends until interrupted")
 	return cmd
 }
 
-func (a *app) demo(ctx context.Context, keep bool) error {
+func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	start := time.Now()
 	root, err := os.MkdirTemp("", "mcp-scheduler-demo-")
 	if err != nil {
@@ -64,6 +66,15 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	if err != nil {
 		return err
 	}
+	dashURL := ""
+	if httpAddr != "" {
+		base, stop, err := a.sideHTTP(ctx, httpAddr, "")
+		if err != nil {
+			return err
+		}
+		defer stop()
+		dashURL = base
+	}
 	sub := a.eng.Hub().Subscribe()
 	defer sub.Close()
 	d, err := a.eng.Dispatch(ctx, demoVoyage(), "demo")
@@ -74,7 +85,11 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	for k, id := range d.IDs {
 		p.keys[id] = k
 	}
-	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n\n", d.Voyage.ID, len(d.IDs), repo)
+	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n", d.Voyage.ID, len(d.IDs), repo)
+	if dashURL != "" {
+		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
+	}
+	fmt.Fprintln(a.out)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
 	if err := l.s.Start(runCtx); err != nil {
@@ -92,6 +107,10 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 	}
 	if keep {
 		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
+	}
+	if dashURL != "" {
+		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C.\n", dashURL)
+		<-ctx.Done()
 	}
 	if state != domain.VoyageCompleted {
 		return fmt.Errorf("the voyage ended %s", state)

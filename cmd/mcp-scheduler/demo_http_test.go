@@ -1,0 +1,147 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+)
+
+// TestDemo_HTTPDashboard runs demo --http on the built binary: it prints the dashboard's URL,
+// the dashboard's voyage endpoint shows the demo's missions with their landings once the
+// voyage completes, the server stays up after the end, and an interrupt ends it cleanly.
+func TestDemo_HTTPDashboard(t *testing.T) {
+	s := newSandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "demo", "--http", "127.0.0.1:0")
+	cmd.Env, cmd.Dir = s.env, s.repo
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var errb testenv.SyncBuffer
+	cmd.Stderr = &errb
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 1024)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	dash := regexp.MustCompile(`^Dashboard: (http://127\.0\.0\.1:\d+)/#/voyage/(vyg_\w+)$`)
+	var base, voyage string
+	var out []string
+	for base == "" || len(out) == 0 || out[len(out)-1] != "The dashboard stays up at "+base+" until you press Ctrl-C." {
+		select {
+		case l, ok := <-lines:
+			require.True(t, ok, "the demo ended early:\n%v\nstderr:\n%s", out, errb.String())
+			out = append(out, l)
+			if m := dash.FindStringSubmatch(l); m != nil {
+				base, voyage = m[1], m[2]
+			}
+		case <-ctx.Done():
+			t.Fatalf("the demo did not finish:\n%v\nstderr:\n%s", out, errb.String())
+		}
+	}
+	resp, err := http.Get(base + "/api/voyages/" + voyage)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	var g struct {
+		Voyage   struct{ State string }
+		Missions []struct{ ID, Key, State, Landing string }
+		Edges    []struct{ Type string }
+	}
+	require.NoError(t, json.Unmarshal(b, &g))
+	require.Equal(t, "completed", g.Voyage.State)
+	require.Len(t, g.Missions, 7)
+	landed := 0
+	for _, m := range g.Missions {
+		if m.Landing == "landed" {
+			landed++
+		}
+	}
+	require.Equal(t, 6, landed)
+	require.NotEmpty(t, g.Edges)
+	outline := ""
+	for _, m := range g.Missions {
+		if m.Key == "outline" {
+			outline = m.ID
+		}
+	}
+	require.NotEmpty(t, outline)
+	var diff struct {
+		Diff struct {
+			Files []struct{ Path, Action string }
+			Patch string
+		}
+	}
+	getJSON(t, base+"/api/missions/"+outline+"/diff", &diff)
+	require.Equal(t, []struct{ Path, Action string }{{"docs/outline.md", "added"}}, diff.Diff.Files, "the real attempt's diff")
+	require.Contains(t, diff.Diff.Patch, "+# Outline")
+	var log struct {
+		Log struct{ Stdout string }
+	}
+	getJSON(t, base+"/api/missions/"+outline+"/log", &log)
+	require.Contains(t, log.Log.Stdout, `"type":"worker.result"`, "the managed agent's own output")
+	require.NoError(t, cmd.Process.Signal(os.Interrupt))
+	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
+}
+
+// TestDaemon_HTTPDashboard: daemon --http serves the dashboard beside the loop, behind the
+// token when one is configured (a page load goes to the login page, the API answers 401
+// without it and 200 with it).
+func TestDaemon_HTTPDashboard(t *testing.T) {
+	s := newSandbox(t)
+	p := s.start([]string{EnvToken + "=daemon-token"}, "daemon", "--http", "127.0.0.1:0")
+	var addr string
+	waitFor(t, "the daemon's HTTP listener", func() bool {
+		if m := servingAddr.FindStringSubmatch(p.stderrText()); m != nil {
+			addr = m[1]
+			return true
+		}
+		return p.cmd.ProcessState != nil
+	})
+	require.NotEmpty(t, addr, "daemon exited: %s", p.stderrText())
+	client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	get := func(path string, header map[string]string) *http.Response {
+		req, err := http.NewRequest(http.MethodGet, "http://"+addr+path, nil)
+		require.NoError(t, err)
+		for k, v := range header {
+			req.Header.Set(k, v)
+		}
+		resp, err := client.Do(req)
+		require.NoError(t, err)
+		resp.Body.Close()
+		return resp
+	}
+	resp := get("/", nil)
+	require.Equal(t, http.StatusSeeOther, resp.StatusCode)
+	require.Equal(t, "/login", resp.Header.Get("Location"))
+	require.Equal(t, http.StatusUnauthorized, get("/api/overview", nil).StatusCode)
+	require.Equal(t, http.StatusOK, get("/api/overview", map[string]string{"Authorization": "Bearer daemon-token"}).StatusCode)
+}
+
+func getJSON(t *testing.T, url string, v any) {
+	t.Helper()
+	resp, err := http.Get(url)
+	require.NoError(t, err)
+	b, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	require.NoError(t, err)
+	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
+	require.NoError(t, json.Unmarshal(b, v), string(b))
+}

@@ -1,0 +1,142 @@
+package dashboard
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+)
+
+var errNoEngine = errors.New("dashboard: Deps.Engine is required")
+
+// CookieName is the dashboard's session cookie.
+const CookieName = "mcp_scheduler_session"
+
+// auth is the dashboard's access rule. Without a token everything is open (the listener is
+// loopback only, like the MCP endpoint). With one, a request needs either the bearer header or
+// the session cookie, whose value is an HMAC of the token's digest under a key drawn at start:
+// it is not the token, it cannot be forged without the key, and every session ends when the
+// process does.
+type auth struct {
+	token   []byte // SHA-256 of the token; nil: open
+	session string // the cookie value that proves a login ("" when open)
+}
+
+func newAuth(token string) (*auth, error) {
+	if token == "" {
+		return &auth{}, nil
+	}
+	key := make([]byte, 32)
+	if _, err := rand.Read(key); err != nil {
+		return nil, fmt.Errorf("dashboard: session key: %w", err)
+	}
+	sum := sha256.Sum256([]byte(token))
+	mac := hmac.New(sha256.New, key)
+	mac.Write([]byte("mcp-scheduler dashboard session\x00"))
+	mac.Write(sum[:])
+	return &auth{token: sum[:], session: hex.EncodeToString(mac.Sum(nil))}, nil
+}
+
+// open reports whether no token is configured.
+func (a *auth) open() bool { return a.token == nil }
+
+// tokenMatches compares a presented token with the configured one in constant time (both
+// hashed first, so neither content nor length leaks through timing).
+func (a *auth) tokenMatches(presented string) bool {
+	sum := sha256.Sum256([]byte(presented))
+	return subtle.ConstantTimeCompare(sum[:], a.token) == 1
+}
+
+// allowed reports whether r carries the bearer token or the session cookie.
+func (a *auth) allowed(r *http.Request) bool {
+	if a.open() {
+		return true
+	}
+	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return a.tokenMatches(strings.TrimSpace(tok))
+	}
+	c, err := r.Cookie(CookieName)
+	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(a.session)) == 1
+}
+
+// require wraps an API or page handler with the access rule and, for state-changing methods,
+// the same-origin rule.
+func (a *auth) require(next http.HandlerFunc) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !a.allowed(r) {
+			if strings.HasPrefix(r.URL.Path, "/api/") || r.Method != http.MethodGet {
+				writeError(w, http.StatusUnauthorized, "unauthorized: log in at /login with the server's token, or send Authorization: Bearer <token>")
+				return
+			}
+			http.Redirect(w, r, "/login", http.StatusSeeOther)
+			return
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			if msg := sameOrigin(r); msg != "" {
+				writeError(w, http.StatusForbidden, msg)
+				return
+			}
+		}
+		next(w, r)
+	})
+}
+
+// sameOrigin checks that a state-changing request comes from a page of this server: it must
+// carry an Origin header (browsers always send one on POST) naming this very host. The
+// listener's guard has already refused foreign origins; this also refuses a missing Origin
+// and other local origins (another program's page on a loopback port). It returns the refusal,
+// or "" when the request may go on.
+func sameOrigin(r *http.Request) string {
+	o := r.Header.Get("Origin")
+	if o == "" {
+		return "forbidden: a state-changing request must carry an Origin header naming this server (send it from the dashboard page)"
+	}
+	u, err := url.Parse(o)
+	if err != nil || !strings.EqualFold(u.Host, r.Host) {
+		return "forbidden: Origin " + o + " is not this server (http://" + r.Host + "); act from the dashboard page itself"
+	}
+	return ""
+}
+
+func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	if h.auth.open() {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	writeLogin(w, http.StatusOK, "")
+}
+
+// login takes the token from the form and sets the session cookie: HttpOnly (no script reads
+// it), SameSite=Strict (no other site's page sends it), Secure when served over TLS.
+func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
+	if msg := sameOrigin(r); msg != "" {
+		writeLogin(w, http.StatusForbidden, msg)
+		return
+	}
+	if h.auth.open() {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
+	tok := strings.TrimSpace(r.PostFormValue("token"))
+	if tok == "" || !h.auth.tokenMatches(tok) {
+		h.log.Warn("dashboard login refused", "remote", r.RemoteAddr)
+		writeLogin(w, http.StatusUnauthorized, "That token is not the server's. Use the value of --token, $MCP_SCHEDULER_TOKEN or [http] token_file.")
+		return
+	}
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: h.auth.session, Path: "/", HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/", http.StatusSeeOther)
+}
+
+func (h *Handler) logout(w http.ResponseWriter, r *http.Request) {
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: "", Path: "/", MaxAge: -1, HttpOnly: true,
+		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+	http.Redirect(w, r, "/login", http.StatusSeeOther)
+}

@@ -1,0 +1,208 @@
+// The dashboard's pages: plain JavaScript modules, no build step (docs/dashboard.md). Each
+// page reads the JSON API and renders with DOM calls (text is always set as text, never as
+// HTML). Live updates come from the server-sent event stream /api/events: on each change the
+// current page is read again; nothing polls.
+import { renderGraph } from './graph.js';
+
+const page = document.getElementById('page');
+
+// h builds an element: h('td', {class: 'x'}, 'text', child, …).
+function h(tag, attrs, ...kids) {
+  const n = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) n.addEventListener(k.slice(2), v); else n.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) n.append(k instanceof Node ? k : String(k));
+  return n;
+}
+
+const state = s => h('span', { class: 'state', 'data-state': s }, s);
+const link = (href, text) => h('a', { href }, text);
+const missionLink = (id, text) => link('#/mission/' + id, text || id);
+const when = t => t && !t.startsWith('0001') ? new Date(t).toLocaleString() : '';
+const usd = n => n ? '$' + n.toFixed(4) : '';
+const tokens = u => u && (u.input_tokens || u.output_tokens) ? `${u.input_tokens || 0} in / ${u.output_tokens || 0} out` : '';
+
+async function api(path, opts) {
+  const r = await fetch(path, { credentials: 'same-origin', ...opts });
+  if (r.status === 401) { location.href = '/login'; throw new Error('log in first'); }
+  const body = await r.json().catch(() => ({ error: `HTTP ${r.status}` }));
+  if (!r.ok) throw new Error(body.error || `HTTP ${r.status}`);
+  return body;
+}
+
+// act runs an action and shows its answer; the page itself updates from the change event.
+async function act(path, body) {
+  try {
+    await api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
+    notice('Done: ' + path.split('/').slice(-1)[0].replace('-', ' '), true);
+  } catch (e) {
+    notice(e.message, false);
+  }
+}
+
+function notice(text, ok) {
+  const n = document.getElementById('notice');
+  n.textContent = text;
+  n.className = ok ? 'ok' : '';
+  n.hidden = false;
+}
+
+function whyList(why) {
+  if (!why || !why.length) return null;
+  return h('ul', { class: 'why' }, why.map(w => h('li', { 'data-code': w.code }, w.message, w.until ? ` (until ${when(w.until)})` : '')));
+}
+
+// Pages: each returns the node to show.
+const pages = {
+  async voyages() {
+    const o = await api('/api/overview');
+    const rows = (o.voyages || []).map(v => h('tr', { 'data-voyage': v.id },
+      h('td', {}, link('#/voyage/' + v.id, v.title || v.id)), h('td', {}, v.state), h('td', { class: 'muted' }, v.id), h('td', {}, when(v.created_at))));
+    return h('section', {}, h('h2', {}, 'Voyages'),
+      rows.length ? h('table', {}, h('tr', {}, h('th', {}, 'voyage'), h('th', {}, 'state'), h('th', {}, 'id'), h('th', {}, 'created')), rows)
+        : h('p', { class: 'muted' }, 'No voyages yet: dispatch one (the dispatch tool, or mcp-scheduler demo).'));
+  },
+
+  async voyage(id) {
+    const g = await api('/api/voyages/' + encodeURIComponent(id));
+    const counts = Object.entries(g.counts || {}).map(([s, n]) => h('span', {}, state(s), ' ', n, ' '));
+    g.missions = g.missions || [];
+    const waiting = g.missions.filter(m => m.why && m.why.length);
+    return h('section', { 'data-voyage': g.voyage.id },
+      h('h2', {}, g.voyage.title || g.voyage.id, ' ', h('span', { class: 'muted', id: 'voyage-state' }, g.voyage.state)),
+      h('p', {}, counts),
+      h('div', { class: 'legend' }, ['hard', 'soft', 'serialization', 'conflict', 'inferred_conflict'].map(k => h('span', { class: k }, k.replace('_', ' ')))),
+      renderGraph(g, mid => { location.hash = '#/mission/' + mid; }),
+      waiting.length ? [h('h3', {}, 'Waiting'), h('table', {}, waiting.map(m => h('tr', {}, h('td', {}, missionLink(m.id, m.key || m.title)), h('td', {}, whyList(m.why)))))] : null,
+      g.escalations && g.escalations.length ? [h('h3', {}, 'Open escalations'), g.escalations.map(escCard)] : null);
+  },
+
+  async mission(id) {
+    const enc = encodeURIComponent(id);
+    const [d, log, diff] = await Promise.all([api('/api/missions/' + enc), api(`/api/missions/${enc}/log`), api(`/api/missions/${enc}/diff`)]);
+    const m = d.mission;
+    const field = (k, v) => v || v === 0 ? h('tr', {}, h('th', {}, k), h('td', {}, v)) : null;
+    return h('section', { 'data-mission': m.id, 'data-state': m.state },
+      h('h2', {}, m.title, ' ', state(m.state)),
+      m.voyage_id ? h('p', {}, 'Voyage ', link('#/voyage/' + m.voyage_id, m.voyage_id)) : null,
+      h('table', {}, field('id', m.id), field('key', m.key), field('kind', m.kind), field('landing', m.landing), field('priority', m.priority),
+        field('repository', m.repository), field('target branch', m.target_branch), field('persona', m.persona),
+        field('write area', (m.write_area || []).join(', ')), field('attempt', `${m.attempt} (budget ${m.retry_budget}, used ${m.attempts_used})`),
+        field('agent', m.profile), field('progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
+        field('result', m.result && m.result.summary), field('last failure', m.last_failure && `${m.last_failure.kind}: ${m.last_failure.message}`)),
+      h('div', { class: 'buttons' },
+        h('button', { onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry'),
+        h('button', { onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip'),
+        ['approval', 'waiting'].includes(m.landing) ? h('button', { onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
+      d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running)] : null,
+      h('h3', {}, 'Dependencies'),
+      (d.depends_on || []).length ? h('ul', {}, d.depends_on.map(e => h('li', {}, e.type, ' on ', missionLink(e.depends_on), e.reason ? ` (${e.reason})` : ''))) : h('p', { class: 'muted' }, 'none'),
+      h('h3', {}, 'Attempts'),
+      (d.attempts || []).length ? h('table', {}, h('tr', {}, ['#', 'agent', 'outcome', 'failure', 'usage', 'cost', 'started', 'ended'].map(t => h('th', {}, t))),
+        d.attempts.map(a => h('tr', { 'data-attempt': a.attempt }, h('td', {}, a.attempt), h('td', {}, a.agent || a.profile || ''), h('td', {}, a.outcome),
+          h('td', {}, a.failure ? `${a.failure.kind}: ${a.failure.message}` : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
+          h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, m.attempt ? `attempt ${m.attempt} has not ended yet` : 'none yet'),
+      h('h3', {}, `Output (attempt ${log.attempt || '–'})`),
+      log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
+        : h('p', { class: 'muted' }, log.unavailable),
+      h('h3', {}, 'Diff'),
+      diff.diff ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)] : h('p', { class: 'muted' }, diff.unavailable),
+      h('h3', {}, 'Landings'),
+      (d.landings || []).length ? h('table', {}, d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
+        h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
+      h('h3', {}, 'Escalations'),
+      (d.escalations || []).length ? d.escalations.map(escCard) : h('p', { class: 'muted' }, 'none'));
+  },
+
+  async escalations() {
+    const escs = (await api('/api/escalations')) || [];
+    return h('section', {}, h('h2', {}, 'Open escalations'),
+      escs.length ? escs.map(escCard) : h('p', { class: 'muted' }, 'Nothing waits for a decision.'));
+  },
+
+  async agents() {
+    const p = await api('/api/agents');
+    for (const k of ['agents', 'running', 'landing']) p[k] = p[k] || [];
+    return h('section', {},
+      h('h2', {}, 'Agents'),
+      p.agents.length ? h('table', {}, h('tr', {}, ['agent', 'kind', 'profile', 'running', 'last seen'].map(t => h('th', {}, t))),
+        p.agents.map(a => h('tr', {}, h('td', {}, a.id), h('td', {}, a.kind), h('td', {}, a.profile || ''), h('td', {}, a.running), h('td', {}, when(a.last_seen))))) : h('p', { class: 'muted' }, 'No agent seen yet.'),
+      h('h2', {}, 'Running'),
+      p.running.length ? h('table', {}, h('tr', {}, ['mission', 'state', 'agent', 'attempt', 'progress', 'usage', 'cost'].map(t => h('th', {}, t))),
+        p.running.map(m => h('tr', { 'data-mission': m.id }, h('td', {}, missionLink(m.id, m.key || m.title)), h('td', {}, state(m.state)), h('td', {}, m.lease && m.lease.owner || m.profile || ''),
+          h('td', {}, m.attempt), h('td', {}, m.progress && m.progress.message || ''), h('td', {}, tokens(m.usage)), h('td', {}, usd(m.usage && m.usage.cost_usd))))) : h('p', { class: 'muted' }, 'Nothing runs.'),
+      h('h2', {}, 'Landing queue'),
+      p.landing.length ? h('table', {}, h('tr', {}, ['mission', 'landing', 'why it waits'].map(t => h('th', {}, t))),
+        p.landing.map(l => h('tr', { 'data-mission': l.mission.id }, h('td', {}, missionLink(l.mission.id, l.mission.key || l.mission.title)), h('td', {}, l.mission.landing), h('td', {}, whyList(l.why))))) : h('p', { class: 'muted' }, 'Nothing waits to land.'),
+      h('p', {}, 'Cost reported so far by running and waiting missions: ', h('strong', {}, usd(p.cost_usd) || '$0')));
+  },
+};
+
+function escCard(e) {
+  const enc = encodeURIComponent(e.id);
+  const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
+  return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
+    h('strong', {}, e.kind, ': '), e.reason,
+    h('p', {}, h('em', {}, 'Decision: '), e.decision_required),
+    e.safe_next_step ? h('p', {}, h('em', {}, 'Safe next step: '), e.safe_next_step) : null,
+    (e.evidence || []).length ? h('ul', {}, e.evidence.map(x => h('li', {}, x))) : null,
+    h('p', { class: 'muted' }, 'missions: ', (e.mission_ids || []).map(id => [missionLink(id), ' ']), e.state === 'resolved' ? ` · resolved (${e.resolution}) by ${e.resolved_by}` : ''),
+    e.state === 'open' ? h('div', { class: 'buttons' },
+      ['retry', 'skip', 'cancel', 'acknowledge'].map(a => h('button', { 'data-action': a, onclick: resolve(a) }, a)),
+      e.kind === 'review' || e.kind === 'checkout' ? (e.mission_ids || []).map(id => h('button', { 'data-action': 'approve-landing', onclick: () => act(`/api/missions/${encodeURIComponent(id)}/approve-landing`) }, 'approve landing')) : null) : null);
+}
+
+// route reads the hash: #/voyages, #/voyage/ID, #/mission/ID, #/escalations, #/agents.
+function route() {
+  const [name, id] = (location.hash.replace(/^#\/?/, '') || 'voyages').split('/');
+  return pages[name] ? { name, id } : { name: 'voyages' };
+}
+
+let rendering = null, again = false;
+
+// render reads and draws the current page; a render asked for while one runs is done once
+// after it (changes coalesce, none is lost).
+async function render() {
+  if (rendering) { again = true; return rendering; }
+  rendering = (async () => {
+    do {
+      again = false;
+      const r = route();
+      document.querySelectorAll('header nav a').forEach(a => a.classList.toggle('current', a.dataset.nav === r.name || (a.dataset.nav === 'voyages' && r.name === 'voyage')));
+      try {
+        const node = await pages[r.name](r.id ? decodeURIComponent(r.id) : undefined);
+        page.replaceChildren(node);
+        document.body.dataset.page = r.name;
+        document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
+      } catch (e) {
+        page.replaceChildren(h('p', { class: 'problem' }, e.message));
+      }
+      await header();
+    } while (again);
+  })();
+  try { await rendering; } finally { rendering = null; }
+}
+
+async function header() {
+  try {
+    const o = await api('/api/overview');
+    const c = o.status.counts || {};
+    document.getElementById('summary').textContent = Object.entries(c).filter(([, n]) => n).map(([s, n]) => `${n} ${s}`).join(' · ') + (o.status.paused ? ' · PAUSED' : '');
+    document.getElementById('esc-count').textContent = o.status.open_escalations ? `(${o.status.open_escalations})` : '';
+    document.getElementById('logout').hidden = !o.login;
+  } catch { /* the page shows the error */ }
+}
+
+function live() {
+  const ind = document.getElementById('live');
+  const es = new EventSource('/api/events');
+  es.addEventListener('ready', () => { ind.dataset.state = 'live'; ind.textContent = 'live'; render(); });
+  es.addEventListener('change', () => render());
+  es.onerror = () => { ind.dataset.state = 'down'; ind.textContent = 'reconnecting…'; };
+}
+
+window.addEventListener('hashchange', () => { document.getElementById('notice').hidden = true; render(); });
+live();
+render();
