@@ -75,6 +75,7 @@ func (a *app) demo(ctx context.Context, keep bool) error {
 		p.keys[id] = k
 	}
 	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n\n", d.Voyage.ID, len(d.IDs), repo)
+	fmt.Fprintf(a.out, "Watch it live from another terminal: mcp-scheduler --data-dir %s watch\n\n", a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
 	if err := l.s.Start(runCtx); err != nil {

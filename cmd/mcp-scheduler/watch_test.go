@@ -18,7 +18,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // watchTimeout bounds each wait for the screen: generous, since the machine may be loaded;
@@ -125,9 +125,7 @@ env = ["PATH", "HOME"]
 		}](s, "status")
 		return strings.HasPrefix(st.Loop, "leading")
 	})
-	st, err := storage.Open(context.Background(), filepath.Join(s.dataDir, "mcp-scheduler.db"), storage.Options{})
-	require.NoError(t, err)
-	t.Cleanup(func() { _ = st.Close() })
+	st := teststore.OpenAt(t, filepath.Join(s.dataDir, "mcp-scheduler.db")) // the binary's store
 	w.eng = engine.New(st, engine.Options{DefaultRepository: s.repo})
 	t.Cleanup(w.stopDaemon)
 	return w

@@ -53,8 +53,10 @@ type Model struct {
 	snap    Snapshot
 	loaded  bool
 	loadErr error
-	seq     int // the number of the last snapshot read asked for
-	applied int // the number of the snapshot shown
+	seq     int  // the number of the last snapshot read asked for
+	applied int  // the number of the snapshot shown
+	loading bool // a snapshot read runs: at most one at a time
+	dirty   bool // a refresh came while it ran: read again when it ends
 
 	screen screen
 	cursor int // index of the selected row among the overview's selectable rows
@@ -111,7 +113,7 @@ func NewModel(opt Options) Model {
 	if opt.Context == nil {
 		opt.Context = context.Background()
 	}
-	return Model{opt: opt, width: 100, height: 30}
+	return Model{opt: opt, width: 100, height: 30, loading: true} // Init reads the first snapshot
 }
 
 // Init reads the first snapshot.
@@ -128,7 +130,12 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case Refresh:
 		return m.refresh()
 	case snapshotMsg:
-		return m.applySnapshot(msg), nil
+		m = m.applySnapshot(msg)
+		if m.loading = false; m.dirty { // changes came while it was read: read again
+			m.dirty = false
+			return m.refresh()
+		}
+		return m, nil
 	case missionMsg:
 		if msg.id == m.missionID {
 			m.detailErr = msg.err
@@ -158,10 +165,18 @@ func (m Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	return m, nil
 }
 
-// refresh asks for a new snapshot and, on the detail screens, their data.
+// refresh asks for a new snapshot and, on the detail screens, their data. While a snapshot
+// read runs it only notes that another is due, so that a burst of changes costs one read
+// more, not one each.
 func (m Model) refresh() (Model, tea.Cmd) {
-	m.seq++
-	cmds := []tea.Cmd{m.loadSnapshot(m.seq)}
+	var cmds []tea.Cmd
+	if m.loading {
+		m.dirty = true
+	} else {
+		m.seq++
+		m.loading = true
+		cmds = append(cmds, m.loadSnapshot(m.seq))
+	}
 	switch m.screen {
 	case screenMission:
 		cmds = append(cmds, m.loadMission(m.missionID))

@@ -266,3 +266,22 @@ func TestView_NarrowScreenClipsLines(t *testing.T) {
 		require.LessOrEqual(t, len([]rune(l)), 40, "%q", l)
 	}
 }
+
+// A burst of changes while a snapshot is being read costs one read more, not one each.
+func TestUpdate_RefreshesCoalesceWhileReading(t *testing.T) {
+	src := &recorder{snap: sample()}
+	m := loaded(t, src)
+	next, first := m.Update(Refresh{})
+	require.NotNil(t, first, "idle: a refresh reads at once")
+	for range 5 {
+		var cmd tea.Cmd
+		next, cmd = next.Update(Refresh{})
+		require.Nil(t, cmd, "a read runs: the refresh waits for it")
+	}
+	msg := first()
+	next, again := next.Update(msg)
+	require.NotNil(t, again, "the refreshes that waited cause one more read")
+	next, cmd := next.Update(again())
+	require.Nil(t, cmd, "and nothing after it")
+	require.Contains(t, next.(Model).View(), "msn_a")
+}

@@ -91,7 +91,7 @@ func voyageRows(vs []Voyage) []row {
 		}
 		out = append(out, row{kind: rowText, text: fmt.Sprintf("  %s  %-9s %s  (%d of %d completed)", v.ID, v.State, v.Title, done, total)})
 		for _, m := range v.Missions {
-			text := fmt.Sprintf("    %s  %-24s %-11s %-10s", m.ID, clip(label(m.Key, m.Title), 24), m.State, m.Landing)
+			text := fmt.Sprintf("    %s  %-24s %-11s %-12s", m.ID, clip(label(m.Key, m.Title), 24), m.State, m.Landing)
 			if len(m.Why) > 0 {
 				text += " " + m.Why[0].Code + ": " + m.Why[0].Message
 			} else if m.Summary != "" {
