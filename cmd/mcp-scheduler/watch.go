@@ -92,7 +92,8 @@ func (a *app) watchTerminal(ctx context.Context, src watch.Source, interval time
 }
 
 // watchPlain prints a plain snapshot whenever what it shows changed (the time line aside),
-// checking on every change and every interval, until ctx ends; once prints one and returns.
+// checking on every change and every interval (at most once per watch.MinRefreshGap), until
+// ctx ends; once prints one and returns.
 func (a *app) watchPlain(ctx context.Context, src watch.Source, interval time.Duration, once bool) error {
 	ch, stop := a.changes(ctx)
 	defer stop()
@@ -112,7 +113,7 @@ func (a *app) watchPlain(ctx context.Context, src watch.Source, interval time.Du
 				return err
 			}
 		}
-		if once {
+		if once || !watch.Pause(ctx, watch.MinRefreshGap) {
 			return nil
 		}
 		select {

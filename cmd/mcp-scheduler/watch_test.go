@@ -343,3 +343,12 @@ func TestWatch_PipedPrintsPlainSnapshots(t *testing.T) {
 	}
 	require.NoError(t, cmd.Wait(), "interrupted, it exits 0")
 }
+
+// An interval that would make watch a tight poll is refused as a usage mistake, naming the
+// flag and the least it takes.
+func TestWatch_RefusesATightInterval(t *testing.T) {
+	s := newSandbox(t)
+	_, errs, code := s.cli("watch", "--interval", "10ms")
+	require.Equal(t, 2, code)
+	require.Contains(t, errs, "--interval 10ms is too short: give 200ms or more")
+}

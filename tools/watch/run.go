@@ -33,7 +33,15 @@ func Run(ctx context.Context, opt Options, in io.Reader, out io.Writer) error {
 	return err
 }
 
-// pump sends Refresh on every change and after every interval without one, until ctx ends.
+// MinRefreshGap is the least time between two refreshes: the changes that come meanwhile
+// wait for the next one. A snapshot of a busy data dir costs tens of milliseconds
+// (BenchmarkLoad, docs/benchmarks.md), and agents commit progress and heartbeats often, so
+// refreshing on each change at once could keep a core busy; this keeps the view to at most
+// four reads a second.
+const MinRefreshGap = 250 * time.Millisecond
+
+// pump sends Refresh on every change and after every interval without one, at most once per
+// MinRefreshGap, until ctx ends.
 func pump(ctx context.Context, p *tea.Program, changes <-chan struct{}, interval time.Duration) {
 	t := time.NewTimer(interval)
 	defer t.Stop()
@@ -45,6 +53,21 @@ func pump(ctx context.Context, p *tea.Program, changes <-chan struct{}, interval
 		case <-t.C:
 		}
 		p.Send(Refresh{})
+		if !Pause(ctx, MinRefreshGap) {
+			return
+		}
 		t.Reset(interval)
+	}
+}
+
+// Pause waits d or until ctx ends; it reports whether d passed.
+func Pause(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }

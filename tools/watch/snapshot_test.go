@@ -15,7 +15,7 @@ import (
 
 // newEngine is an engine over a real store in a temporary directory, with a real git
 // repository as its default repository.
-func newEngine(t *testing.T) *engine.Engine {
+func newEngine(t testing.TB) *engine.Engine {
 	t.Helper()
 	repo, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
