@@ -89,7 +89,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	if dashURL != "" {
 		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
-	fmt.Fprintln(a.out)
+	fmt.Fprintf(a.out, "\nWatch it live from another terminal: mcp-scheduler --data-dir %s watch\n\n", a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
 	defer cancel()
 	if err := l.s.Start(runCtx); err != nil {

@@ -27,6 +27,7 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 	text := out.String()
 	require.Contains(t, text, "Voyage completed: 7 missions")
 	require.Contains(t, text, "Landed history of main:")
+	require.Contains(t, text, "Watch it live from another terminal: mcp-scheduler --data-dir ", "the demo says how to watch it")
 	for _, key := range []string{"outline", "getting-started", "configuration", "glossary", "readme-usage", "readme-links"} {
 		require.Contains(t, text, key+" ", key)
 	}

@@ -35,6 +35,7 @@ var layers = map[string][]string{
 	"storage/teststore": {"engine", "engine/domain", "storage"},
 	"tools":             {"engine", "engine/domain", "agent", "prompts"},
 	"tools/dashboard":   {"tools", "engine", "engine/domain"},
+	"tools/watch":       {"tools", "engine", "engine/domain"},
 	"cmd/mcp-scheduler": nil, // nil: anything (it wires)
 	"cmd/soak":          nil,
 	"e2e":               nil,

@@ -62,6 +62,7 @@ var commands = []func(*app) *cobra.Command{
 	newDaemonCmd,
 	newDemoCmd,
 	newCleanupCmd,
+	newWatchCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

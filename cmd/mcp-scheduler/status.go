@@ -38,7 +38,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.out, "missions    %d: %s\n", st.Total, strings.Join(counts, ", "))
 			loop := st.Loop
 			if loop == "idle" { // no process runs the loop: say so, and what starts one
-				loop = "not running: nothing is launched or landed until `mcp-scheduler daemon` or a client's `mcp-scheduler serve` runs on this data dir"
+				loop = tools.LoopIdleText
 			}
 			fmt.Fprintf(a.out, "loop        %s%s\n", loop, paused)
 			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[domain.VoyageOpen],

@@ -1,0 +1,259 @@
+package watch
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
+)
+
+// Styles. Colour is decoration only: the selected row also carries a "▸" marker, and
+// NO_COLOR (or a terminal without colour) drops the colours, never the meaning.
+var (
+	styleTitle     = lipgloss.NewStyle().Bold(true)
+	styleHeading   = lipgloss.NewStyle().Bold(true).Underline(true)
+	styleSelected  = lipgloss.NewStyle().Reverse(true)
+	styleNote      = lipgloss.NewStyle().Faint(true)
+	styleAlert     = lipgloss.NewStyle().Bold(true).Foreground(lipgloss.Color("9"))
+	styleHelp      = lipgloss.NewStyle().Faint(true)
+	styleEscalated = lipgloss.NewStyle().Foreground(lipgloss.Color("13"))
+	stateColours   = map[domain.MissionState]lipgloss.Color{
+		domain.StateRunning: "10", domain.StateLeased: "10",
+		domain.StatePending: "11", domain.StateInterrupted: "11",
+		domain.StateFailed: "9", domain.StateBlocked: "9",
+		domain.StateCompleted: "12", domain.StateCancelled: "8",
+	}
+)
+
+// Help lines per screen.
+const (
+	helpOverview = "↑/↓ select · enter open mission · l follow its log · r/s/c/a resolve the selected escalation (retry/skip/cancel/acknowledge) · ? help · q quit"
+	helpMission  = "l follow the log · r/s/c/a resolve its escalation (retry/skip/cancel/acknowledge) · ↑/↓ scroll · esc back · q quit"
+	helpLog      = "↑/↓ pgup/pgdn scroll · f follow the end · esc back · q quit"
+	helpMore     = "retry: the blocked missions run again · skip: they are cancelled and marked skipped · cancel: they are cancelled · acknowledge: close the report, missions stay as they are. To add a note, use mcp-scheduler escalations resolve ID --action A --note TEXT."
+)
+
+// View draws the current screen.
+func (m Model) View() string {
+	var body []string
+	var help string
+	switch m.screen {
+	case screenMission:
+		body, help = m.missionLines(), helpMission
+	case screenLog:
+		body, help = m.logLines(), helpLog
+	default:
+		body, help = m.overviewLines(), helpOverview
+	}
+	foot := m.footer(help)
+	avail := max(m.height-len(foot), 1)
+	if len(body) > avail {
+		body = body[:avail]
+	}
+	for len(body) < avail { // the help line sits at the bottom of the screen
+		body = append(body, "")
+	}
+	out := make([]string, 0, len(body)+len(foot))
+	for _, l := range append(body, foot...) {
+		out = append(out, ansi.Truncate(l, max(m.width, 10), "…"))
+	}
+	return strings.Join(out, "\n")
+}
+
+// footer is the status line (an outcome, an error, a question) and the help line.
+func (m Model) footer(help string) []string {
+	var out []string
+	switch {
+	case m.confirm != nil:
+		out = append(out, styleAlert.Render(fmt.Sprintf("resolve %s with %s? y to confirm, any other key keeps it open", m.confirm.escalation, m.confirm.action)))
+	case m.loadErr != nil:
+		out = append(out, styleAlert.Render("reading the data dir failed: "+m.loadErr.Error()))
+	case m.message != "":
+		out = append(out, m.message)
+	}
+	if m.showHelp {
+		out = append(out, styleHelp.Render(helpMore))
+	}
+	return append(out, styleHelp.Render(help))
+}
+
+func (m Model) headerLines() []string {
+	if !m.loaded {
+		return []string{styleTitle.Render("mcp-scheduler watch"), "reading the data dir …"}
+	}
+	h := header(m.snap)
+	out := []string{styleTitle.Render(h[0])}
+	// the scheduler line is wrapped, not cut: when no scheduler leads, all of it matters
+	loop := strings.Split(lipgloss.NewStyle().Width(max(m.width, 20)).Render(h[1]), "\n")
+	for _, l := range loop {
+		if m.snap.Status.Loop == "idle" {
+			l = styleAlert.Render(l)
+		}
+		out = append(out, l)
+	}
+	return append(out, h[2:]...)
+}
+
+// overviewLines is the header and the sections, scrolled so that the selected row shows.
+func (m Model) overviewLines() []string {
+	head := append(m.headerLines(), "")
+	if !m.loaded {
+		return head
+	}
+	rs := rows(m.snap)
+	lines := make([]string, 0, len(rs))
+	selAt, n := -1, 0
+	for _, r := range rs {
+		if r.kind == rowHeading && len(lines) > 0 {
+			lines = append(lines, "")
+		}
+		text := oneLine(r.text)
+		if r.selectable() {
+			if n == m.cursor {
+				selAt = len(lines)
+				lines = append(lines, styleSelected.Render("▸"+strings.TrimPrefix(text, " ")))
+				n++
+				continue
+			}
+			n++
+		}
+		lines = append(lines, styleRow(r, text))
+	}
+	avail := m.height - len(head) - len(m.footer(helpOverview))
+	if avail > 0 && selAt >= avail {
+		lines = lines[selAt-avail+1:]
+	}
+	return append(head, lines...)
+}
+
+func styleRow(r row, text string) string {
+	switch r.kind {
+	case rowHeading:
+		return styleHeading.Render(text)
+	case rowNote:
+		return styleNote.Render(text)
+	case rowEscalation:
+		return styleEscalated.Render(text)
+	case rowMission:
+		if c, ok := stateColours[r.state]; ok {
+			return lipgloss.NewStyle().Foreground(c).Render(text)
+		}
+	}
+	return text
+}
+
+// missionLines is the detail screen: the mission, why it waits, its escalations, attempts,
+// landings and brief.
+func (m Model) missionLines() []string {
+	out := []string{styleTitle.Render("mission " + m.missionID)}
+	if m.detailErr != nil {
+		return append(out, styleAlert.Render(m.detailErr.Error()))
+	}
+	if m.mission == nil {
+		return append(out, "reading …")
+	}
+	lines := missionText(*m.mission, m.snap)
+	start := min(m.scroll, max(len(lines)-1, 0))
+	return append(out, lines[start:]...)
+}
+
+// missionText lays out a MissionView as lines (also what the unit tests read).
+func missionText(v MissionView, s Snapshot) []string {
+	d, mi := v.Detail, v.Detail.Mission
+	out := []string{
+		mi.Title,
+		fmt.Sprintf("state       %s (attempt %d, landing %s)", mi.State, mi.Attempt, mi.Landing),
+		fmt.Sprintf("priority    %d   kind %s   review %s   retry budget %d (used %d)", mi.Priority, mi.Kind, mi.Review, mi.RetryBudget, mi.AttemptsUsed),
+		"repository  " + mi.Repository,
+	}
+	if mi.VoyageID != "" {
+		out = append(out, fmt.Sprintf("voyage      %s (key %s)", mi.VoyageID, mi.Key))
+	}
+	if mi.State.Leased() {
+		out = append(out, fmt.Sprintf("agent       %s, epoch %d", mi.Lease.Owner, mi.Lease.Epoch))
+		out = append(out, "progress    "+progressText(mi.Progress, s.At))
+	}
+	if mi.Decision != nil {
+		out = append(out, fmt.Sprintf("decision    %s: %s", mi.Decision.Kind, mi.Decision.Reason))
+	}
+	for _, r := range d.WhyNotRunning {
+		out = append(out, "waiting     "+r.Code+": "+oneLine(r.Message))
+	}
+	for _, dep := range d.DependsOn {
+		out = append(out, fmt.Sprintf("depends on  %s (%s)", dep.DependsOn, dep.Type))
+	}
+	for _, e := range v.Escalations {
+		out = append(out, fmt.Sprintf("escalation  %s (%s, for %s): %s — decide: %s", e.ID, e.Kind, e.Route, oneLine(e.Reason), oneLine(e.DecisionRequired)))
+		for _, ev := range e.Evidence {
+			out = append(out, "            evidence: "+clip(ev, 200))
+		}
+	}
+	if len(d.Attempts) > 0 {
+		out = append(out, "", "attempts")
+		for _, a := range d.Attempts {
+			sum := a.Summary
+			if a.Failure != nil {
+				sum = a.Failure.Kind + ": " + a.Failure.Summary
+			}
+			out = append(out, fmt.Sprintf("  %d  %-20s %-10s %s", a.Attempt, a.Agent, a.Outcome, oneLine(sum)))
+		}
+	}
+	if len(d.Landings) > 0 {
+		out = append(out, "", "landings")
+		for _, l := range d.Landings {
+			out = append(out, fmt.Sprintf("  attempt %d  %s  %s  %s", l.Attempt, l.Status, l.TargetBranch, clip(l.Commit, 12)))
+		}
+	}
+	out = append(out, "", "brief")
+	for _, l := range strings.Split(mi.Brief, "\n") {
+		out = append(out, "  "+oneLine(l))
+	}
+	return out
+}
+
+// logLines is the log screen: the attempt's events and the tail of its output, showing the
+// end (following it) unless scrolled up.
+func (m Model) logLines() []string {
+	out := []string{styleTitle.Render("log of " + m.missionID)}
+	if m.detailErr != nil {
+		return append(out, styleAlert.Render(m.detailErr.Error()))
+	}
+	if m.log == nil {
+		return append(out, "reading …")
+	}
+	lines := logText(*m.log)
+	avail := max(m.height-len(out)-len(m.footer(helpLog)), 1)
+	end := max(len(lines)-m.scroll, min(avail, len(lines)))
+	start := max(end-avail, 0)
+	return append(out, lines[start:end]...)
+}
+
+// logText lays out a MissionLog as lines: a heading, the events, the output tail.
+func logText(l tools.MissionLog) []string {
+	head := fmt.Sprintf("attempt %d · %s", l.Attempt, l.State)
+	if l.Attempt == 0 {
+		return []string{head, "it has not run yet: nothing to show"}
+	}
+	out := []string{head, "", "events"}
+	for _, e := range l.Events {
+		out = append(out, fmt.Sprintf("  %s  %-22s %s", e.At.Local().Format("15:04:05"), e.Type, clip(string(e.Data), 300)))
+	}
+	if l.Output == nil {
+		return append(out, "", "no output files (a pull-mode attempt reports through tools only)")
+	}
+	out = append(out, "", fmt.Sprintf("output (stdout, %d bytes)", l.Output.StdoutBytes))
+	for _, s := range strings.Split(strings.TrimRight(l.Output.Stdout, "\n"), "\n") {
+		out = append(out, "  "+oneLine(s))
+	}
+	if strings.TrimSpace(l.Output.Stderr) != "" {
+		out = append(out, "", fmt.Sprintf("stderr (%d bytes)", l.Output.StderrBytes))
+		for _, s := range strings.Split(strings.TrimRight(l.Output.Stderr, "\n"), "\n") {
+			out = append(out, "  "+oneLine(s))
+		}
+	}
+	return out
+}
