@@ -188,7 +188,7 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 	}
 	failure := domain.Failure{Kind: domain.FailureCrash, Summary: "the agent ended without a result"}
 	if res.Failure != nil {
-		failure = *res.Failure
+		failure = withProfile(*res.Failure, a.profile.Name)
 	}
 	if res.Status == domain.ResultCancelled && stopping == "" {
 		failure.Kind, failure.Summary = domain.FailureError, orDefault(res.Summary, "the agent cancelled its own attempt")
