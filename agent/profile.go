@@ -64,8 +64,13 @@ type Profile struct {
 	HardTimeout Duration `toml:"hard_timeout" json:"hard_timeout,omitempty"`
 	// Grace is the time between SIGTERM and SIGKILL (default 1s).
 	Grace Duration `toml:"grace" json:"grace,omitempty"`
-	// StallThreshold: no output for this long marks the attempt stalled (default 10m).
+	// StallThreshold: no output (stdout or stderr) for this long marks the attempt stalled:
+	// the scheduler records it on the mission and pings an ndjson agent (default 10m).
 	StallThreshold Duration `toml:"stall_threshold" json:"stall_threshold,omitempty"`
+	// StallTimeout: no output for this long stops the agent's process group (failure kind
+	// timeout, its last output attached). Default: twice StallThreshold; at least
+	// StallThreshold.
+	StallTimeout Duration `toml:"stall_timeout" json:"stall_timeout,omitempty"`
 
 	// PermissionMode is Claude Code's --permission-mode (default acceptEdits).
 	PermissionMode string `toml:"permission_mode" json:"permission_mode,omitempty"`
@@ -105,6 +110,9 @@ func (p Profile) WithDefaults() Profile {
 	if p.StallThreshold == 0 {
 		p.StallThreshold = Duration(DefaultStall)
 	}
+	if p.StallTimeout == 0 {
+		p.StallTimeout = p.StallThreshold * DefaultStallTimeoutFactor
+	}
 	if p.Confidence == 0 {
 		p.Confidence = DefaultConfidence
 	}
@@ -138,6 +146,9 @@ func (p Profile) Validate() error {
 	}
 	if p.MaxConcurrency < 0 {
 		return fmt.Errorf("profile %s: max_concurrency %d must not be negative", p.Name, p.MaxConcurrency)
+	}
+	if err := p.checkTimes(); err != nil {
+		return err
 	}
 	for i, m := range p.Models {
 		if err := CheckModel(m); err != nil {

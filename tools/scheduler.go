@@ -39,6 +39,10 @@ type StatusResult struct {
 	// slots, resources, waiting_for_agent, no_agent, paused, budget …). While no loop leads
 	// it counts every pending and interrupted mission under no_leader.
 	Waiting map[string]int `json:"waiting"`
+	// Stalled lists the running missions whose agent has written nothing past its profile's
+	// stall_threshold (get_mission's progress says for how long, and when it will be
+	// stopped); absent when none is.
+	Stalled []string `json:"stalled,omitempty"`
 }
 
 // VoyageItem is a voyage in a listing (voyage_status shows one in full).
@@ -85,6 +89,9 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	}
 	if out.Waiting == nil {
 		out.Waiting = map[string]int{}
+	}
+	if out.Stalled, err = e.StalledMissions(ctx); err != nil {
+		return StatusResult{}, err
 	}
 	return out, nil
 }

@@ -39,7 +39,8 @@ type claudeEvent struct {
 	APIErrorType      string `json:"api_error_type"`
 
 	// system/permission_denied
-	ToolName string `json:"tool_name"`
+	ToolName  string `json:"tool_name"`
+	ToolUseID string `json:"tool_use_id"`
 
 	// result
 	IsError           bool         `json:"is_error"`
@@ -50,7 +51,9 @@ type claudeEvent struct {
 	TerminalReason    string       `json:"terminal_reason"`
 	NumTurns          int          `json:"num_turns"`
 	PermissionDenials []struct {
-		ToolName string `json:"tool_name"`
+		ToolName  string          `json:"tool_name"`
+		ToolUseID string          `json:"tool_use_id"`
+		ToolInput claudeToolInput `json:"tool_input"`
 	} `json:"permission_denials"`
 }
 
@@ -121,10 +124,11 @@ type claudeDecoder struct {
 	pending  map[string]string // tool_use id → file it writes
 	written  []string          // files written by successful tool calls, in order
 	seen     map[string]bool   // written, as a set
+	denials  *claudeDenials    // tool calls refused under the permission settings
 }
 
 func newClaudeDecoder() *claudeDecoder {
-	return &claudeDecoder{pending: map[string]string{}, seen: map[string]bool{}}
+	return &claudeDecoder{pending: map[string]string{}, seen: map[string]bool{}, denials: newClaudeDenials()}
 }
 
 // Line maps one stream-json event (see docs/agents.md for the table).
@@ -154,6 +158,7 @@ func (d *claudeDecoder) Line(line []byte) ([]agent.Message, error) {
 func (d *claudeDecoder) system(ev *claudeEvent) []agent.Message {
 	switch ev.Subtype {
 	case "init":
+		d.denials.mode = ev.PermissionMode
 		out := []agent.Message{logMsg("info", fmt.Sprintf(
 			"claude-code %s started: model %s, permission mode %s, session %s, cwd %s",
 			ev.Version, ev.Model, ev.PermissionMode, ev.SessionID, ev.Cwd))}
@@ -179,6 +184,7 @@ func (d *claudeDecoder) system(ev *claudeEvent) []agent.Message {
 	case "permission_denied":
 		var msg string
 		_ = json.Unmarshal(ev.Message, &msg) // a non-string message leaves msg empty
+		d.denials.add(ev.ToolUseID, ev.ToolName, claudeToolInput{}, msg)
 		return []agent.Message{logMsg("warn", fmt.Sprintf("permission denied for tool %s: %s", ev.ToolName, msg))}
 	}
 	return nil // status (partial messages) and future subtypes
@@ -209,6 +215,7 @@ func (d *claudeDecoder) assistant(ev *claudeEvent) ([]agent.Message, error) {
 		case "text":
 			out = append(out, textEvents(b.Text)...)
 		case "tool_use":
+			d.denials.called(b)
 			if claudeFileTools[b.Name] && b.Input.FilePath != "" {
 				d.pending[b.ID] = b.Input.FilePath
 			}
@@ -235,6 +242,7 @@ func (d *claudeDecoder) user(ev *claudeEvent) ([]agent.Message, error) {
 				d.written = append(d.written, path)
 			}
 			delete(d.pending, b.ToolUseID)
+			d.denials.answered(b.ToolUseID)
 			out = append(out, logMsg(level, capBytes(fmt.Sprintf("tool result (%s): %s", verdict,
 				strings.TrimSpace(b.Content.text())), logBytes)))
 		case "text":
@@ -264,6 +272,7 @@ func (d *claudeDecoder) finish(ev *claudeEvent) ([]agent.Message, error) {
 		names := make([]string, 0, len(ev.PermissionDenials))
 		for _, p := range ev.PermissionDenials {
 			names = append(names, p.ToolName)
+			d.denials.add(p.ToolUseID, p.ToolName, p.ToolInput, "")
 		}
 		out = append(out, logMsg("warn", fmt.Sprintf("%d tool call(s) were denied: %s",
 			len(names), strings.Join(names, ", "))))
@@ -280,6 +289,7 @@ func (d *claudeDecoder) finish(ev *claudeEvent) ([]agent.Message, error) {
 		r.Failure = d.classify(ev)
 		r.Summary = r.Failure.Summary
 	}
+	r = d.denials.deniedResult(r, ev.Result)
 	d.result = &r
 	return append(out, resultMsg(r)), nil
 }
@@ -343,9 +353,9 @@ func (d *claudeDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
 	if d.aborted != nil {
 		r := endWithoutResult("claude-code (interrupted: "+d.aborted.TerminalReason+")", exit, d.trouble)
 		r.Usage = claudeUsageOf(d.aborted)
-		return r
+		return d.denials.deniedResult(r, "")
 	}
-	return endWithoutResult("claude-code", exit, d.trouble)
+	return d.denials.deniedResult(endWithoutResult("claude-code", exit, d.trouble), "")
 }
 
 // claudeUsageOf reads a result event's usage: input counts every input token the model read

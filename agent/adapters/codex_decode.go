@@ -62,6 +62,7 @@ type codexDecoder struct {
 	last    string // the last agent_message, the summary of a completed turn
 	written []string
 	seen    map[string]bool
+	denials codexDenials // commands the sandbox refused
 }
 
 func newCodexDecoder() *codexDecoder { return &codexDecoder{seen: map[string]bool{}} }
@@ -98,7 +99,7 @@ func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
 		}
 		return []agent.Message{logMsg("warn", "codex: "+capBytes(ev.Message, logBytes))}, nil
 	case "turn.completed":
-		return d.finish(d.completed(ev.Usage))
+		return d.finish(d.denials.deniedResult(d.completed(ev.Usage)))
 	case "turn.failed":
 		msg := ""
 		if ev.Error != nil {
@@ -141,11 +142,12 @@ func (d *codexDecoder) itemCompleted(it *codexItem) []agent.Message {
 	case "reasoning":
 		return []agent.Message{logMsg("debug", capBytes(it.Text, logBytes))}
 	case "command_execution":
+		d.denials.saw(it)
 		level, exit := "info", "no exit code"
 		if it.ExitCode != nil {
 			exit = fmt.Sprintf("exit %d", *it.ExitCode)
 		}
-		if it.Status == "failed" || (it.ExitCode != nil && *it.ExitCode != 0) {
+		if it.Status == "failed" || it.Status == "declined" || (it.ExitCode != nil && *it.ExitCode != 0) {
 			level = "warn"
 		}
 		text := fmt.Sprintf("$ %s → %s (%s)", it.Command, it.Status, exit)

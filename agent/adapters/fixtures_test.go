@@ -79,6 +79,8 @@ var (
 	codexAuth   = "unexpected status 401 Unauthorized: Incorrect API key provided: dummy., url: http://127.0.0.1:18116/v1/responses, request id: req_mock_505a51959ee2"
 	highDemand  = "We’re currently experiencing high demand, which may cause temporary errors."
 	invalidKey  = "Invalid API key · Fix external API key"
+	mcpDenied   = `claude-code was refused 1 tool call(s) under permission mode acceptEdits: mcp__probe__status; to allow them, add "mcp__probe__status" (or "mcp__probe" for every tool of that MCP server) to the profile's allowed_tools (Claude Code --allowedTools) or choose a permission_mode that permits them`
+	bashDenied  = `claude-code was refused 1 tool call(s) under permission mode acceptEdits: Bash: git push origin main; to allow them, add "Bash" to the profile's allowed_tools (Claude Code --allowedTools) or choose a permission_mode that permits them`
 	connRefused = "API Error: Connection refused — a firewall or proxy may be blocking it (ECONNREFUSED)"
 )
 
@@ -159,11 +161,23 @@ var fixtureCases = []fixtureCase{
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "MCP server broken: failed"}, msgs[1])
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "tool result (error): <tool_use_error>Error: No such tool available: mcp__broken__status</tool_use_error>"}, msgs[3])
 		}},
+	// A denied call fails the run with kind permission (an escalation, no retry) even though
+	// Claude Code reported success: the refused call's work was not done.
 	{file: "claude-mcp-denied-no-allowedTools.ndjson", exit: exit0, types: seq(tLog, tProgress, tLog, tLog, tProgress, tLog, tResult),
-		result: completed("done", claudeDone),
+		result: failed(agent.KindPermission, "mcp__probe__status", mcpDenied,
+			"mcp__probe__status: Claude requested permissions to use mcp__probe__status, but you haven't granted it yet.\nclaude-code's last message: done", claudeDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "permission denied for tool mcp__probe__status: Claude requested permissions to use mcp__probe__status, but you haven't granted it yet."}, msgs[2])
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "1 tool call(s) were denied: mcp__probe__status"}, msgs[5])
+		}},
+
+	// Recorded by agent/adapters' real-CLI test (claude 2.1.332, acceptEdits, a scripted
+	// Bash call): the denial names the command.
+	{file: "claude-bash-denied-acceptedits.ndjson", exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tLog, tProgress, tLog, tResult),
+		result: failed(agent.KindPermission, "Bash", bashDenied,
+			"Bash: git push origin main: This command requires approval\nclaude-code's last message: done", claudeDone),
+		check: func(t *testing.T, msgs []agent.Message) {
+			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "permission denied for tool Bash: This command requires approval"}, msgs[3])
 		}},
 
 	{file: "codex-exec.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tProgress, tLog, tProgress, tResult),

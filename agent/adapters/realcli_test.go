@@ -292,7 +292,8 @@ func hasLog(msgs []agent.Message, level, text string) bool {
 
 // allowed_tools reaches the CLI: under acceptEdits a Bash command outside Claude Code's own
 // auto-approved set (read-only commands and edits inside the working directory pass without
-// it; `sh -c` does not) runs only when Bash is listed.
+// it; `sh -c` does not) runs only when Bash is listed; denied, the run fails with kind
+// permission (issue 15).
 func TestClaudeCodeReal_AllowedToolsDecideBash(t *testing.T) {
 	bash := modelserver.ToolThen(
 		modelserver.Turn{Calls: []modelserver.Call{{Name: "Bash", Input: map[string]any{"command": "sh -c 'echo from-sh'", "description": "echo"}}}, Usage: perTurn},
@@ -306,7 +307,12 @@ func TestClaudeCodeReal_AllowedToolsDecideBash(t *testing.T) {
 			c.srv.Script(bash)
 			r := c.launch(t, nil)
 
-			require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+			if allowed {
+				require.Equal(t, agent.StatusCompleted, r.result.Status, "stderr: %s", r.stderr)
+			} else { // a denied call fails the run: kind permission, an escalation, no retry
+				require.Equal(t, agent.StatusFailed, r.result.Status, "stderr: %s", r.stderr)
+				require.Equal(t, agent.KindPermission, r.result.Failure.Kind)
+			}
 			reqs := c.srv.ModelRequests(modelserver.Anthropic)
 			require.Len(t, reqs, 2)
 			results := reqs[1].ToolResults()

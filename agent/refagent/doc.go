@@ -35,6 +35,8 @@ commit it, report completed. Directives run in order, one step each:
 	@hang                    wait until cancelled or killed
 	@ignore-sigterm          from now on ignore SIGTERM and agent.cancel (logged), so only
 	                         SIGKILL ends the agent
+	@deaf                    from now on leave agent.ping unanswered (a wedged agent that
+	                         still runs), silently
 	@spawn-grandchild [N]    start N (default 1) copies of ourselves that sleep until killed,
 	                         in our process group; each pid is logged as "grandchild pid=N"
 	@big-line SIZE           one task.log line whose message is SIZE bytes (5MiB, 20MiB, ...)
@@ -60,8 +62,8 @@ lines: a reviewer approves (@verdict approved), a verifier reports completed, an
 runs @resolve, @commit and @done. Quoted lines ("> @write …") never run as the brief's own.
 
 Resuming: when agent.start carries a checkpoint {"step": N} the first N steps are skipped (the
-agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat and
-@ignore-sigterm, which set state and are applied again.
+agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat,
+@ignore-sigterm and @deaf, which set state and are applied again.
 
 Control: agent.ping is answered with agent.heartbeat {"message": "pong <seq>"}; agent.yield
 (preemption) makes the agent stop at its next step boundary (a @sleep is interrupted) with

@@ -139,6 +139,7 @@ type refAgent struct {
 	mu            sync.Mutex
 	cancelReason  string
 	ignoreSigterm bool
+	deaf          bool // @deaf: agent.ping goes unanswered (a wedged agent)
 	terminated    bool // the cancellation came from SIGTERM
 	yielding      bool // the cancellation is an agent.yield: stop with task.yield
 
@@ -181,7 +182,12 @@ func (a *refAgent) readControl(lines *agent.LineReader) {
 		}
 		switch m.Type {
 		case agent.TypePing:
-			a.out.send(map[string]any{"type": agent.TypeHeartbeat, "message": fmt.Sprintf("pong %d", m.Seq)})
+			a.mu.Lock()
+			deaf := a.deaf
+			a.mu.Unlock()
+			if !deaf {
+				a.out.send(map[string]any{"type": agent.TypeHeartbeat, "message": fmt.Sprintf("pong %d", m.Seq)})
+			}
 		case agent.TypeCancel:
 			a.requestCancel("agent.cancel: "+m.Reason, false)
 		case agent.TypeYieldRequest:

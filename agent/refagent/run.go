@@ -233,6 +233,10 @@ func (a *refAgent) doEnding(d directive) error {
 		a.mu.Lock()
 		a.ignoreSigterm = true
 		a.mu.Unlock()
+	case "deaf":
+		a.mu.Lock()
+		a.deaf = true
+		a.mu.Unlock()
 	case "spawn-grandchild":
 		return a.spawnGrandchildren(d.args)
 	case "big-line":

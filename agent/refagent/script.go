@@ -44,6 +44,7 @@ var directives = map[string]arity{
 	"crash":            {args: 1, optional: 1},
 	"hang":             {},
 	"ignore-sigterm":   {state: true},
+	"deaf":             {state: true},
 	"spawn-grandchild": {args: 1, optional: 1},
 	"big-line":         {args: 1},
 	"garbage":          {text: true},

@@ -127,6 +127,7 @@ func (p *Process) readLines(lr *agent.LineReader, dec agent.Decoder, out *Outcom
 			ev.Size = int64(len(line))
 		}
 		p.sawOutput(now)
+		p.keepOutput(line, tooLong)
 		replay := ev.Offset <= p.spec.FromOffset
 		if ev.Kind == EventLineTooLong {
 			if !replay && !p.deliver(ev) {
@@ -172,6 +173,7 @@ func (p *Process) finish(dec agent.Decoder) {
 	out := &p.outcome
 	out.Exit = p.exit
 	out.StderrTail = p.tail.String()
+	out.OutputTail = p.outTail.String()
 	res := dec.End(p.exit)
 	if err := res.Check(); err != nil {
 		out.ResultProblem = err.Error()
@@ -191,6 +193,7 @@ func (p *Process) finishDetached() {
 	close(p.events)
 	p.outcome.Detached = true
 	p.outcome.StderrTail = p.tail.String()
+	p.outcome.OutputTail = p.outTail.String()
 }
 
 // followStderr copies stderr, redacted, to the mission log and the tail buffer.
@@ -289,4 +292,13 @@ func clip(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+// keepOutput adds one stdout line (redacted) to the output tail; a line over the cap is kept
+// as its start and its size.
+func (p *Process) keepOutput(line []byte, tooLong *agent.LineTooLongError) {
+	if tooLong != nil {
+		line = []byte(fmt.Sprintf("%s… (a line of %d bytes, cut)", clip(string(tooLong.Prefix), 200), tooLong.Size))
+	}
+	_, _ = p.outTail.Write(append(p.redact.Bytes(line), '\n'))
 }

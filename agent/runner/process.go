@@ -36,10 +36,13 @@ type Process struct {
 	stderrDone chan struct{}
 	superDone  chan struct{}
 	tail       *tailBuffer
+	outTail    *tailBuffer // the end of stdout, line by line
 
 	lastOutput  atomic.Int64  // unix nanoseconds of the last output (stdout or stderr)
 	firstOutput chan struct{} // closed at the first output
 	firstOnce   sync.Once
+
+	pings atomic.Int64 // agent.ping messages sent
 
 	stopMu sync.Mutex
 	reason atomic.Pointer[string]
@@ -60,6 +63,7 @@ func (r *Runner) newProcess(s Spec, rec PIDRecord, secrets []string) *Process {
 		stderrDone:  make(chan struct{}),
 		superDone:   make(chan struct{}),
 		tail:        newTailBuffer(r.cfg.StderrTail),
+		outTail:     newTailBuffer(r.cfg.OutputTail),
 		firstOutput: make(chan struct{}),
 	}
 	p.lastOutput.Store(r.cfg.Now().UnixNano())

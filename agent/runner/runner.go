@@ -32,6 +32,7 @@ import (
 // Defaults of Config.
 const (
 	DefaultStderrTail   = 64 << 10
+	DefaultOutputTail   = 4 << 10
 	DefaultPollInterval = 250 * time.Millisecond
 	DefaultLiveness     = time.Second
 	DefaultStartTimeout = 30 * time.Second
@@ -58,6 +59,8 @@ type Config struct {
 	MaxLine int
 	// StderrTail is how many bytes of the end of stderr an Outcome keeps (default 64 KiB).
 	StderrTail int
+	// OutputTail is how many bytes of the end of stdout an Outcome keeps (default 4 KiB).
+	OutputTail int
 	// PollInterval is how often followed files are re-read when no file notification
 	// arrived (default 250 ms; notifications make following immediate).
 	PollInterval time.Duration
@@ -109,6 +112,9 @@ func New(cfg Config) (*Runner, error) {
 	}
 	if cfg.StderrTail <= 0 {
 		cfg.StderrTail = DefaultStderrTail
+	}
+	if cfg.OutputTail <= 0 {
+		cfg.OutputTail = DefaultOutputTail
 	}
 	if cfg.PollInterval <= 0 {
 		cfg.PollInterval = DefaultPollInterval
@@ -182,6 +188,10 @@ const (
 	EventLineTooLong EventKind = "line_too_long"
 	// EventSoftTimeout: the soft timeout passed; the agent was pinged (runtime ndjson).
 	EventSoftTimeout EventKind = "soft_timeout"
+	// EventStalled: the agent wrote nothing for the profile's stall threshold while its
+	// process is alive (Idle says how long); it was pinged (runtime ndjson). It is stopped
+	// when the silence reaches the stall timeout.
+	EventStalled EventKind = "stalled"
 )
 
 // Event is one thing that happened in an attempt, in stdout order.
@@ -195,11 +205,13 @@ type Event struct {
 	Size int64
 	// Offset is the stdout offset just past that line: Spec.FromOffset for a later Attach.
 	Offset int64
+	// Idle is how long the agent had written nothing (EventStalled only).
+	Idle time.Duration
 }
 
 // FromAgent reports whether the event is output of the agent (every kind but
-// EventSoftTimeout): proof of life that extends the lease.
-func (e Event) FromAgent() bool { return e.Kind != EventSoftTimeout }
+// EventSoftTimeout and EventStalled): proof of life that extends the lease.
+func (e Event) FromAgent() bool { return e.Kind != EventSoftTimeout && e.Kind != EventStalled }
 
 // Outcome is how an attempt ended.
 type Outcome struct {
@@ -213,6 +225,10 @@ type Outcome struct {
 	// StderrTail is the end of the agent's stderr (at most Config.StderrTail bytes),
 	// secrets redacted: attach it to a failure (bugs.md B26).
 	StderrTail string
+	// OutputTail is the end of the agent's stdout (at most Config.OutputTail bytes of its
+	// last lines, secrets redacted, a cut line shown by its start): its last words, attached
+	// to a failure the scheduler caused (a timeout).
+	OutputTail string
 	Messages   int   // messages decoded
 	BadLines   int   // lines the adapter did not understand
 	CutLines   int   // lines over the cap

@@ -130,7 +130,8 @@ func TestB27_LeftoverGrandchildEndedAfterAgentExits(t *testing.T) {
 
 func TestStop_StallStopsSilentAgent(t *testing.T) {
 	r := newRunner(t, "")
-	s := refSpec(t, r, "stall", t.TempDir(), "@log info one\n@hang")
+	// @deaf: an agent that answers agent.ping is not silent (stall_test.go).
+	s := refSpec(t, r, "stall", t.TempDir(), "@log info one\n@deaf\n@hang")
 	s.Profile.StallThreshold = agent.Duration(400 * time.Millisecond)
 	_, out := collect(t, launch(t, r, s))
 	require.Equal(t, ReasonStalled, out.Exit.Reason)

@@ -14,8 +14,10 @@ import (
 var ErrStillRunning = errors.New("agent process group still exists after SIGKILL")
 
 // supervise runs the profile's timers: the soft timeout pings the agent once and records an
-// event; the hard timeout and the stall threshold (no output for that long) stop it.
-// Durations count from when the agent started (pid.json), so they survive a re-attach.
+// event; the stall threshold (no output for that long) pings it and records an event, once
+// per silence; the hard timeout and the stall timeout (no output for that long) stop it.
+// Timeouts count from when the agent started (pid.json), so they survive a re-attach; the
+// silence counts from the last output this process saw (or from the attach).
 func (p *Process) supervise() {
 	defer close(p.superDone)
 	prof := p.spec.Profile
@@ -27,11 +29,8 @@ func (p *Process) supervise() {
 		return time.After(max(time.Until(started.Add(d)), 0))
 	}
 	soft, hard := timer(prof.SoftTimeout.D()), timer(prof.HardTimeout.D())
-	stallEvery := prof.StallThreshold.D()
-	var stall <-chan time.Time
-	if stallEvery > 0 {
-		stall = time.After(stallEvery)
-	}
+	st := newStallWatch(prof.StallThreshold.D(), prof.StallTimeout.D())
+	stall := st.next(0)
 	for {
 		select {
 		case <-p.exited:
@@ -55,14 +54,29 @@ func (p *Process) supervise() {
 			p.log.Warn("hard timeout: stopping agent", "hard_timeout", prof.HardTimeout.D())
 			p.stopInBackground(ReasonHardTimeout)
 		case <-stall:
-			idle := p.r.cfg.Now().Sub(p.LastOutput())
-			if idle >= stallEvery {
+			now := p.r.cfg.Now()
+			last := p.LastOutput()
+			idle := now.Sub(last)
+			switch st.check(last, idle) {
+			case stallStop:
 				stall = nil
-				p.log.Warn("agent stalled: stopping it", "idle", idle.Round(time.Millisecond))
+				p.log.Warn("agent silent past its stall timeout: stopping it", "idle", idle.Round(time.Millisecond),
+					"stall_timeout", st.timeout)
 				p.stopInBackground(ReasonStalled)
 				continue
+			case stallPing:
+				p.ping()
+				p.log.Warn("agent stalled: no output, pinged", "idle", idle.Round(time.Millisecond),
+					"stall_threshold", st.threshold, "stall_timeout", st.timeout)
+				select {
+				case p.events <- Event{Kind: EventStalled, Time: now, Idle: idle}:
+				case <-p.exited:
+					return
+				case <-p.detached:
+					return
+				}
 			}
-			stall = time.After(stallEvery - idle)
+			stall = st.next(idle)
 		}
 	}
 }
@@ -77,10 +91,10 @@ func (p *Process) stopInBackground(reason string) {
 	}()
 }
 
-// ping sends agent.ping to an ndjson agent.
+// ping sends agent.ping to an ndjson agent, numbered 1, 2, … within the attempt.
 func (p *Process) ping() {
 	if p.stdin != nil {
-		p.stdin.send(agent.Ping{Type: agent.TypePing, Seq: 1})
+		p.stdin.send(agent.Ping{Type: agent.TypePing, Seq: p.pings.Add(1)})
 	}
 }
 

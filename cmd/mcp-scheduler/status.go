@@ -48,6 +48,10 @@ func newStatusCmd(a *app) *cobra.Command {
 			if w := waitingLine(st.Waiting); w != "" {
 				fmt.Fprintf(a.out, "waiting     %s (mcp-scheduler missions show <id> says why)\n", w)
 			}
+			if len(st.Stalled) > 0 {
+				fmt.Fprintf(a.out, "stalled     %d running without output past their stall_threshold: %s (mcp-scheduler missions show <id>)\n",
+					len(st.Stalled), strings.Join(st.Stalled, ", "))
+			}
 			if len(st.ActiveVoyages) > 0 {
 				fmt.Fprintln(a.out)
 				t := newTable(a.out, "VOYAGE", "STATE", "TITLE")

@@ -185,7 +185,7 @@ func (s *Scheduler) tickEvery() time.Duration {
 func unblocking(changes []engine.Change) bool {
 	for _, c := range changes {
 		switch c.Type {
-		case "wave.planned", "attempt.launched", "mission.progress", "mission.checkpointed", engine.ChangeAgentSeen:
+		case "wave.planned", "attempt.launched", "mission.progress", "mission.checkpointed", engine.ChangeAgentSeen, engine.EventStalled:
 		default:
 			return true
 		}

@@ -88,6 +88,9 @@ func (sv *supervisor) onEvent(ctx context.Context, a *attemptRun, ev runner.Even
 			return err
 		}
 	}
+	if ev.Kind == runner.EventStalled {
+		return sv.stalled(ctx, a, ev)
+	}
 	if ev.Kind != runner.EventMessage {
 		return nil
 	}
@@ -188,11 +191,15 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 	}
 	failure := domain.Failure{Kind: domain.FailureCrash, Summary: "the agent ended without a result"}
 	if res.Failure != nil {
-		failure = *res.Failure
+		failure = withProfile(*res.Failure, a.profile.Name)
 	}
 	if res.Status == domain.ResultCancelled && stopping == "" {
 		failure.Kind, failure.Summary = domain.FailureError, orDefault(res.Summary, "the agent cancelled its own attempt")
 	}
+	if f, ok := stoppedForTime(res, out.Exit, a.profile); ok {
+		failure = f
+	}
+	failure = withLastOutput(failure, out)
 	if out.StderrTail != "" && failure.Diagnostic == "" {
 		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure
 	}
