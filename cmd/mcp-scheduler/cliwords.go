@@ -124,12 +124,25 @@ func translate(path, msg string) (string, string) {
 			msg = flagText(f, m[3]) + ": " + msg[len(m[0]):]
 		}
 	}
-	return toolWord.ReplaceAllStringFunc(msg, func(w string) string {
-		if c := toolCommands[w]; c != "" {
-			return c
+	return commandWords(msg), flag
+}
+
+// commandWords replaces the tool names in msg by their commands, except inside a quoted
+// value (`"list_missions" is not a msn id` quotes what the user typed, which stays as typed).
+func commandWords(msg string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range toolWord.FindAllStringIndex(msg, -1) {
+		c := toolCommands[msg[loc[0]:loc[1]]]
+		if c == "" || strings.Count(msg[:loc[0]], `"`)%2 == 1 {
+			continue
 		}
-		return w
-	}), flag
+		b.WriteString(msg[last:loc[0]])
+		b.WriteString(c)
+		last = loc[1]
+	}
+	b.WriteString(msg[last:])
+	return b.String()
 }
 
 // flagText names a flag, with which of its repeated values when the field was a list item
