@@ -34,7 +34,7 @@ func (e *Engine) Complete(ctx context.Context, f domain.Fence, res domain.Worker
 		m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
 		m.Lease.ExpiresAt = time.Time{}
 		landing := domain.LandingPending
-		if m.Workspace == WorkspaceSnapshot || m.Workspace == WorkspaceMain || m.Kind == domain.KindReview {
+		if landsNothing(&m) != "" { // the reason is told by LandingWhy
 			landing = domain.LandingNotRequired
 		}
 		if err := domain.CheckLanding(m.ID, m.Landing, landing, domain.LandOpComplete); err != nil {

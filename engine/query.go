@@ -81,15 +81,8 @@ func whyNotRunningIn(ctx context.Context, r Reader, m *domain.Mission, now time.
 
 // ListMissions pages through missions; pass the last id as f.Cursor for the next page.
 func (e *Engine) ListMissions(ctx context.Context, f MissionFilter) ([]domain.Mission, error) {
-	if f.VoyageID != "" {
-		if err := domain.CheckID("voyage_id", domain.PrefixVoyage, f.VoyageID); err != nil {
-			return nil, err
-		}
-	}
-	for _, s := range f.States {
-		if !s.Valid() {
-			return nil, domain.Invalid("states", "unknown state "+string(s), "use pending, leased, running, interrupted, completed, failed, blocked or cancelled")
-		}
+	if err := f.Check(); err != nil {
+		return nil, err
 	}
 	return viewValue(ctx, e, func(r Reader) ([]domain.Mission, error) { return r.MissionList(ctx, f) })
 }

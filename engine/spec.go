@@ -100,8 +100,8 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	if s.Priority == 0 {
 		s.Priority = DefaultPriority
 	}
-	if s.Priority < MinPriority || s.Priority > MaxPriority {
-		return domain.Invalid(path+"priority", fmt.Sprintf("%d is out of range", s.Priority), "use 1 (urgent) to 1000; the default is 100")
+	if err := CheckPriority(path+"priority", s.Priority); err != nil {
+		return err
 	}
 	if s.TargetBranch != "" {
 		// refused here, before any git process sees it, rather than when an attempt starts

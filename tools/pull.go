@@ -346,7 +346,9 @@ func FailMission(d *Deps) Tool {
 // complete records a pull-mode completion through the pull service, which refuses an attempt
 // whose workspace was lost before its work was committed (shared/cases B17; the rule lives
 // with the workspaces, engine/scheduler). This only gives that refusal its MCP form: a caller
-// error on mission_id that says what to do instead.
+// error (an isError result) that says what to do instead. It is no bad argument — the
+// mission id and epoch were right — so it is not told as one ("invalid argument:
+// mission_id: …") but as a refusal.
 func complete(ctx context.Context, d *Deps, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
 	if d.Pull == nil {
 		return d.Engine.Complete(ctx, f, res)
@@ -354,8 +356,8 @@ func complete(ctx context.Context, d *Deps, f domain.Fence, res domain.WorkerRes
 	m, err := d.Pull.Complete(ctx, f, res)
 	var lost *domain.WorkspaceLostError
 	if errors.As(err, &lost) {
-		return m, &domain.FieldError{Field: "mission_id", Problem: lost.Error(),
-			Hint: "the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
+		return m, &callerError{msg: "refused: " + lost.Error() +
+			"; the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
 	}
 	return m, err
 }

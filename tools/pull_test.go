@@ -311,7 +311,8 @@ func TestB17_CompleteRefusedWhenTheWorkspaceWasDeleted(t *testing.T) {
 	require.Contains(t, msg, "deleted before its work was committed")
 	require.Contains(t, msg, "call fail_mission with failure kind workspace")
 	// The agent does what the refusal says, and fail_mission takes it (it refused the kind).
-	require.Contains(t, msg, "invalid argument: mission_id: workspace lost: "+c.Workspace.Path, "the one wording, as a field error")
+	require.Contains(t, msg, "refused: workspace lost: "+c.Workspace.Path, "the one wording, as a refusal")
+	require.NotContains(t, msg, "invalid argument", "the mission id and epoch were right: it is no bad argument")
 	res := ok[MissionResult](b, "fail_mission", map[string]any{"mission_id": m.ID, "epoch": c.Epoch,
 		"failure": map[string]any{"kind": "workspace", "summary": "workspace lost"}})
 	require.Equal(t, domain.StatePending, res.Mission.State, "retried")

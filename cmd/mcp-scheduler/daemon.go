@@ -48,6 +48,7 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
 	}
 	a.recordProfiles(ctx)
 	a.log.Info("mcp-scheduler daemon running", "data_dir", a.cfg.DataDir, "profiles", len(a.cfg.Profiles))
+	a.sayWhoLeads(ctx, "daemon")
 	go func() {
 		if err := a.eng.WatchExternal(ctx, externalPoll); err != nil {
 			a.log.Error("watching other processes' changes stopped", "err", err)

@@ -81,11 +81,15 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	if err != nil {
 		return err
 	}
-	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, why: map[string]string{}, start: start}
+	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, why: map[string]string{}, start: start,
+		leading: l.s.Leader, dispatched: len(d.IDs)}
 	for k, id := range d.IDs {
 		p.keys[id] = k
 	}
-	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %d missions, repository %s\n", d.Voyage.ID, len(d.IDs), repo)
+	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %s, repository %s\n", d.Voyage.ID, missionCount(len(d.IDs), 0), repo)
+	if keep {
+		fmt.Fprintf(a.out, "--keep: the repository and the data dir stay in %s afterwards\n", root)
+	}
 	if dashURL != "" {
 		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
@@ -107,6 +111,8 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	}
 	if keep {
 		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
+	} else {
+		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	}
 	if dashURL != "" {
 		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C.\n", dashURL)
@@ -197,6 +203,21 @@ type demoPrinter struct {
 	why   map[string]string // mission id → the code of the reason it waits for, last printed
 	start time.Time
 	seq   int64
+	// leading reports whether the demo's own scheduler leads yet: until it does, every
+	// mission "waits" for a leader (no_leader), which is true for a few milliseconds and
+	// misleading, so no reason is printed before.
+	leading    func() bool
+	dispatched int // missions of the voyage as dispatched (the scheduler may add reviews)
+}
+
+// missionCount counts a voyage's missions the same way at the start and the end of the demo:
+// the dispatched ones, then those the scheduler added (a review of a reviewed mission).
+func missionCount(dispatched, added int) string {
+	s := fmt.Sprintf("%d missions dispatched", dispatched)
+	if added > 0 {
+		s += fmt.Sprintf(" + %d the scheduler added", added)
+	}
+	return s
 }
 
 // follow prints events until the voyage settles (completed, blocked, cancelled) or ctx ends.
@@ -210,11 +231,16 @@ func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voya
 			p.seq = e.Seq
 			p.print(ctx, e)
 		}
+		// Whether the scheduler leads is read before the reasons: once it leads, its leader
+		// row is written, so the reasons read after it are the real ones.
+		leads := p.leading()
 		st, err := p.a.eng.VoyageStatus(ctx, voyage)
 		if err != nil {
 			return "", err
 		}
-		p.waiting(ctx, st.Missions)
+		if leads {
+			p.waiting(ctx, st.Missions)
+		}
 		switch st.Voyage.State {
 		case domain.VoyageCompleted, domain.VoyageBlocked, domain.VoyageCancelled:
 			return st.Voyage.State, nil
@@ -329,7 +355,7 @@ func (p *demoPrinter) summary(ctx context.Context, voyage, repo string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(p.w, "\nVoyage %s: %d missions, %d attempts, %.1fs.\n", st.Voyage.State, len(st.Missions), attempts, time.Since(p.start).Seconds())
+	fmt.Fprintf(p.w, "\nVoyage %s: %s, %d attempts, %.1fs.\n", st.Voyage.State, missionCount(p.dispatched, len(st.Missions)-p.dispatched), attempts, time.Since(p.start).Seconds())
 	return nil
 }
 

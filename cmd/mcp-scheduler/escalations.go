@@ -13,11 +13,9 @@ import (
 // newEscalationsCmd lists and resolves escalations: the blocker reports that wait for a
 // decision (the CLI's list_escalations and resolve_escalation).
 func newEscalationsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "escalations", Short: "List and resolve escalations (what waits for a decision)", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{fmt.Errorf("escalations needs a subcommand: list or resolve")}
-		}}
-	cmd.AddCommand(newEscalationsListCmd(a), newEscalationsResolveCmd(a))
+	list := newEscalationsListCmd(a)
+	cmd := listsByDefault(&cobra.Command{Use: "escalations", Short: "List (the default) and resolve escalations (what waits for a decision)"}, list)
+	cmd.AddCommand(list, newEscalationsResolveCmd(a))
 	return cmd
 }
 
@@ -27,11 +25,12 @@ func newEscalationsListCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List open escalations (--all: resolved ones too), oldest first", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.open(cmd.Context()); err != nil {
+			if err := firstError(checkLimit(f.Limit, 1000), checkOptionalID("mission_id", domain.PrefixMission, f.MissionID),
+				checkOptionalID("voyage_id", domain.PrefixVoyage, f.VoyageID)); err != nil {
 				return err
 			}
-			if f.Limit < 1 || f.Limit > 1000 {
-				return usageError{fmt.Errorf("--limit %d is out of range: use 1 to 1000", f.Limit)}
+			if err := a.open(cmd.Context()); err != nil {
+				return err
 			}
 			if !all {
 				f.State = domain.EscalationOpen
@@ -67,6 +66,9 @@ func newEscalationsResolveCmd(a *app) *cobra.Command {
 		Use:   "resolve ESCALATION_ID --action retry|skip|cancel|acknowledge",
 		Short: "Close an escalation with a decision and apply it to the missions it blocked", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := firstError(domain.CheckID("escalation_id", domain.PrefixEscalation, args[0])); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}

@@ -23,6 +23,10 @@ func newEventsCmd(a *app) *cobra.Command {
 		Short: "Print the event log (--follow keeps printing new events)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := firstError(checkLimit(limit, 10000), checkOptionalID("mission_id", domain.PrefixMission, mission),
+				checkOptionalID("voyage_id", domain.PrefixVoyage, voyage)); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}

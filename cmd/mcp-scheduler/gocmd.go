@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,16 +15,13 @@ func newGoCmd(a *app) *cobra.Command {
 	var priority int
 	var dependsOn, writeArea []string
 	cmd := &cobra.Command{
-		Use:   `go "title"`,
+		Use:   "go TITLE",
 		Short: "Create a mission",
-		Long: "Create a mission with this title. It runs in the repository of the current directory\n" +
+		Long: "Create a mission with the title TITLE (quote it). It runs in the repository of the current directory\n" +
 			"unless --repo names another configured one.",
 		Example: `  mcp-scheduler go "Fix the flaky login test" --brief "TestLogin fails one run in ten" --priority 20`,
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if err := a.open(cmd.Context()); err != nil {
-				return err
-			}
 			if repo != "" {
 				abs, err := filepath.Abs(repo)
 				if err != nil {
@@ -32,11 +30,18 @@ func newGoCmd(a *app) *cobra.Command {
 				repo = abs
 			}
 			if cmd.Flags().Changed("priority") && priority == 0 {
-				// 0 is the spec's "unset" (default 100); typed on the command line it is a mistake.
-				return usageError{fmt.Errorf("--priority 0: give 1 (urgent) to 1000, or leave it out for the default 100")}
+				// 0 is the spec's "unset" (default 100); typed on the command line it is out of
+				// range like any other value outside 1..1000, and refused in the same words.
+				return firstError(engine.CheckPriority("priority", 0))
 			}
 			spec := engine.MissionSpec{Title: args[0], Brief: brief, Priority: priority, VoyageID: voyage,
 				DependsOn: dependsOn, Repository: repo, WriteArea: writeArea, RetryBudget: a.cfg.Scheduler.RetryBudget}
+			if err := firstError(engine.CheckMissionSpec(spec, time.Now())); err != nil {
+				return err
+			}
+			if err := a.open(cmd.Context()); err != nil {
+				return err
+			}
 			c, err := a.eng.CreateMission(cmd.Context(), spec, a.actor())
 			if err != nil {
 				return err

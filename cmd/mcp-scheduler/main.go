@@ -33,7 +33,8 @@ func run(ctx context.Context, args []string, s streams, env getenv) int {
 	root.SetIn(s.in)
 	root.SetOut(s.out)
 	root.SetErr(s.err)
-	err := root.ExecuteContext(ctx)
+	cmd, err := root.ExecuteContextC(ctx)
+	err = cliError(cmd, err) // in the command line's words (cliwords.go)
 	a.close()
 	if err == nil {
 		return 0

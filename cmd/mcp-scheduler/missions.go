@@ -12,12 +12,19 @@ import (
 )
 
 func newMissionsCmd(a *app) *cobra.Command {
-	cmd := &cobra.Command{Use: "missions", Short: "List, show, cancel and retry missions", Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			return usageError{fmt.Errorf("missions needs a subcommand: list, show, cancel or retry")}
-		}}
-	cmd.AddCommand(newMissionsListCmd(a), newMissionsShowCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
+	list := newMissionsListCmd(a)
+	cmd := listsByDefault(&cobra.Command{Use: "missions", Short: "List (the default), show, cancel and retry missions"}, list)
+	cmd.AddCommand(list, newMissionsShowCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
 	return cmd
+}
+
+// listsByDefault makes a command group run its list subcommand when given no subcommand
+// (`mcp-scheduler missions` is `mcp-scheduler missions list`), with the same flags.
+func listsByDefault(group, list *cobra.Command) *cobra.Command {
+	group.Args = cobra.NoArgs // a word that is no subcommand is refused as an unknown command
+	group.Flags().AddFlagSet(list.Flags())
+	group.RunE = list.RunE
+	return group
 }
 
 func newMissionsListCmd(a *app) *cobra.Command {
@@ -27,12 +34,15 @@ func newMissionsListCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "list", Short: "List missions, oldest first", Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := a.open(cmd.Context()); err != nil {
-				return err
-			}
 			f := engine.MissionFilter{VoyageID: voyage, Cursor: cursor, Limit: limit}
 			for _, s := range states {
 				f.States = append(f.States, domain.MissionState(s))
+			}
+			if err := firstError(checkLimit(limit, 1000), f.Check(), checkOptionalID("cursor", domain.PrefixMission, cursor)); err != nil {
+				return err
+			}
+			if err := a.open(cmd.Context()); err != nil {
+				return err
 			}
 			ms, err := a.eng.ListMissions(cmd.Context(), f)
 			if err != nil {
@@ -73,6 +83,9 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts, workspaces and landings", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
@@ -87,6 +100,9 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			w := a.out
 			fmt.Fprintf(w, "%s  %s\n", m.ID, m.Title)
 			fmt.Fprintf(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
+			if why := engine.LandingWhy(m, d.Landings); why != "" {
+				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, why)
+			}
 			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
 			fmt.Fprintf(w, "repository  %s\n", m.Repository)
 			if m.VoyageID != "" {
@@ -142,6 +158,9 @@ func newMissionsCancelCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "cancel MISSION_ID", Short: "Cancel a mission (a running attempt is stopped)", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
@@ -158,6 +177,9 @@ func newMissionsRetryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
 		Use: "retry MISSION_ID", Short: "Reopen a failed, blocked or cancelled mission", Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}

@@ -16,14 +16,28 @@ func writeJSON(w io.Writer, v any) error {
 	return enc.Encode(v)
 }
 
-// table prints aligned columns; cells are cut at width runes (0: never).
+// table prints a command's rows. On a terminal the columns are aligned and long cells are
+// cut at width runes with an ellipsis, to fit a screen; anywhere else (a pipe, a file) every
+// cell is printed whole and the cells are separated by one tab, so that `cut -f`, `awk -F'\t'`
+// or a spreadsheet read them (cells never hold tabs or newlines: cellText). The header is
+// printed in both forms.
 type table struct {
-	tw    *tabwriter.Writer
+	w     io.Writer
+	tw    *tabwriter.Writer // nil: tab-separated
 	width int
+	err   error // the first write error, returned by flush
 }
 
 func newTable(w io.Writer, header ...string) *table {
-	t := &table{tw: tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), width: 60}
+	return newTableFor(w, isTerminal(w), header...)
+}
+
+// newTableFor is newTable with the terminal decision made by the caller.
+func newTableFor(w io.Writer, terminal bool, header ...string) *table {
+	t := &table{w: w}
+	if terminal {
+		t.tw, t.width = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0), 60
+	}
 	t.row(toAny(header)...)
 	return t
 }
@@ -33,10 +47,22 @@ func (t *table) row(cells ...any) {
 	for i, c := range cells {
 		parts[i] = cut(cellText(c), t.width)
 	}
-	fmt.Fprintln(t.tw, strings.Join(parts, "\t"))
+	var w io.Writer = t.tw
+	if t.tw == nil {
+		w = t.w
+	}
+	if _, err := fmt.Fprintln(w, strings.Join(parts, "\t")); err != nil && t.err == nil {
+		t.err = err
+	}
 }
 
-func (t *table) flush() error { return t.tw.Flush() }
+// flush writes what is buffered and returns the first error of any write.
+func (t *table) flush() error {
+	if t.err != nil || t.tw == nil {
+		return t.err
+	}
+	return t.tw.Flush()
+}
 
 func toAny(s []string) []any {
 	out := make([]any, len(s))

@@ -54,6 +54,7 @@ var commands = []func(*app) *cobra.Command{
 	newStatusCmd,
 	newMissionsCmd,
 	newEscalationsCmd,
+	newVoyagesCmd,
 	newEventsCmd,
 	newPauseCmd,
 	newResumeCmd,

@@ -53,6 +53,11 @@ func newServeCmd(a *app) *cobra.Command {
 					return usageError{err}
 				}
 			}
+			if repo != "" {
+				if err := checkRepoFlag(cmd.Context(), repo); err != nil {
+					return err
+				}
+			}
 			a.defaultRepoDir = repo
 			return a.serve(cmd.Context(), serveOptions{http: useHTTP, addr: httpAddr, token: token, pprof: pprofAddr})
 		},
@@ -97,6 +102,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return err
 	}
 	a.recordProfiles(ctx)
+	a.warnNoRepository()
+	a.sayWhoLeads(ctx, "server")
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return err

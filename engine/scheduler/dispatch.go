@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -252,7 +253,7 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f domain.Fence, stage st
 	case stage == "start" && missingProgram(cause):
 		epoch := f.Epoch
 		_, err := s.eng.Block(ctx, engine.BlockRequest{MissionID: f.MissionID, Epoch: &epoch, Route: domain.RoutePerson,
-			Kind: "environment", Reason: "the agent program was not found: " + firstLine(cause.Error()),
+			Kind: "environment", Reason: "the agent program was not found: " + firstLine(programDetail(cause)),
 			DecisionRequired: "install the program or fix the profile's command (mcp-scheduler doctor checks every profile), then resolve this escalation with retry",
 			Evidence:         []string{cause.Error()}}, "scheduler")
 		return ignoreLost(err)
@@ -272,6 +273,17 @@ func (s *Scheduler) dispatchFailed(ctx context.Context, f domain.Fence, stage st
 // exist (not on PATH, or no file at the configured path): a toolchain problem a person fixes,
 // not a crash of the mission.
 func missingProgram(err error) bool { return errors.Is(err, runner.ErrProgramNotFound) }
+
+// programDetail is what a missing-program error says after the runner's own words ("agent
+// program not found: agent program \"x\": …" becomes "\"x\": …"), so that the escalation's
+// reason says "agent program" once (the evidence keeps the whole error).
+func programDetail(err error) string {
+	msg := err.Error()
+	if _, after, ok := strings.Cut(msg, runner.ErrProgramNotFound.Error()+": "); ok {
+		msg = after
+	}
+	return strings.TrimPrefix(msg, "agent program ")
+}
 
 // recoverable reports whether a workspace failure may pass by itself (a lock held too long,
 // a git process that timed out) rather than needing a change.

@@ -1,6 +1,7 @@
 package scheduler_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -32,6 +33,8 @@ func TestDispatch_MissingAgentProgramBlocksWithAnEscalation(t *testing.T) {
 			require.Equal(t, domain.RoutePerson, escs[0].Route)
 			require.Contains(t, escs[0].Reason, "agent program was not found")
 			require.Contains(t, escs[0].Reason, command)
+			require.Equal(t, 1, strings.Count(escs[0].Reason, "agent program"), "said once: %q", escs[0].Reason)
+			require.Contains(t, strings.Join(escs[0].Evidence, "\n"), "agent program not found", "the evidence keeps the whole error")
 			require.Contains(t, escs[0].DecisionRequired, "doctor")
 		})
 	}

@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"regexp"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
+
+// The engine's errors and hints are written for MCP clients: they name an argument by its
+// JSON name (priority, depends_on[0], mission_id) and point at tools (list_missions,
+// retry_mission). On the command line the same mistake is told in the command line's words:
+// the flag or argument that carried the value, and the command that does what the tool does.
+// This file is the one place that translates (cliError, called once by run); no command
+// rewrites an engine message itself.
+
+// toolCommands maps every MCP tool to the command line that does the same, or to "" when the
+// command line has none (the message then keeps the tool's name: it is done from an MCP
+// client). cliwords_test.go checks that every registered tool has an entry.
+var toolCommands = map[string]string{
+	"create_mission": "mcp-scheduler go", "list_missions": "mcp-scheduler missions list",
+	"get_mission": "mcp-scheduler missions show", "cancel_mission": "mcp-scheduler missions cancel",
+	"retry_mission": "mcp-scheduler missions retry", "voyage_status": "mcp-scheduler voyages show",
+	"cancel_voyage": "mcp-scheduler voyages cancel", "list_escalations": "mcp-scheduler escalations list",
+	"resolve_escalation": "mcp-scheduler escalations resolve", "get_events": "mcp-scheduler events",
+	"status": "mcp-scheduler status", "resume_scheduler": "mcp-scheduler resume", "pause_scheduler": "mcp-scheduler pause",
+	// Only from an MCP client (or, for the agent's own calls, from the agent).
+	"escalate": "", "block_mission": "", "get_mission_log": "", "get_mission_diff": "",
+	"update_mission": "", "approve_landing": "", "claim_mission": "", "heartbeat": "",
+	"report_progress": "", "checkpoint_mission": "", "yield_mission": "", "complete_mission": "",
+	"fail_mission": "", "list_agents": "", "dispatch": "", "update_voyage": "",
+}
+
+// flagFields maps, per command (its path), the engine's field names to the flag or argument
+// that carries that value on this command. A command missing here reaches no engine
+// operation with a value of its own. cliwords_test.go checks that every flag of these
+// commands is either here or in cliOnlyFlags, and that every field is one the command's tool
+// takes.
+var flagFields = map[string]map[string]string{
+	"mcp-scheduler go": {"title": "TITLE", "brief": "--brief", "priority": "--priority",
+		"voyage_id": "--voyage", "depends_on": "--depends-on", "repository": "--repo", "write_area": "--write-area"},
+	"mcp-scheduler missions list":       missionsListFields,
+	"mcp-scheduler missions":            missionsListFields, // missions alone lists
+	"mcp-scheduler missions show":       {"mission_id": "MISSION_ID"},
+	"mcp-scheduler missions cancel":     {"mission_id": "MISSION_ID", "reason": "--reason", "skip": "--skip"},
+	"mcp-scheduler missions retry":      {"mission_id": "MISSION_ID"},
+	"mcp-scheduler escalations list":    escalationsListFields,
+	"mcp-scheduler escalations":         escalationsListFields, // escalations alone lists
+	"mcp-scheduler escalations resolve": {"escalation_id": "ESCALATION_ID", "action": "--action", "note": "--note"},
+	"mcp-scheduler voyages show":        {"voyage_id": "VOYAGE_ID"},
+	// voyages list has no tool: it checks its --state and --limit itself.
+	"mcp-scheduler voyages cancel": {"voyage_id": "VOYAGE_ID", "reason": "--reason"},
+	"mcp-scheduler events": {"after_seq": "--after", "mission_id": "--mission", "voyage_id": "--voyage",
+		"types": "--type", "limit": "--limit"},
+}
+
+var (
+	missionsListFields    = map[string]string{"states": "--state", "voyage_id": "--voyage", "limit": "--limit", "cursor": "--cursor"}
+	escalationsListFields = map[string]string{"mission_id": "--mission", "voyage_id": "--voyage", "limit": "--limit"}
+)
+
+// cliOnlyFlags are the flags of the commands in flagFields that no engine field carries (the
+// command line decides them itself).
+var cliOnlyFlags = map[string][]string{
+	"mcp-scheduler escalations list": {"all"},
+	"mcp-scheduler escalations":      {"all"},
+	"mcp-scheduler events":           {"follow"},
+}
+
+// commandTools names the tool whose arguments a command's fields are (for the test that
+// every field of flagFields is a real argument name).
+var commandTools = map[string]string{
+	"mcp-scheduler go": "create_mission", "mcp-scheduler missions list": "list_missions",
+	"mcp-scheduler missions": "list_missions", "mcp-scheduler missions show": "get_mission",
+	"mcp-scheduler missions cancel": "cancel_mission", "mcp-scheduler missions retry": "retry_mission",
+	"mcp-scheduler escalations list": "list_escalations", "mcp-scheduler escalations": "list_escalations",
+	"mcp-scheduler escalations resolve": "resolve_escalation", "mcp-scheduler voyages show": "voyage_status",
+	"mcp-scheduler voyages cancel": "cancel_voyage", "mcp-scheduler events": "get_events",
+}
+
+// toolWord finds tool names as whole words.
+var toolWord = regexp.MustCompile(`\b[a-z]+(?:_[a-z]+)+\b`)
+
+// fieldPrefix finds a field name (with an optional index, and nested parts) at the start of
+// a message part: "depends_on[0]: …", "voyage_id: …".
+var fieldPrefix = regexp.MustCompile(`^([a-z_]+)(\[(\d+)\])?((?:\.[a-z_]+)*): `)
+
+// cliError tells err in the command line's words for the command that ran (nil cmd: the
+// root). A field error about a flag's value is a usage mistake (exit 2), like every other
+// bad flag value, whichever check found it; so is anything the command refused before it
+// opened the data dir (precheck.go). A field error about an argument found later (an
+// escalation already resolved) is not: the argument was well formed.
+func cliError(cmd *cobra.Command, err error) error {
+	if err == nil {
+		return nil
+	}
+	path := "mcp-scheduler"
+	if cmd != nil {
+		path = cmd.CommandPath()
+	}
+	msg, flag := translate(path, err.Error())
+	var fe *domain.FieldError
+	var out error = cliMessage{msg: msg, err: err}
+	if msg == err.Error() {
+		out = err
+	}
+	if isUsage(err) || (strings.HasPrefix(flag, "--") && errors.As(err, &fe)) {
+		return usageError{out}
+	}
+	return out
+}
+
+// translate rewrites a message: a leading field name this command carries becomes its flag
+// or argument (returned, "" when none), and tool names become their commands.
+func translate(path, msg string) (string, string) {
+	var flag string
+	if m := fieldPrefix.FindStringSubmatch(msg); m != nil {
+		if f, ok := flagFields[path][m[1]]; ok && m[4] == "" {
+			flag = f
+			msg = flagText(f, m[3]) + ": " + msg[len(m[0]):]
+		}
+	}
+	return commandWords(msg), flag
+}
+
+// commandWords replaces the tool names in msg by their commands, except inside a quoted
+// value (`"list_missions" is not a msn id` quotes what the user typed, which stays as typed).
+func commandWords(msg string) string {
+	var b strings.Builder
+	last := 0
+	for _, loc := range toolWord.FindAllStringIndex(msg, -1) {
+		c := toolCommands[msg[loc[0]:loc[1]]]
+		if c == "" || strings.Count(msg[:loc[0]], `"`)%2 == 1 {
+			continue
+		}
+		b.WriteString(msg[last:loc[0]])
+		b.WriteString(c)
+		last = loc[1]
+	}
+	b.WriteString(msg[last:])
+	return b.String()
+}
+
+// flagText names a flag, with which of its repeated values when the field was a list item
+// ("--depends-on (the 2nd)").
+func flagText(flag, index string) string {
+	if index == "" {
+		return flag
+	}
+	var i int
+	if _, err := fmt.Sscan(index, &i); err != nil {
+		return flag
+	}
+	return fmt.Sprintf("%s (value %d)", flag, i+1)
+}
+
+// cliMessage is an error told in the command line's words; errors.Is and errors.As still see
+// the original.
+type cliMessage struct {
+	msg string
+	err error
+}
+
+func (c cliMessage) Error() string { return c.msg }
+func (c cliMessage) Unwrap() error { return c.err }

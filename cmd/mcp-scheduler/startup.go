@@ -1,0 +1,127 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// What serve and daemon say when they start, so that nothing waits in silence: a --repo that
+// is not there, a server with no repository at all, and a process that does not lead the
+// loop because another one does.
+
+// checkRepoFlag refuses a --repo that is not a directory inside a git checkout, in plain
+// words (a usage mistake: nothing is opened).
+func checkRepoFlag(ctx context.Context, dir string) error {
+	st, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return usageError{fmt.Errorf("--repo %s: there is no such directory (give the path of a git checkout)", dir)}
+	case err != nil:
+		return usageError{fmt.Errorf("--repo %s: %w", dir, err)}
+	case !st.IsDir():
+		return usageError{fmt.Errorf("--repo %s: is a file, not a directory (give the path of a git checkout)", dir)}
+	}
+	if _, err := gitTopLevel(ctx, dir); err != nil {
+		return usageError{fmt.Errorf("--repo %s: is not inside a git repository (run git init there, or give a checkout)", dir)}
+	}
+	return nil
+}
+
+// noRepositoryWarning is what serve and daemon say when missions could name no repository:
+// the process was started outside any git checkout, with no --repo and no [[repositories]].
+func (a *app) noRepositoryWarning() string {
+	if a.repos == nil || a.repos.defaultRepo != "" || len(a.cfg.Repositories) > 0 {
+		return ""
+	}
+	where := "the configuration file"
+	if a.cfg.path != "" {
+		where = a.cfg.path
+	}
+	return "no repository: started outside any git repository with no --repo and no [[repositories]] in " + where +
+		", so no mission can be created (each needs a repository this server may use): start it inside a checkout, pass --repo DIR, or add [[repositories]] path = \"DIR\" there"
+}
+
+// warnNoRepository logs noRepositoryWarning, if any.
+func (a *app) warnNoRepository() {
+	if w := a.noRepositoryWarning(); w != "" {
+		a.log.Warn(w)
+	}
+}
+
+// otherLeader describes the process that leads the loop on this data dir when it is not
+// this one ("" when none leads, or the lease ran out): its pid and host from the owner
+// ("host:pid:random"), since when (the leader.elected event of its epoch) and its epoch.
+func (a *app) otherLeader(ctx context.Context) (string, error) {
+	st, err := a.eng.Status(ctx)
+	if err != nil {
+		return "", err
+	}
+	l := st.Leader
+	if l.Owner == "" || !l.ExpiresAt.After(time.Now()) {
+		return "", nil
+	}
+	since, err := a.leaderSince(ctx, l)
+	if err != nil {
+		return "", err
+	}
+	return leaderText(l, since), nil
+}
+
+// leaderText is "pid 4242 on host build-1, leading since 2026-12-01 18:12:39 (epoch 3)".
+func leaderText(l engine.Leader, since time.Time) string {
+	who := "process " + l.Owner
+	if parts := strings.Split(l.Owner, ":"); len(parts) >= 3 {
+		who = "pid " + parts[len(parts)-2] + " on host " + strings.Join(parts[:len(parts)-2], ":")
+	}
+	s := who + ", leading"
+	if !since.IsZero() {
+		s += " since " + cellText(since)
+	}
+	return fmt.Sprintf("%s (epoch %d)", s, l.Epoch)
+}
+
+// leaderSince finds when the leader's epoch began: the time of the leader.elected event of
+// that epoch (zero when history retention removed it).
+func (a *app) leaderSince(ctx context.Context, l engine.Leader) (time.Time, error) {
+	var since time.Time
+	f := engine.EventFilter{Types: []string{"leader.elected"}, Limit: 1000}
+	for {
+		evs, err := a.eng.Events(ctx, f)
+		if err != nil {
+			return time.Time{}, err
+		}
+		for _, ev := range evs {
+			var d struct {
+				Epoch int64 `json:"epoch"`
+			}
+			if json.Unmarshal(ev.Data, &d) == nil && d.Epoch == l.Epoch {
+				since = ev.At
+			}
+		}
+		if len(evs) < f.Limit {
+			return since, nil
+		}
+		f.AfterSeq = evs[len(evs)-1].Seq
+	}
+}
+
+// sayWhoLeads logs, at start, that another process leads the loop (so this one stands by
+// and takes over when it stops), naming it.
+func (a *app) sayWhoLeads(ctx context.Context, what string) {
+	other, err := a.otherLeader(ctx)
+	if err != nil {
+		a.log.Warn("could not read who leads the scheduler loop", "err", err)
+		return
+	}
+	if other != "" {
+		a.log.Warn("another process leads the scheduler loop on this data dir: " + other +
+			"; this " + what + " stands by and takes over when it stops")
+	}
+}
