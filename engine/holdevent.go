@@ -1,6 +1,11 @@
 package engine
 
-import "slices"
+import (
+	"errors"
+	"slices"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
 
 // HoldEventCodes are the hold reason codes whose start is recorded as an event
 // ("mission.held"): the waits a person is told about (a spent budget, a rate-limited
@@ -31,4 +36,18 @@ func (o *op) holdStarted(from, to Reason, missionID string) error {
 		data["other_id"] = to.MissionID
 	}
 	return o.emit(EventHeld, &m, "", data)
+}
+
+// escalationVoyage is the voyage an escalation's event is recorded under: its own, else the
+// voyage of the one mission it concerns (so that the voyage's events, and notifications
+// filtered by voyage, include a question about one of its missions).
+func (o *op) escalationVoyage(esc domain.Escalation) (string, error) {
+	if esc.VoyageID != "" || len(esc.MissionIDs) != 1 {
+		return esc.VoyageID, nil
+	}
+	m, err := o.tx.MissionGet(o.ctx, esc.MissionIDs[0])
+	if errors.Is(err, domain.ErrNotFound) {
+		return "", nil // an escalation may name a mission that is gone (pruned): no voyage to name
+	}
+	return m.VoyageID, err
 }
