@@ -26,7 +26,16 @@ type Notifier struct {
 	client  *http.Client
 	// poll is how often due retries are looked for when no change wakes the notifier.
 	poll time.Duration
+	// pruned is when given-up notices were last pruned (RunOnce is not run concurrently).
+	pruned time.Time
 }
+
+// KeepGivenUp is how long a given-up notice stays in the outbox for doctor.
+const KeepGivenUp = 7 * 24 * time.Hour
+
+// minGap is the least time between two steps of Run: a burst of changes costs at most one
+// outbox transaction per minGap.
+const minGap = 200 * time.Millisecond
 
 // Batch bounds the events read and the notices delivered by one step.
 const batch = 200
@@ -52,6 +61,12 @@ func (n *Notifier) Run(ctx context.Context) {
 		if err := n.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			n.log.Error("notifications: a delivery step failed; trying again", "err", err)
 		}
+		gap := time.NewTimer(minGap)
+		select {
+		case <-ctx.Done():
+		case <-gap.C:
+		}
+		gap.Stop()
 		sub.Take()
 		sub.Wait(ctx, n.poll)
 	}
@@ -66,6 +81,9 @@ func (n *Notifier) RunOnce(ctx context.Context) error {
 		return nil
 	}
 	if err := n.fill(ctx); err != nil {
+		return err
+	}
+	if err := n.prune(ctx); err != nil {
 		return err
 	}
 	due, err := n.eng.NoticesDue(ctx, n.eng.Now(), batch)
@@ -91,6 +109,23 @@ func (n *Notifier) RunOnce(ctx context.Context) error {
 	}
 	wg.Wait()
 	return errors.Join(errs...)
+}
+
+// prune deletes, at most once an hour, the notices given up more than KeepGivenUp ago.
+func (n *Notifier) prune(ctx context.Context) error {
+	now := n.eng.Now()
+	if now.Sub(n.pruned) < time.Hour {
+		return nil
+	}
+	k, err := n.eng.PruneNotices(ctx, now.Add(-KeepGivenUp))
+	if err != nil {
+		return fmt.Errorf("prune given-up notifications: %w", err)
+	}
+	n.pruned = now
+	if k > 0 {
+		n.log.Info("given-up notifications pruned", "notices", k, "older_than", KeepGivenUp)
+	}
+	return nil
 }
 
 // fill queues the notices of every event after the outbox cursor.

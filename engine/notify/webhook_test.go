@@ -85,4 +85,11 @@ func TestWebhook_GivenUpAndSaidSo(t *testing.T) {
 		require.Contains(t, g.LastError, "answered")
 	}
 	require.Contains(t, w.logs.String(), "notification given up: it will not be sent")
+
+	w.clock.Advance(notify.KeepGivenUp - time.Hour)
+	w.step(n)
+	require.Equal(t, engine.NoticeCounts{GaveUp: 2}, w.counts(), "kept for doctor")
+	w.clock.Advance(2 * time.Hour)
+	w.step(n)
+	require.Equal(t, engine.NoticeCounts{}, w.counts(), "pruned once KeepGivenUp passed")
 }
