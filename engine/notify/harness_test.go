@@ -165,3 +165,6 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// openAt opens the store at w.path (benchmarks, which have no *testing.T for Cleanup).
+func openAt(w *world) (engine.Store, error) { return teststore.Open(w.ctx, w.path) }
