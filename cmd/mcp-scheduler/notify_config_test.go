@@ -6,7 +6,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/notify"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
 
 // Every [[notify]] problem is named by its key, and reported with the file's other problems
@@ -70,4 +72,36 @@ voyages = ["vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"]
 			Voyages: []string{"vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}},
 	}, sinks)
 	require.Equal(t, notify.DefaultOptions(), c.Notifications.options())
+}
+
+// doctor's notifications check: fine with no sinks, a warning while notices are retried, a
+// failure naming the latest given-up ones.
+func TestDoctor_NotifyCheck(t *testing.T) {
+	st := teststore.New(t)
+	a := &app{eng: engine.New(st, engine.Options{})}
+	c := a.notifyCheck(t.Context())
+	require.True(t, c.OK && !c.Warn, "%+v", c)
+	require.Contains(t, c.Detail, "none configured")
+
+	a.cfg.Notify = []NotifyConfig{{Name: "hook", Webhook: "http://127.0.0.1:1/"}}
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	ns := []engine.Notice{{Sink: "hook", EventSeq: 7, Type: notify.TypeMissionFailed, Body: []byte(`{}`), CreatedAt: now, NextAt: now},
+		{Sink: "hook", EventSeq: 8, Type: notify.TypeEscalationOpened, Body: []byte(`{}`), CreatedAt: now, NextAt: now}}
+	require.NoError(t, st.Update(t.Context(), func(tx engine.Tx) error { return tx.NoticeEnqueue(t.Context(), 8, ns) }))
+	c = a.notifyCheck(t.Context())
+	require.True(t, c.OK && !c.Warn, "%+v", c)
+	require.Contains(t, c.Detail, "1 sinks; 2 pending, none failing")
+
+	ns[0].Attempts, ns[0].LastError, ns[0].NextAt = 1, "webhook http://127.0.0.1:1 answered 500", now.Add(time.Minute)
+	require.NoError(t, a.eng.NoticeFailed(t.Context(), ns[0]))
+	c = a.notifyCheck(t.Context())
+	require.True(t, c.OK && c.Warn, "%+v", c)
+	require.Contains(t, c.Detail, "1 of 2 pending notifications failed at least once and are being retried")
+
+	ns[1].Attempts, ns[1].LastError, ns[1].GaveUpAt = 9, "webhook http://127.0.0.1:1 answered 404", now
+	require.NoError(t, a.eng.NoticeFailed(t.Context(), ns[1]))
+	c = a.notifyCheck(t.Context())
+	require.False(t, c.OK, "%+v", c)
+	require.Contains(t, c.Detail, "1 notifications given up (not sent), latest: escalation.opened (event 8) to hook")
+	require.Contains(t, c.Detail, "answered 404")
 }

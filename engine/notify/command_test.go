@@ -148,3 +148,20 @@ func TestCommand_FailureAndTimeoutRetried(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// Shell syntax in a message stays literal in the command's argv (shared/cases B33): no shell
+// runs between the scheduler and the command.
+func TestCommand_ShellSyntaxStaysLiteral(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	script, out := appendScript(t)
+	pwned := filepath.Join(t.TempDir(), "pwned")
+	n := w.notifier(fastRetry, notify.Sink{Name: "cmd", Command: []string{script, out, "{summary}"}, Timeout: time.Minute})
+	reason := "$(touch " + pwned + ") `touch " + pwned + "`; touch " + pwned
+	w.escalate(w.mission(engine.MissionSpec{}).ID, reason)
+	w.step(n)
+	args, msgs := received(t, out)
+	require.Len(t, msgs, 1)
+	require.Contains(t, args[0], reason, "the summary reached argv as it is")
+	require.NoFileExists(t, pwned)
+}
