@@ -50,6 +50,18 @@ type Route func(ev domain.Event) []Notice
 // routed once, and a crash loses none. It returns how many events it read (batch: call again)
 // and how many notices it queued.
 func (e *Engine) FillOutbox(ctx context.Context, route Route, batch int) (events, queued int, err error) {
+	// Most wake-ups find no new event: a read says so without taking the write lock.
+	pending, err := viewValue(ctx, e, func(r Reader) (bool, error) {
+		cursor, err := r.NoticeCursor(ctx)
+		if err != nil {
+			return false, err
+		}
+		evs, err := r.EventList(ctx, EventFilter{AfterSeq: cursor, Limit: 1})
+		return len(evs) > 0, err
+	})
+	if err != nil || !pending {
+		return 0, 0, err
+	}
 	err = e.update(ctx, "notifier", func(o *op) error {
 		events, queued = 0, 0
 		cursor, err := o.tx.NoticeCursor(o.ctx)
