@@ -123,3 +123,15 @@ func (a *app) notifyCheck(ctx context.Context) check {
 	}
 	return c
 }
+
+// notifyLine is status's line about notifications: "" while none is failing or given up.
+func (a *app) notifyLine(ctx context.Context) string {
+	c, _, err := a.eng.NoticeSummary(ctx, 0)
+	switch {
+	case err != nil:
+		return "unknown: " + err.Error()
+	case c.Failing == 0 && c.GaveUp == 0:
+		return ""
+	}
+	return fmt.Sprintf("%d pending (%d failing and retried), %d given up (mcp-scheduler doctor names them)", c.Pending, c.Failing, c.GaveUp)
+}

@@ -91,6 +91,7 @@ func TestDoctor_NotifyCheck(t *testing.T) {
 	c = a.notifyCheck(t.Context())
 	require.True(t, c.OK && !c.Warn, "%+v", c)
 	require.Contains(t, c.Detail, "1 sinks; 2 pending, none failing")
+	require.Empty(t, a.notifyLine(t.Context()), "status says nothing while nothing fails")
 
 	ns[0].Attempts, ns[0].LastError, ns[0].NextAt = 1, "webhook http://127.0.0.1:1 answered 500", now.Add(time.Minute)
 	require.NoError(t, a.eng.NoticeFailed(t.Context(), ns[0]))
@@ -104,4 +105,5 @@ func TestDoctor_NotifyCheck(t *testing.T) {
 	require.False(t, c.OK, "%+v", c)
 	require.Contains(t, c.Detail, "1 notifications given up (not sent), latest: escalation.opened (event 8) to hook")
 	require.Contains(t, c.Detail, "answered 404")
+	require.Equal(t, "1 pending (1 failing and retried), 1 given up (mcp-scheduler doctor names them)", a.notifyLine(t.Context()))
 }
