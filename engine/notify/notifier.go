@@ -37,13 +37,16 @@ const KeepGivenUp = 7 * 24 * time.Hour
 // outbox transaction per minGap.
 const minGap = 200 * time.Millisecond
 
-// Batch bounds the events read and the notices delivered by one step.
+// batch bounds the events read and the notices delivered by one step.
 const batch = 200
 
 // New returns a notifier for sinks (checked: Sink.Check, CheckNames). leading reports
 // whether this process leads the scheduler (scheduler.Scheduler.Leader); log receives every
 // failed delivery (warn) and every notice given up (error).
 func New(eng *engine.Engine, sinks []Sink, opt Options, leading func() bool, log *slog.Logger) *Notifier {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	n := &Notifier{eng: eng, sinks: map[string]Sink{}, route: sinks, opt: opt, leading: leading, log: log,
 		client: &http.Client{}, poll: time.Second}
 	for _, s := range sinks {
@@ -74,8 +77,9 @@ func (n *Notifier) Run(ctx context.Context) {
 
 // RunOnce, when this process leads, queues the notices of the events not yet read and
 // delivers the notices that are due: each sink's in order, one at a time (a command is never
-// run twice at once), the sinks side by side (a slow one delays only itself); it returns
-// once those deliveries ended.
+// run twice at once), the sinks side by side; it returns once those deliveries ended, so a
+// sink that runs into its timeout delays the next step (every sink's next messages) by at
+// most that timeout.
 func (n *Notifier) RunOnce(ctx context.Context) error {
 	if !n.leading() {
 		return nil
