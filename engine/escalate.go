@@ -82,7 +82,11 @@ func (o *op) raise(esc domain.Escalation) (domain.Escalation, error) {
 	if err := o.tx.EscalationInsert(o.ctx, &esc); err != nil {
 		return esc, err
 	}
-	return esc, o.emit("escalation.raised", nil, esc.VoyageID, map[string]any{"escalation_id": esc.ID,
+	voyageID, err := o.escalationVoyage(esc)
+	if err != nil {
+		return esc, err
+	}
+	return esc, o.emit("escalation.raised", nil, voyageID, map[string]any{"escalation_id": esc.ID,
 		"route": esc.Route, "kind": esc.Kind, "missions": esc.MissionIDs, "reason": domain.Clip(esc.Reason, 500)})
 }
 

@@ -65,6 +65,9 @@ func (e *Engine) RecordHolds(ctx context.Context, holds []Hold) ([]HoldChange, e
 			if err := o.leftNoAgent(p.Reason, h.Reason, h.MissionID); err != nil {
 				return err
 			}
+			if err := o.holdStarted(p.Reason, h.Reason, h.MissionID); err != nil {
+				return err
+			}
 		}
 		for id, p := range prev {
 			if err := o.tx.HoldDelete(o.ctx, id); err != nil {

@@ -302,6 +302,19 @@ type Reader interface {
 	VoyagePruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
 	Paused(ctx context.Context) (bool, error)
 	LeaderGet(ctx context.Context) (Leader, error)
+
+	// The notification outbox (engine/outbox.go). NoticeCursor is the sequence of the last
+	// event turned into notices (a new store starts at its newest event, 0 when empty).
+	NoticeCursor(ctx context.Context) (int64, error)
+	// NoticesDue returns the notices not given up whose NextAt is at or before now, by NextAt
+	// then ID, at most limit (1..1,000, else 100).
+	NoticesDue(ctx context.Context, now time.Time, limit int) ([]Notice, error)
+	// NoticeCounts counts the notices not given up (Pending, and Failing: Attempts > 0) and
+	// those given up.
+	NoticeCounts(ctx context.Context) (NoticeCounts, error)
+	// NoticesGaveUp returns the given-up notices, most recently given up first, at most limit
+	// (1..1,000, else 100).
+	NoticesGaveUp(ctx context.Context, limit int) ([]Notice, error)
 }
 
 // PruneQuery pages through prune candidates: created (missions) or settled (voyages) before
@@ -416,4 +429,15 @@ type Tx interface {
 	PruneGlobal(ctx context.Context, before time.Time, limit int) (PruneCounts, error)
 	// LeaderResign gives up leadership held by owner at epoch.
 	LeaderResign(ctx context.Context, owner string, epoch int64) error
+
+	// NoticeEnqueue inserts ns (setting each ID, in order) and sets the notice cursor to
+	// cursor, in this transaction.
+	NoticeEnqueue(ctx context.Context, cursor int64, ns []Notice) error
+	// NoticeDelete removes a notice (delivered); an absent one is no error.
+	NoticeDelete(ctx context.Context, id int64) error
+	// NoticeRetry writes n's Attempts, NextAt, LastError and GaveUpAt; ErrNotFound when the
+	// notice is gone.
+	NoticeRetry(ctx context.Context, n *Notice) error
+	// NoticePrune deletes the notices given up before before and returns how many.
+	NoticePrune(ctx context.Context, before time.Time) (int, error)
 }

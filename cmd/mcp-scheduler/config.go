@@ -35,12 +35,17 @@ type Config struct {
 	Git          GitConfig          `toml:"git"`
 	Repositories []RepositoryConfig `toml:"repositories"`
 	Profiles     []agent.Profile    `toml:"profiles"`
+	// Notify lists the [[notify]] sinks; Notifications tunes their retries (notify.go).
+	Notify        []NotifyConfig      `toml:"notify"`
+	Notifications NotificationsConfig `toml:"notifications"`
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
 	// unknown lists the file's keys no setting has: validate reports them with every other
 	// problem, so that one run names them all.
 	unknown []string
+	// env is the environment the configuration was loaded with (secret_env is read from it).
+	env getenv
 }
 
 // SchedulerConfig tunes leases, retries and the scheduler loop (design brief §10).
@@ -196,6 +201,7 @@ func homeDir(env getenv) string {
 // keys are errors that name them.
 func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 	c := defaults(env)
+	c.env, c.Notifications = env, defaultNotifications()
 	if _, err := os.Stat(path); err == nil || explicit {
 		md, err := toml.DecodeFile(path, &c)
 		if err != nil {
@@ -296,6 +302,8 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateRepositories()...)
 	errs = append(errs, c.validateProfiles()...)
+	_, notifyErrs := c.sinks(c.env)
+	errs = append(errs, notifyErrs...)
 	return errors.Join(errs...)
 }
 

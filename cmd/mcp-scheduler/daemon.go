@@ -64,6 +64,7 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
 	if err := l.s.Start(ctx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}
+	defer a.startNotifier(ctx, l)()
 	<-ctx.Done()
 	a.log.Info("mcp-scheduler daemon stopping")
 	return l.s.Stop(context.WithoutCancel(ctx))

@@ -106,6 +106,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	}
 	if a.eng != nil {
 		out = append(out, a.holdChecks(ctx)...)
+		out = append(out, a.notifyCheck(ctx))
 	}
 	return out
 }

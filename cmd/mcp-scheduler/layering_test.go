@@ -29,6 +29,7 @@ var layers = map[string][]string{
 	"agent/refagent":    {"agent"},
 	"engine":            {"engine/domain", "agent", "worktree"},
 	"engine/planner":    {"engine", "engine/domain"},
+	"engine/notify":     {"engine", "engine/domain"},
 	"engine/scheduler":  {"engine", "engine/domain", "engine/planner", "agent", "agent/adapters", "agent/runner", "worktree", "prompts"},
 	"storage":           {"engine", "engine/domain"},
 	"storage/storetest": {"engine", "engine/domain"},

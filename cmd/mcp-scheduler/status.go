@@ -45,6 +45,9 @@ func newStatusCmd(a *app) *cobra.Command {
 				st.Voyages[domain.VoyageActive], st.Voyages[domain.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
 			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
+			if line := a.notifyLine(cmd.Context()); line != "" {
+				fmt.Fprintf(a.out, "notify      %s\n", line)
+			}
 			if w := waitingLine(st.Waiting); w != "" {
 				fmt.Fprintf(a.out, "waiting     %s (mcp-scheduler missions show <id> says why)\n", w)
 			}

@@ -24,6 +24,8 @@ var coveredBy = map[string]string{
 	"WriteAreaSet":      "WriteAreaOverlaps",
 	"TryLeaderLock":     "HostLock",
 	"ReleaseLeaderLock": "HostLock",
+	"NoticeCursor":      "NoticeEnqueue",
+	"NoticePrune":       "NoticesGaveUp",
 }
 
 // runRecord is what one Exercise run entered: its areas and its case groups (one per method).

@@ -1,0 +1,42 @@
+package scheduler_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+)
+
+// The planner's budget hold of a mission is recorded once as a mission.held event (what
+// notifications send as mission.budget_hold), however many planning steps keep holding it.
+func TestLoop_BudgetHoldIsOneEvent(t *testing.T) {
+	h := newHarness(t)
+	d, err := h.eng.Dispatch(h.ctx, engine.VoyageSpec{Title: "budget", CostLimitUSD: 1, Missions: []engine.MissionSpec{
+		{Key: "a", Title: "expensive", WriteArea: []string{"a.txt"},
+			Brief: "@write a.txt a\n@commit a\n@result {\"status\":\"completed\",\"summary\":\"done\",\"usage\":{\"input_tokens\":1000,\"output_tokens\":100,\"cost_usd\":1.5}}"},
+		{Key: "b", Title: "after", WriteArea: []string{"b.txt"}, DependsOn: []string{"a"}, Brief: "@write b.txt b\n@commit b\n@done"},
+	}}, "test")
+	require.NoError(t, err)
+	held := func() []domain.Event {
+		evs, err := h.eng.Events(h.ctx, engine.EventFilter{MissionID: d.IDs["b"], Types: []string{engine.EventHeld}})
+		require.NoError(t, err)
+		return evs
+	}
+	h.until("b is held on the voyage's budget", func() bool {
+		return h.mission(d.IDs["b"]).State == domain.StatePending && len(held()) > 0
+	})
+	for range 5 {
+		_, err := h.s.RunOnce(h.ctx)
+		require.NoError(t, err)
+	}
+	evs := held()
+	require.Len(t, evs, 1, "one event for the wait")
+	var data map[string]any
+	require.NoError(t, json.Unmarshal(evs[0].Data, &data))
+	require.Equal(t, engine.WhyBudget, data["code"])
+	require.Contains(t, data["message"], "cost limit is reached")
+	require.Equal(t, d.Voyage.ID, evs[0].VoyageID)
+}
