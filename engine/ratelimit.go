@@ -128,7 +128,7 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 		if prev != nil && prev.Status == RatePaused && prev.Steps > 0 {
 			w.Steps = prev.Steps + 1
 		}
-		d := Backoff{Initial: pol.BackoffInitial, Max: pol.BackoffMax, Jitter: 0.2}.Delay(w.Steps)
+		d := min(Backoff{Initial: pol.BackoffInitial, Max: pol.BackoffMax, Jitter: 0.2}.Delay(w.Steps), pol.BackoffMax) // jitter never passes the cap
 		w.Until = now.Add(d)
 		w.Why = fmt.Sprintf("reset time unknown (%s): backoff step %d, %s (exponential from %s, at most %s, ±20%% jitter)",
 			who, w.Steps, d.Round(time.Second), pol.BackoffInitial, pol.BackoffMax)
