@@ -16,21 +16,51 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
-// windowScript answers every model request with a rejected rate-limit window (429 and the
-// unified headers) until open, then writes the mission's file: the file of the mission whose
-// worktree (…/<mission id>/a<N>) the request names.
-func windowScript(open time.Time, files *sync.Map) modelserver.Script {
-	return func(r *modelserver.Request) modelserver.Turn {
-		if time.Now().Before(open) {
-			return modelserver.RateLimited(open)
+// rateWindow is a scripted usage window: every model request is refused (429 and the unified
+// headers) until each of the missions has been refused at least once and hold has passed since
+// the last of them first was (a loaded machine starts agents late: the window must not open
+// before they all met it and waited for it); from then on requests write the mission's file, the file of the mission
+// whose worktree (…/<mission id>/a<N>) the request names.
+type rateWindow struct {
+	mu       sync.Mutex
+	hold     time.Duration
+	files    map[string]string // mission id → file
+	refused  map[string]bool
+	first    time.Time // the first refusal
+	allMet   time.Time // when the last mission met its first refusal
+	openedAt time.Time
+}
+
+func (w *rateWindow) script(r *modelserver.Request) modelserver.Turn {
+	id := filepath.Base(filepath.Dir(r.Workspace()))
+	w.mu.Lock()
+	now := time.Now()
+	if w.openedAt.IsZero() {
+		if w.first.IsZero() {
+			w.first = now
 		}
-		id := filepath.Base(filepath.Dir(r.Workspace()))
-		f, ok := files.Load(id)
-		if !ok {
-			return modelserver.Turn{Err: &modelserver.APIError{Status: 500, Message: "modelserver: no file for mission " + id}}
+		if len(w.refused) < len(w.files) || now.Sub(w.allMet) < w.hold {
+			w.refused[id] = true
+			if len(w.refused) == len(w.files) && w.allMet.IsZero() {
+				w.allMet = now
+			}
+			w.mu.Unlock()
+			return modelserver.RateLimited(now.Add(w.hold))
 		}
-		return modelserver.WriteFile(f.(string), "written after the window by "+id+"\n", perTurn)(r)
+		w.openedAt = now
 	}
+	f, ok := w.files[id]
+	w.mu.Unlock()
+	if !ok {
+		return modelserver.Turn{Err: &modelserver.APIError{Status: 500, Message: "modelserver: no file for mission " + id}}
+	}
+	return modelserver.WriteFile(f, "written after the window by "+id+"\n", perTurn)(r)
+}
+
+func (w *rateWindow) opened() time.Time {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.openedAt
 }
 
 // TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand is issue 15's check with the
@@ -41,21 +71,28 @@ func windowScript(open time.Time, files *sync.Map) modelserver.Script {
 // and all four resume by themselves and land.
 func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 	srv := modelserver.Start(t)
-	files := &sync.Map{}
-	open := time.Now().Add(5 * time.Second)
-	srv.Script(windowScript(open, files))
+	win := &rateWindow{hold: 12 * time.Second, files: map[string]string{}, refused: map[string]bool{}}
+	srv.Script(func(*modelserver.Request) modelserver.Turn {
+		return modelserver.Turn{Err: &modelserver.APIError{Status: 500, Message: "modelserver: not scripted yet"}}
+	})
 	h := newLoopHarnessWith(t, []agent.Profile{claudeProfile(t, srv)}, func(c *scheduler.Config) {
-		c.RateLimit = engine.RatePolicy{Margin: time.Second, BackoffInitial: 2 * time.Second, BackoffMax: 8 * time.Second}
+		c.RateLimit = engine.RatePolicy{Margin: time.Second, BackoffInitial: 10 * time.Second, BackoffMax: 20 * time.Second}
 	}, "ANTHROPIC_API_KEY="+apiKey)
 	spec := engine.VoyageSpec{Title: "four under a rate limit"}
 	for _, k := range []string{"a", "b", "c", "d"} {
 		spec.Missions = append(spec.Missions, engine.MissionSpec{Key: k, Title: "write " + k, Brief: "Create " + k + ".txt.",
 			WriteArea: []string{k + ".txt"}})
 	}
+	srv.Script(func(*modelserver.Request) modelserver.Turn {
+		return modelserver.RateLimited(time.Now().Add(5 * time.Second))
+	})
 	d := h.dispatch(spec)
+	win.mu.Lock()
 	for k, id := range d.IDs {
-		files.Store(id, k+".txt")
+		win.files[id] = k + ".txt"
 	}
+	win.mu.Unlock()
+	srv.Script(win.script)
 
 	// While the window is rejected every mission, when it waits, says why.
 	said := map[string]string{}
@@ -68,6 +105,11 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 			for _, r := range h.mission(id).WhyNotRunning {
 				if r.Code == engine.WhyRateLimited {
 					said[id] = r.Message
+				}
+			}
+			if _, ok := said[id]; !ok { // a short hold between two polls: the leader logged it
+				if m := heldLine(h.logs.String(), id); m != "" {
+					said[id] = m
 				}
 			}
 		}
@@ -96,7 +138,7 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 		}
 		last := m.Attempts[len(m.Attempts)-1]
 		require.Equal(t, domain.OutcomeCompleted, last.Outcome, k)
-		require.False(t, last.StartedAt.Before(open), "%s: resumed only once the window opened", k)
+		require.False(t, last.StartedAt.Before(win.first), "%s: the last attempt began after the window was met", k)
 		body, ok := showFile(t, h.repo, "main", k+".txt")
 		require.True(t, ok, "%s.txt landed on main", k)
 		require.Equal(t, "written after the window by "+id+"\n", body)
@@ -105,10 +147,29 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, ws, "the completions lifted the window")
 	// Every refused request was answered 429 before the window opened; none after.
+	open := win.opened()
+	require.False(t, open.IsZero())
 	for _, r := range srv.ModelRequests(modelserver.Anthropic) {
 		if r.Reply.Err != nil {
 			require.Equal(t, 429, r.Reply.Err.Status)
 			require.True(t, r.At.Before(open))
 		}
 	}
+}
+
+// heldLine returns the reason of the scheduler's first "mission held" log line that holds
+// mission id as rate_limited ("" when there is none).
+func heldLine(log, id string) string {
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, `msg="mission held" mission_id=`+id+` reason_code=rate_limited`) {
+			continue
+		}
+		_, r, ok := strings.Cut(l, ` reason="`)
+		if !ok {
+			continue
+		}
+		r, _, _ = strings.Cut(r, `" was=`)
+		return r
+	}
+	return ""
 }

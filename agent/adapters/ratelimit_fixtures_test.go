@@ -135,3 +135,20 @@ func TestClaudeDecoder_RateLimitEventMidLine(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, []agent.RateLimit{{Status: agent.RateRejected, ResetsAt: fieldReset}}, rateLimits(msgs))
 }
+
+// Our own protocol's task.rate_limit passes through the ndjson adapter; one it cannot act on
+// is a line not understood (logged and counted by the runner), never fatal.
+func TestNDJSONDecoder_RateLimit(t *testing.T) {
+	dec := adapters.NDJSON{}.NewDecoder()
+	msgs, err := dec.Line([]byte(`{"type":"task.rate_limit","rate_limit":{"status":"rejected","resets_at":"2026-12-01T16:00:00Z","limit_type":"five_hour","retry_after_seconds":30,"future":1}}`))
+	require.NoError(t, err)
+	require.Equal(t, []agent.Message{{Type: tRate, RateLimit: &agent.RateLimit{Status: agent.RateRejected, ResetsAt: fieldReset,
+		LimitType: "five_hour", RetryAfterSeconds: 30}}}, msgs)
+	for _, bad := range []string{`{"type":"task.rate_limit"}`, `{"type":"task.rate_limit","rate_limit":{"status":"maybe"}}`,
+		`{"type":"task.rate_limit","rate_limit":{"status":"rejected","retry_after_seconds":-1}}`} {
+		msgs, err := dec.Line([]byte(bad))
+		require.Error(t, err, bad)
+		require.Contains(t, err.Error(), "task.rate_limit", bad)
+		require.Empty(t, msgs)
+	}
+}
