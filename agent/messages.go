@@ -100,6 +100,9 @@ type Message struct {
 	// task.yield: why the agent stops early ("preempted", "children", ...).
 	Reason string `json:"reason,omitempty"`
 
+	// task.rate_limit: the provider's usage window (nil for every other type).
+	RateLimit *RateLimit `json:"rate_limit,omitempty"`
+
 	// worker.result: the final report (nil for every other type).
 	*WorkerResult
 }

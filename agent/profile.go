@@ -58,6 +58,10 @@ type Profile struct {
 	Confidence float64 `toml:"confidence" json:"confidence,omitempty"`
 	// MaxConcurrency caps this profile's simultaneous attempts (default 2).
 	MaxConcurrency int `toml:"max_concurrency" json:"max_concurrency,omitempty"`
+	// LimitGroup names the provider usage window this profile shares with others (several
+	// profiles on one account): a rejected window pauses every profile of the group. Empty:
+	// the profile's own window, by its name.
+	LimitGroup string `toml:"limit_group" json:"limit_group,omitempty"`
 	// SoftTimeout: after this long the agent is pinged and the event recorded.
 	SoftTimeout Duration `toml:"soft_timeout" json:"soft_timeout,omitempty"`
 	// HardTimeout: after this long the agent's process group is stopped (0 = none).
@@ -87,6 +91,14 @@ type Profile struct {
 	Sandbox string `toml:"sandbox" json:"sandbox,omitempty"`
 	// ExtraArgs are appended to the adapter's argv.
 	ExtraArgs []string `toml:"extra_args" json:"extra_args,omitempty"`
+}
+
+// RateGroup is the limit group whose usage window p shares: LimitGroup, else its name.
+func (p Profile) RateGroup() string {
+	if p.LimitGroup != "" {
+		return p.LimitGroup
+	}
+	return p.Name
 }
 
 // Defaults from the design brief §10.
@@ -149,6 +161,9 @@ func (p Profile) Validate() error {
 	}
 	if err := p.checkTimes(); err != nil {
 		return err
+	}
+	if p.LimitGroup != "" && !profileName.MatchString(p.LimitGroup) {
+		return fmt.Errorf("profile %s: limit_group %q: use 1-64 characters of a-z, 0-9, _ and -", p.Name, p.LimitGroup)
 	}
 	for i, m := range p.Models {
 		if err := CheckModel(m); err != nil {

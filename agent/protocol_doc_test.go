@@ -23,7 +23,7 @@ type docBlock struct {
 	text string
 }
 
-var blockMarker = regexp.MustCompile("(?s)<!-- (schema|example|invalid): ([a-z.]+) -->\\s*```json\\n(.*?)\\n```")
+var blockMarker = regexp.MustCompile("(?s)<!-- (schema|example|invalid): ([a-z._]+) -->\\s*```json\\n(.*?)\\n```")
 
 func protocolDoc(t *testing.T) []docBlock {
 	t.Helper()
@@ -72,7 +72,7 @@ func schemaProps(t *testing.T, node map[string]any) []string {
 
 var (
 	toScheduler = []string{TypeStart, TypePing, TypeCancel, TypeYieldRequest}
-	toAgent     = []string{TypeHeartbeat, TypeProgress, TypeLog, TypeCheckpoint, TypeYield, TypeResult}
+	toAgent     = []string{TypeHeartbeat, TypeProgress, TypeLog, TypeCheckpoint, TypeYield, TypeRateLimit, TypeResult}
 )
 
 func TestProtocolDoc_ExamplesValidateAgainstTheirSchemas(t *testing.T) {

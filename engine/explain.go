@@ -44,7 +44,7 @@ type Reason struct {
 func (r Reason) Transient() bool {
 	switch r.Code {
 	case WhyBackoff, WhyConflict, WhyExclusive, WhySlots, WhyChildren, WhyPaused, WhyResources,
-		WhyWaitingAgent, WhyNoLeader, WhyQueued:
+		WhyWaitingAgent, WhyNoLeader, WhyQueued, WhyRateLimited:
 		return true
 	}
 	return false

@@ -155,7 +155,10 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 		return err
 	}
 	fail := req.Failure
-	m.LastFailure, m.LastSignature = &fail, sig
+	m.LastFailure = &fail
+	if fail.Kind != domain.FailureRateLimit { // a rate limit between two failures does not part them
+		m.LastSignature = sig
+	}
 	m.AttemptsUsed += out.Weight
 	m.Decision = &domain.Decision{Kind: out.Decision, Reason: out.Reason, At: o.now}
 	m.Lease.ExpiresAt, m.Preempt, m.FinishedAt = time.Time{}, false, o.now
@@ -179,6 +182,9 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 		return o.childEnded(m)
 	}
 	m.NotBefore = o.now.Add(o.e.opt.Backoff.Delay(max(m.AttemptsUsed, 1)))
+	if fail.Kind == domain.FailureRateLimit {
+		m.NotBefore = o.now // its profile's rate-limit window holds it (the planner), not a retry backoff
+	}
 	m.Serial = out.Decision == domain.DecisionRetrySerial
 	data["not_before"] = m.NotBefore
 	to := domain.StatePending

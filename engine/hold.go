@@ -225,7 +225,7 @@ func noLeaderReason() Reason {
 // rules (agents, slots, resources, budgets), as opposed to one explain derives from the store.
 func PlannerCode(code string) bool {
 	switch code {
-	case WhySlots, WhyResources, WhyWaitingAgent, WhyUnavailable, WhyBudget, WhyRequirements:
+	case WhySlots, WhyResources, WhyWaitingAgent, WhyUnavailable, WhyBudget, WhyRequirements, WhyRateLimited:
 		return true
 	}
 	return false

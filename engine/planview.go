@@ -36,6 +36,8 @@ type PlanningView struct {
 	// Landing is what the landing part of the plan decides on (the landing queue, the
 	// landings that wait for approval or a repair, review rounds and repairs).
 	Landing LandingView
+	// RateWindows are the limit groups' stored rate-limit windows, by group.
+	RateWindows map[string]RateWindow
 }
 
 // PlanningView reads, in one read transaction, up to limit candidates in pick order with
@@ -109,6 +111,14 @@ func (v *PlanningView) readShared(ctx context.Context, r Reader, agentsSince tim
 	}
 	if v.Agents, err = r.AgentsSeenSince(ctx, agentsSince); err != nil {
 		return fmt.Errorf("agents: %w", err)
+	}
+	ws, err := r.RateWindowList(ctx)
+	if err != nil {
+		return fmt.Errorf("rate windows: %w", err)
+	}
+	v.RateWindows = make(map[string]RateWindow, len(ws))
+	for _, w := range ws {
+		v.RateWindows[w.Group] = w
 	}
 	return nil
 }

@@ -109,6 +109,11 @@ func decideFailure(in failureInput) failureOutcome {
 		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: route,
 			Reason: fmt.Sprintf("%s failure: the environment cannot do this, retrying would not help", kind)}
 	}
+	if kind == domain.FailureRateLimit {
+		return failureOutcome{Decision: domain.DecisionRetry, To: domain.StatePending, Weight: 0,
+			Reason: fmt.Sprintf("rate-limited: the provider's usage window is exhausted; no retry spent (%d of %d used), the mission waits for its profile's window to reset",
+				in.AttemptsUsed, in.Budget)}
+	}
 	if in.CostLimitUSD > 0 && in.CostUSD >= in.CostLimitUSD {
 		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: domain.RouteMainAgent,
 			Reason: fmt.Sprintf("cost limit reached: spent $%.4f of $%.4f", in.CostUSD, in.CostLimitUSD)}

@@ -290,6 +290,9 @@ type Reader interface {
 	// (pending, interrupted), or, completed, to land (landing pending, review, approved,
 	// waiting, approval or repair: the landings the planner gives a wait).
 	HoldCounts(ctx context.Context) (map[string]int, error)
+	// RateWindowList returns every stored rate-limit window (one per limit group: bounded by
+	// the configured profiles), by group.
+	RateWindowList(ctx context.Context) ([]RateWindow, error)
 	// PruneCandidates returns finished (terminal) missions created before q.Before, after
 	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides
 	// which of them may go (Engine.PruneHistory).
@@ -412,6 +415,10 @@ type Tx interface {
 	HoldUpsert(ctx context.Context, h *Hold) error
 	// HoldDelete removes the hold of a mission (none: no error).
 	HoldDelete(ctx context.Context, missionID string) error
+	// RateWindowPut records (or replaces) the window of w.Group.
+	RateWindowPut(ctx context.Context, w *RateWindow) error
+	// RateWindowDelete removes a group's window (none: no error).
+	RateWindowDelete(ctx context.Context, group string) error
 	SetPaused(ctx context.Context, paused bool) error
 	// LeaderTry takes or renews leadership for t.Owner when the row is free, expired, already
 	// t.Owner's, or held by t.Gone with the host lock; it returns the leader row after the

@@ -42,6 +42,9 @@ type claudeEvent struct {
 	ToolName  string `json:"tool_name"`
 	ToolUseID string `json:"tool_use_id"`
 
+	// rate_limit_event (claude_ratelimit.go)
+	RateLimitInfo json.RawMessage `json:"rate_limit_info"`
+
 	// result
 	IsError           bool         `json:"is_error"`
 	Result            string       `json:"result"`
@@ -125,10 +128,11 @@ type claudeDecoder struct {
 	written  []string          // files written by successful tool calls, in order
 	seen     map[string]bool   // written, as a set
 	denials  *claudeDenials    // tool calls refused under the permission settings
+	rate     rateState         // the usage window (claude_ratelimit.go)
 }
 
 func newClaudeDecoder() *claudeDecoder {
-	return &claudeDecoder{pending: map[string]string{}, seen: map[string]bool{}, denials: newClaudeDenials()}
+	return &claudeDecoder{pending: map[string]string{}, seen: map[string]bool{}, denials: newClaudeDenials(), rate: newRateState()}
 }
 
 // Line maps one stream-json event (see docs/agents.md for the table).
@@ -149,6 +153,8 @@ func (d *claudeDecoder) Line(line []byte) ([]agent.Message, error) {
 		return d.user(&ev)
 	case "result":
 		return d.finish(&ev)
+	case "rate_limit_event":
+		return d.rateLimitEvent(ev.RateLimitInfo), nil
 	case "":
 		return nil, fmt.Errorf(`claude-code: an event without "type"`)
 	}
@@ -179,8 +185,8 @@ func (d *claudeDecoder) system(ev *claudeEvent) []agent.Message {
 		} else {
 			d.trouble.model = diag
 		}
-		return []agent.Message{logMsg("warn", fmt.Sprintf("%s; retry %d of %d in %d ms",
-			diag, ev.Attempt, ev.MaxRetries, ev.RetryDelayMs))}
+		return append([]agent.Message{logMsg("warn", fmt.Sprintf("%s; retry %d of %d in %d ms",
+			diag, ev.Attempt, ev.MaxRetries, ev.RetryDelayMs))}, d.retryRateLimit(ev)...)
 	case "permission_denied":
 		var msg string
 		_ = json.Unmarshal(ev.Message, &msg) // a non-string message leaves msg empty
@@ -288,6 +294,9 @@ func (d *claudeDecoder) finish(ev *claudeEvent) ([]agent.Message, error) {
 		r.Status = agent.StatusFailed
 		r.Failure = d.classify(ev)
 		r.Summary = r.Failure.Summary
+		if r.Failure.Kind == agent.KindRateLimit {
+			out = append(out, d.rate.finalRateLimit(ev.Result, "claude-code")...)
+		}
 	}
 	r = d.denials.deniedResult(r, ev.Result)
 	d.result = &r
@@ -321,6 +330,12 @@ func (d *claudeDecoder) classify(ev *claudeEvent) *agent.Failure {
 		(status == nil && errName == "" && d.trouble.auth != ""):
 		f.Kind = agent.KindAuth
 		f.Summary = fmt.Sprintf("the model API rejected the credentials (%s): %s", api, line)
+	case claudeRateLimited(status, errType, errName) || hitLimitText(text):
+		f.Kind = agent.KindRateLimit
+		if api == "" {
+			api = "usage window exhausted"
+		}
+		f.Summary = fmt.Sprintf("the model provider's rate limit was hit (%s): %s; the profile waits for the window to reset", api, line)
 	case errName == "billing_error" || errType == "billing_error":
 		f.Kind = agent.KindQuota
 		f.Summary = fmt.Sprintf("the model API refused for billing or quota (%s): %s", api, line)

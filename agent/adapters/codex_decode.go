@@ -63,9 +63,12 @@ type codexDecoder struct {
 	written []string
 	seen    map[string]bool
 	denials codexDenials // commands the sandbox refused
+	rate    rateState    // the usage window (codex_ratelimit.go)
 }
 
-func newCodexDecoder() *codexDecoder { return &codexDecoder{seen: map[string]bool{}} }
+func newCodexDecoder() *codexDecoder {
+	return &codexDecoder{seen: map[string]bool{}, rate: newRateState()}
+}
 
 // Line maps one event (see docs/agents.md for the table).
 func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
@@ -97,7 +100,7 @@ func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
 		} else {
 			d.trouble.model = ev.Message
 		}
-		return []agent.Message{logMsg("warn", "codex: "+capBytes(ev.Message, logBytes))}, nil
+		return append([]agent.Message{logMsg("warn", "codex: "+capBytes(ev.Message, logBytes))}, d.rateMessages(ev.Message)...), nil
 	case "turn.completed":
 		return d.finish(d.denials.deniedResult(d.completed(ev.Usage)))
 	case "turn.failed":
@@ -105,7 +108,11 @@ func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
 		if ev.Error != nil {
 			msg = ev.Error.Message
 		}
-		return d.finish(d.failed(msg))
+		out, err := d.finish(d.failed(msg))
+		if err == nil && d.result.Failure.Kind == agent.KindRateLimit {
+			out = append(d.rateMessages(msg), out...)
+		}
+		return out, err
 	case "":
 		return nil, fmt.Errorf(`codex: an event without "type"`)
 	}
@@ -215,6 +222,8 @@ func (d *codexDecoder) failed(msg string) agent.WorkerResult {
 	switch kind {
 	case agent.KindAuth:
 		summary = "the model API rejected the credentials: " + line
+	case agent.KindRateLimit:
+		summary = "the model provider's rate limit was hit: " + line + "; the profile waits for the window to reset"
 	case agent.KindQuota:
 		summary = "the model API refused for quota or billing: " + line
 	case agent.KindModel:
@@ -264,8 +273,12 @@ func codexFailureKind(msg string) string {
 	switch {
 	case codes[401] || codes[403] || containsAny(m, codexAuthWords):
 		return agent.KindAuth
+	case codexRateLimited(m):
+		return agent.KindRateLimit
 	case containsAny(m, codexQuotaWords):
-		return agent.KindQuota
+		return agent.KindQuota // billing: OpenAI answers insufficient_quota with a 429 too
+	case codes[429]:
+		return agent.KindRateLimit
 	case codes[429] || codes[5] || containsAny(m, codexModelWords):
 		return agent.KindModel
 	}

@@ -96,6 +96,8 @@ func (d *ndjsonDecoder) Line(line []byte) ([]agent.Message, error) {
 			d.yield = &y
 		}
 		return []agent.Message{m}, nil
+	case agent.TypeRateLimit:
+		return rateLimitLine(m)
 	case "":
 		return nil, errors.New(`ndjson: a JSON object without "type"`)
 	}
@@ -163,4 +165,16 @@ func normalize(m *agent.Message) {
 			m.Level = "info"
 		}
 	}
+}
+
+// rateLimitLine passes a task.rate_limit on, or says what is wrong with it (a line not
+// understood: logged and counted, never fatal).
+func rateLimitLine(m agent.Message) ([]agent.Message, error) {
+	if m.RateLimit == nil || !agent.KnownRateStatus(m.RateLimit.Status) {
+		return nil, errors.New(`ndjson: task.rate_limit needs rate_limit.status "allowed", "allowed_warning" or "rejected"`)
+	}
+	if m.RateLimit.RetryAfterSeconds < 0 || math.IsNaN(m.RateLimit.RetryAfterSeconds) {
+		return nil, errors.New("ndjson: task.rate_limit: rate_limit.retry_after_seconds must not be negative")
+	}
+	return []agent.Message{{Type: agent.TypeRateLimit, RateLimit: m.RateLimit}}, nil
 }

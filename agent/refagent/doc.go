@@ -26,6 +26,9 @@ commit it, report completed. Directives run in order, one step each:
 	@done [SUMMARY]          worker.result completed (artifacts: files written, evidence: commits)
 	@fail KIND SUMMARY       worker.result failed with failure {kind, summary}, exit 1
 	@flaky N KIND SUMMARY    like @fail while the attempt number is at most N, else nothing
+	@rate-limited N RESET [SUMMARY]
+	                         while the attempt number is at most N: task.rate_limit rejected,
+	                         resetting RESET (a duration) from now, then @fail rate_limit
 	@block DECISION          worker.result blocked, decision DECISION, exit 0
 	@verdict VERDICT [TEXT]  a reviewer's worker.result: completed with verdict approved, minor,
 	                         severe or insufficient (minor and severe carry one finding)

@@ -156,6 +156,8 @@ func (a *refAgent) do(i int, d directive) error {
 		if a.start.Attempt <= n {
 			return a.do(i, directive{line: d.line, name: "fail", args: d.args[1:], text: d.text})
 		}
+	case "rate-limited":
+		return a.rateLimited(d)
 	case "sleep":
 		dur, err := parseDuration(d.args[0])
 		if err != nil {
@@ -357,4 +359,24 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
+}
+
+// rateLimited is @rate-limited N RESET [SUMMARY]: while the attempt number is at most N, a
+// task.rate_limit rejected whose window resets RESET (a duration) from now, then a failed
+// worker.result of kind rate_limit; later attempts go on.
+func (a *refAgent) rateLimited(d directive) error {
+	n, err := strconv.Atoi(d.args[0])
+	if err != nil || n < 1 {
+		return fmt.Errorf("@rate-limited needs a positive attempt count, got %q", d.args[0])
+	}
+	reset, err := parseDuration(d.args[1])
+	if err != nil {
+		return err
+	}
+	if a.start.Attempt > n {
+		return nil
+	}
+	a.out.send(agent.Message{Type: agent.TypeRateLimit, RateLimit: &agent.RateLimit{Status: agent.RateRejected,
+		ResetsAt: time.Now().Add(reset).UTC(), LimitType: "five_hour"}})
+	return a.do(0, directive{line: d.line, name: "fail", args: []string{agent.KindRateLimit}, text: cmpOr(d.text, "the usage window is exhausted")})
 }

@@ -53,6 +53,7 @@ var directives = map[string]arity{
 	"env":              {args: 1},
 	"resolve":          {},
 	"flaky":            {args: 2, text: true},
+	"rate-limited":     {args: 2, text: true},
 }
 
 // roleOf maps a mission kind to the role whose addressed lines it runs ("" for work).

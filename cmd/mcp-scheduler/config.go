@@ -66,6 +66,9 @@ type SchedulerConfig struct {
 	// UnclaimedGrace: a mission no profile can take waits this long for a pull-mode agent to
 	// claim it, then is escalated as no_agent.
 	UnclaimedGrace agent.Duration `toml:"unclaimed_grace"`
+	// RateLimitMargin is added to a rate-limit window's reported reset before its profile's
+	// missions start again (1s to 1h, default 30s).
+	RateLimitMargin agent.Duration `toml:"rate_limit_margin"`
 }
 
 // ResourcesConfig pauses new dispatch when the machine is short (running work goes on).
@@ -151,6 +154,7 @@ func defaults(env getenv) Config {
 			BackoffInitial: agent.Duration(5 * time.Second), BackoffMax: agent.Duration(5 * time.Minute),
 			UrgentPriority: 10, MaxConcurrency: runtime.NumCPU(), PerRepository: 4,
 			LeaderLease: agent.Duration(5 * time.Second), UnclaimedGrace: agent.Duration(10 * time.Minute),
+			RateLimitMargin: agent.Duration(30 * time.Second),
 		},
 		Resources: ResourcesConfig{MaxLoadPerCPU: 2.0, MinFreeMemoryMB: 512, MinFreeDiskMB: 1024},
 		Retention: RetentionConfig{MaxAge: agent.Duration(scheduler.DefaultRetention), Batch: engine.DefaultPruneBatch,
@@ -274,6 +278,9 @@ func (c *Config) validate() error {
 	}
 	if s.UnclaimedGrace < agent.Duration(time.Second) {
 		bad("scheduler.unclaimed_grace", "%v must be at least 1s", s.UnclaimedGrace.D())
+	}
+	if m := s.RateLimitMargin.D(); m < time.Second || m > time.Hour {
+		bad("scheduler.rate_limit_margin", "%v must be 1s to 1h (a Go duration such as \"30s\")", m)
 	}
 	r := c.Resources
 	if r.MaxLoadPerCPU < 0 || r.MinFreeMemoryMB < 0 || r.MinFreeDiskMB < 0 {

@@ -31,7 +31,7 @@ func (a *app) holdChecks(ctx context.Context) []check {
 		out = append(out, check{Name: "resource gate", OK: true, Warn: true,
 			Detail: fmt.Sprintf("%s: at most %d of our agents start at once (max_concurrency %d); never fewer than one", why, c, limit)})
 	}
-	return append(out, a.waitingCheck(ctx))
+	return append(append(out, a.waitingCheck(ctx)), a.rateChecks(ctx)...)
 }
 
 func readingCheck(r scheduler.Reading, ours int) check {

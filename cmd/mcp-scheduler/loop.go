@@ -11,6 +11,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
@@ -87,6 +88,7 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	c := scheduler.Config{DataDir: a.cfg.DataDir, Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
 		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
 		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
+		RateLimit: engine.RatePolicy{Margin: s.RateLimitMargin.D()},
 		Retention: retentionAge(a.cfg.Retention.MaxAge.D()), RetentionBatch: a.cfg.Retention.Batch,
 		RetentionPause: a.cfg.Retention.BatchPause.D(),
 		Resources: scheduler.Resources{MaxLoadPerCPU: a.cfg.Resources.MaxLoadPerCPU,

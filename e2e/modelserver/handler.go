@@ -57,6 +57,9 @@ func (s *Server) answerModel(w http.ResponseWriter, hr *http.Request, r *Request
 	if !s.wait(hr.Context(), t.Delay) {
 		return
 	}
+	for k, v := range t.Header {
+		w.Header().Set(k, v)
+	}
 	w.Header().Set("request-id", fmt.Sprintf("req_mock_%d", n))
 	w.Header().Set("x-request-id", fmt.Sprintf("req_mock_%d", n))
 	if t.Err != nil {

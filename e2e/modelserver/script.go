@@ -22,6 +22,9 @@ type Turn struct {
 	Usage Usage
 	Err   *APIError
 	Delay time.Duration
+	// Header holds extra response headers (rate-limit headers: anthropic-ratelimit-unified-*,
+	// retry-after, x-codex-*), sent with the answer or the error alike.
+	Header map[string]string
 }
 
 // Call is one tool call the model makes.
@@ -147,4 +150,21 @@ func AddFilePatch(path, content string) string {
 	}
 	b.WriteString("*** End Patch\n")
 	return b.String()
+}
+
+// RateLimited is Anthropic's answer to a request while the account's unified usage window is
+// exhausted until resetAt: HTTP 429 rate_limit_error with the anthropic-ratelimit-unified-*
+// headers (status rejected, reset in Unix seconds, the five-hour claim) and retry-after.
+// Claude Code 2.1.332 with an API key reports it as a 429 rate_limit error and shows none of
+// the headers (docs/agents.md, "Rate-limit windows").
+func RateLimited(resetAt time.Time) Turn {
+	secs := max(int(time.Until(resetAt).Round(time.Second)/time.Second), 1)
+	return Turn{Err: &APIError{Status: 429, Message: "This request would exceed your account's rate limit. Please try again later."},
+		Header: map[string]string{"anthropic-ratelimit-unified-status": "rejected",
+			"anthropic-ratelimit-unified-reset":                fmt.Sprint(resetAt.Unix()),
+			"anthropic-ratelimit-unified-representative-claim": "five_hour",
+			"anthropic-ratelimit-unified-5h-status":            "rejected",
+			"anthropic-ratelimit-unified-5h-reset":             fmt.Sprint(resetAt.Unix()),
+			"anthropic-ratelimit-unified-5h-utilization":       "1.0",
+			"retry-after": fmt.Sprint(secs)}}
 }

@@ -62,6 +62,9 @@ const (
 	FailureQuota            = "quota"             // environment: quota or budget exhausted
 	FailurePermission       = "permission"        // environment: not allowed to do this
 	FailureWorkspace        = "workspace"         // the attempt's workspace could not be made or was lost
+	// FailureRateLimit: the provider's usage window was exhausted. It spends no retry budget:
+	// the mission waits for its profile's window to reset (engine/ratelimit.go).
+	FailureRateLimit = "rate_limit"
 )
 
 // EnvironmentFailure reports whether a failure kind means the environment cannot do the work

@@ -31,6 +31,9 @@ type Profile struct {
 	Confidence       float64  // declared success prior in (0, 1]
 	Models           []string // models it may run, the first its default; empty = any
 	MaxConcurrency   int      // its simultaneous attempts
+	// LimitGroup names the provider usage window it shares with other profiles ("": its
+	// own, by its name; see Group).
+	LimitGroup string
 }
 
 // Limits are the scheduler's configured limits that the decision applies.
@@ -74,6 +77,8 @@ type Snapshot struct {
 	Readings []Reading
 	// Landing is what the landing part of the plan decides on (Landings).
 	Landing LandingSnapshot
+	// RateWindows are the limit groups' paused or warned usage windows, by group.
+	RateWindows map[string]engine.RateWindow
 }
 
 // Dispatch is one planned assignment.

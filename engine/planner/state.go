@@ -128,6 +128,10 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 		r := st.unavailable(m, st.holds)
 		return Dispatch{}, &r
 	}
+	eligible, r := st.unpaused(eligible)
+	if r != nil {
+		return Dispatch{}, r
+	}
 	if r := st.slotReason(m); r != nil {
 		return Dispatch{}, r
 	}
@@ -135,8 +139,8 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 	var full []string
 	for _, c := range eligible {
 		p, _ := profileNamed(st.profiles, c.Name)
-		if st.load.byProfile[c.Name] >= p.MaxConcurrency {
-			full = append(full, fmt.Sprintf("%s (%d/%d)", c.Name, st.load.byProfile[c.Name], p.MaxConcurrency))
+		if cap, why := st.profileCap(p); st.load.byProfile[c.Name] >= cap {
+			full = append(full, fmt.Sprintf("%s (%d/%d%s)", c.Name, st.load.byProfile[c.Name], cap, why))
 			continue
 		}
 		free = append(free, c)
@@ -173,6 +177,8 @@ func (st *state) afterHold(p *Plan, m *domain.Mission, r engine.Reason) {
 		if pr, ok := st.preemption(m); ok {
 			p.Preempt = append(p.Preempt, pr)
 		}
+	case engine.WhyRateLimited:
+		st.deadlineInWindow(p, m, r)
 	case engine.WhyUnavailable:
 		if m.VoyageID != "" || st.holds[m.ID].Reason.Code == engine.WhyUnavailable || st.escalated[m.ID] {
 			return // the voyage reports it, or it was escalated when the hold began

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
 // Landing policies per repository (design brief §6).
@@ -95,7 +96,10 @@ type Config struct {
 	// UnclaimedGrace is how long a mission that no profile can take waits for an agent to
 	// claim it before it is escalated as no_agent (default 10m).
 	UnclaimedGrace time.Duration
-	Logger         *slog.Logger
+	// RateLimit is how a reported rate-limit window pauses its limit group (reset + margin,
+	// backoff when the reset is unknown; engine.RatePolicy's defaults for zero fields).
+	RateLimit engine.RatePolicy
+	Logger    *slog.Logger
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
 }

@@ -30,6 +30,7 @@ func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) (*tick
 	if err != nil {
 		return nil, err
 	}
+	s.wakeAtRateResets(tp) // ratelimit.go
 	return tp, s.apply(ctx, tp, rep)
 }
 
@@ -55,7 +56,8 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 	}
 	snap := planner.Snapshot{Missions: v.Candidates, Edges: v.Edges, Paused: v.Paused, Running: v.Live,
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
-		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing)}
+		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing),
+		RateWindows: v.RateWindows}
 	for _, m := range v.Candidates {
 		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model
@@ -90,7 +92,7 @@ func (s *Scheduler) plannerProfiles() []planner.Profile {
 
 func plannerProfile(p agent.Profile) planner.Profile {
 	return planner.Profile{Name: p.Name, Capabilities: p.Capabilities, Personas: p.Personas, PreferredPersona: p.PreferredPersona,
-		Confidence: p.Confidence, Models: p.Models, MaxConcurrency: p.MaxConcurrency}
+		Confidence: p.Confidence, Models: p.Models, MaxConcurrency: p.MaxConcurrency, LimitGroup: p.LimitGroup}
 }
 
 // limits is the configuration's limits as the planner applies them.

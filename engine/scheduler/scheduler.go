@@ -54,6 +54,7 @@ type Scheduler struct {
 	mu        sync.Mutex // guards the planning step's memory below
 	lastWave  string     // signature of the wave this leader last stored
 	lastHolds string     // signature of the holds this leader last stored (holdsUnset: none yet)
+	rateWake  rateWaker  // wakes the tick when a rate-limit window ends (ratelimit.go)
 
 	phase atomic.Value // string
 	wake  chan struct{}

@@ -31,6 +31,9 @@ type attemptRun struct {
 	stopping   string      // why this scheduler stopped it ("" while not)
 	parallel   atomic.Bool
 	startedAt  time.Time
+	// rateLimited: the agent reported a rejected rate-limit window (task.rate_limit) during
+	// this attempt, so a rate_limit failure need not record one (ratelimit.go).
+	rateLimited atomic.Bool
 }
 
 // adopt registers a launched or re-attached attempt, whose lease runs until expires, and
@@ -100,6 +103,8 @@ func (sv *supervisor) onEvent(ctx context.Context, a *attemptRun, ev runner.Even
 		return sv.eng.Progress(ctx, a.fence, msg.Percent, msg.Message)
 	case agent.TypeCheckpoint:
 		return sv.eng.Checkpoint(ctx, a.fence, msg.Checkpoint, msg.Message)
+	case agent.TypeRateLimit:
+		return sv.rateLimit(ctx, a, msg.RateLimit)
 	case agent.TypeYield:
 		wait := ""
 		if msg.Reason == engine.WaitChildren {
@@ -179,6 +184,7 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 			_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
+		sv.rateRoom(ctx, a)
 		_, err := sv.eng.Complete(ctx, a.fence, res)
 		return err
 	case domain.ResultBlocked:
@@ -203,6 +209,7 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 	if out.StderrTail != "" && failure.Diagnostic == "" {
 		failure.Diagnostic = tail(out.StderrTail, 4000) // shared/cases B26: stderr's end travels with the failure
 	}
+	sv.rateLimitFailure(ctx, a, failure)
 	_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: failure, Usage: res.Usage, Summary: res.Summary,
 		ParallelInRepo: a.parallel.Load(), Lost: !out.Exit.Known})
 	return err

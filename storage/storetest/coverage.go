@@ -19,6 +19,7 @@ var coveredBy = map[string]string{
 	"WaveLatest":        "WaveInsert",
 	"Paused":            "SetPaused",
 	"HoldList":          "HoldUpsert",
+	"RateWindowList":    "RateWindowPut",
 	"DependenciesOf":    "DependencyInsert",
 	"DependentsOf":      "DependencyInsert",
 	"WriteAreaSet":      "WriteAreaOverlaps",

@@ -45,6 +45,7 @@ var areas = []area{
 	{"Escalations", exerciseEscalations},
 	{"Records", exerciseRecords},
 	{"Holds", exerciseHolds},
+	{"RateWindows", exerciseRateWindows},
 	{"Leader", exerciseLeader},
 	{"Workspaces", exerciseWorkspaces},
 	{"Prune", exercisePrune},
