@@ -96,6 +96,8 @@ func (d *ndjsonDecoder) Line(line []byte) ([]agent.Message, error) {
 			d.yield = &y
 		}
 		return []agent.Message{m}, nil
+	case agent.TypeUsage:
+		return usageLine(m)
 	case "":
 		return nil, errors.New(`ndjson: a JSON object without "type"`)
 	}
