@@ -302,6 +302,14 @@ type Reader interface {
 	VoyagePruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
 	Paused(ctx context.Context) (bool, error)
 	LeaderGet(ctx context.Context) (Leader, error)
+	// UsageRunningGet returns the running spend of a mission's attempt in flight (ErrNotFound
+	// when none was reported or the attempt ended).
+	UsageRunningGet(ctx context.Context, missionID string) (RunningUsage, error)
+	// UsageRunningList returns the running spend of every attempt in flight (bounded by the
+	// attempts in flight, not by history), by mission id.
+	UsageRunningList(ctx context.Context) ([]RunningUsage, error)
+	// SpendDayGet returns what profile spent on day (DayKey); zero usage when nothing.
+	SpendDayGet(ctx context.Context, profile, day string) (domain.Usage, error)
 }
 
 // PruneQuery pages through prune candidates: created (missions) or settled (voyages) before
@@ -416,4 +424,11 @@ type Tx interface {
 	PruneGlobal(ctx context.Context, before time.Time, limit int) (PruneCounts, error)
 	// LeaderResign gives up leadership held by owner at epoch.
 	LeaderResign(ctx context.Context, owner string, epoch int64) error
+	// UsageRunningPut records (or replaces) the running spend of u.MissionID's attempt. It
+	// goes away with its mission, else by UsageRunningDelete.
+	UsageRunningPut(ctx context.Context, u *RunningUsage) error
+	// UsageRunningDelete removes a mission's running spend (none: no error).
+	UsageRunningDelete(ctx context.Context, missionID string) error
+	// SpendDayAdd adds u to what profile spent on day (DayKey), creating the row.
+	SpendDayAdd(ctx context.Context, profile, day string, u domain.Usage) error
 }

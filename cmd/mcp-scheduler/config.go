@@ -35,6 +35,8 @@ type Config struct {
 	Git          GitConfig          `toml:"git"`
 	Repositories []RepositoryConfig `toml:"repositories"`
 	Profiles     []agent.Profile    `toml:"profiles"`
+	// Prices turn token counts into US dollars where an agent reports no cost (budgets.go).
+	Prices engine.Prices `toml:"prices"`
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
@@ -61,6 +63,9 @@ type SchedulerConfig struct {
 	// UnclaimedGrace: a mission no profile can take waits this long for a pull-mode agent to
 	// claim it, then is escalated as no_agent.
 	UnclaimedGrace agent.Duration `toml:"unclaimed_grace"`
+	// BudgetDay is the time zone whose calendar day the profiles' daily budgets count: "UTC"
+	// (the default), "Local", or an IANA name such as "Europe/Paris".
+	BudgetDay string `toml:"budget_day"`
 }
 
 // ResourcesConfig pauses new dispatch when the machine is short (running work goes on).
@@ -296,6 +301,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.validateRepositories()...)
 	errs = append(errs, c.validateProfiles()...)
+	errs = append(errs, c.validateBudgets()...)
 	return errors.Join(errs...)
 }
 

@@ -74,6 +74,9 @@ type Snapshot struct {
 	Readings []Reading
 	// Landing is what the landing part of the plan decides on (Landings).
 	Landing LandingSnapshot
+	// ProfileHolds are the profiles given no new work, by name, with why (a daily budget
+	// spent: engine.ProfileDayHolds).
+	ProfileHolds map[string]engine.Reason
 }
 
 // Dispatch is one planned assignment.

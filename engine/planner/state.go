@@ -133,7 +133,12 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 	}
 	var free []Candidate
 	var full []string
+	var held *engine.Reason
 	for _, c := range eligible {
+		if r, ok := st.s.ProfileHolds[c.Name]; ok {
+			held = &r
+			continue
+		}
 		p, _ := profileNamed(st.profiles, c.Name)
 		if st.load.byProfile[c.Name] >= p.MaxConcurrency {
 			full = append(full, fmt.Sprintf("%s (%d/%d)", c.Name, st.load.byProfile[c.Name], p.MaxConcurrency))
@@ -142,6 +147,9 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 		free = append(free, c)
 	}
 	best, all, ok := Assign(m, free)
+	if !ok && held != nil && len(full) == 0 {
+		return Dispatch{}, held // every profile that could take it has spent its day
+	}
 	if !ok {
 		return Dispatch{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached"}
 	}

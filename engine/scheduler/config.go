@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
 // Landing policies per repository (design brief §6).
@@ -98,6 +99,9 @@ type Config struct {
 	Logger         *slog.Logger
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
+	// Prices turn reported token counts into dollars where the agent reports none
+	// (configuration [[prices]]; budget.go).
+	Prices engine.Prices
 }
 
 func (c Config) withDefaults() Config {
