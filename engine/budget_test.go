@@ -148,3 +148,41 @@ func TestReportUsage_ProfileDailyCapSurvivesARestart(t *testing.T) {
 func caps0() engine.Budgets {
 	return engine.Budgets{Profiles: map[string]engine.DailyBudget{"claude": {CostUSD: 0.10}}}
 }
+
+// Raising the limit that a budget failure named is the decision its escalation asked for: the
+// mission goes back to pending and the escalation is resolved; a limit still under the spend
+// leaves it blocked.
+func TestBudgetBlocked_RaisingTheLimitResumes(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", CostLimitUSD: 0.05, Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}}}}, "test")
+	require.NoError(t, err)
+	id := d.IDs["a"]
+	m := b.acquire(id, true)
+	br, err := b.e.ReportUsage(b.ctx, engine.RunningUsage{MissionID: id, Epoch: m.Lease.Epoch, Usage: domain.Usage{InputTokens: 10, CostUSD: 0.06}})
+	require.NoError(t, err)
+	require.Equal(t, engine.ScopeVoyage, br.Scope)
+	_, err = b.e.Fail(b.ctx, m.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureBudget, Summary: br.Message()}})
+	require.NoError(t, err)
+	blocked := b.get(id)
+	require.Equal(t, domain.StateBlocked, blocked.State)
+
+	still := 0.06
+	_, err = b.e.UpdateVoyage(b.ctx, d.Voyage.ID, engine.VoyagePatch{CostLimitUSD: &still}, "person")
+	require.NoError(t, err)
+	require.Equal(t, domain.StateBlocked, b.get(id).State, "0.06 of 0.06 is still spent")
+
+	raised := 1.0
+	_, err = b.e.UpdateVoyage(b.ctx, d.Voyage.ID, engine.VoyagePatch{CostLimitUSD: &raised}, "person")
+	require.NoError(t, err)
+	got, err := b.e.GetMission(b.ctx, id)
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, got.Mission.State)
+	require.Equal(t, 0, got.Mission.AttemptsUsed)
+	esc, err := b.e.Escalations(b.ctx, engine.EscalationFilter{MissionID: id, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, esc, 1)
+	require.Equal(t, domain.EscalationResolved, esc[0].State)
+	b.verifyReplay()
+}
