@@ -56,6 +56,12 @@ type loopHarness struct {
 // the test process's own variables.
 func newLoopHarness(t *testing.T, profiles []agent.Profile, extraEnv ...string) *loopHarness {
 	t.Helper()
+	return newLoopHarnessWith(t, profiles, nil, extraEnv...)
+}
+
+// newLoopHarnessWith is newLoopHarness with the scheduler's configuration adjusted by mod.
+func newLoopHarnessWith(t *testing.T, profiles []agent.Profile, mod func(*scheduler.Config), extraEnv ...string) *loopHarness {
+	t.Helper()
 	h := &loopHarness{t: t, ctx: context.Background(), repo: newRepo(t), data: privateTempDir(t), logs: &testenv.SyncBuffer{}}
 	log := slog.New(slog.NewTextHandler(h.logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	var err error
@@ -68,8 +74,12 @@ func newLoopHarness(t *testing.T, profiles []agent.Profile, extraEnv ...string) 
 	environ := append([]string{"PATH=" + os.Getenv("PATH")}, extraEnv...)
 	h.run, err = runner.New(runner.Config{Self: binary, DataDir: h.data, Logger: log, Environ: func() []string { return environ }})
 	require.NoError(t, err)
-	h.s, err = scheduler.New(h.eng, h.wt, h.run, scheduler.Config{DataDir: h.data, Tick: 100 * time.Millisecond,
-		MaxConcurrency: 4, Profiles: profiles, StopAgentsOnShutdown: true, Logger: log})
+	cfg := scheduler.Config{DataDir: h.data, Tick: 100 * time.Millisecond,
+		MaxConcurrency: 4, Profiles: profiles, StopAgentsOnShutdown: true, Logger: log}
+	if mod != nil {
+		mod(&cfg)
+	}
+	h.s, err = scheduler.New(h.eng, h.wt, h.run, cfg)
 	require.NoError(t, err)
 	require.NoError(t, h.s.Start(h.ctx))
 	t.Cleanup(func() {

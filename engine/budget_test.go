@@ -186,3 +186,29 @@ func TestBudgetBlocked_RaisingTheLimitResumes(t *testing.T) {
 	require.Equal(t, domain.EscalationResolved, esc[0].State)
 	b.verifyReplay()
 }
+
+// get_mission shows the running spend of the attempt in flight, and says which profile
+// reported no usage at all instead of showing a silent zero.
+func TestGetMission_RunningUsageAndSilentProfile(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{Title: "a", WriteArea: []string{"a/**"}})
+	run, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "scripted", MissionID: m.ID, Start: true})
+	require.NoError(t, err)
+	_, err = b.e.ReportUsage(b.ctx, engine.RunningUsage{MissionID: m.ID, Epoch: run.Lease.Epoch, Usage: domain.Usage{InputTokens: 42}})
+	require.NoError(t, err)
+	d, err := b.e.GetMission(b.ctx, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, &domain.Usage{InputTokens: 42}, d.RunningUsage)
+	require.Empty(t, d.UsageNote)
+
+	other := b.create(engine.MissionSpec{Title: "b", WriteArea: []string{"b/**"}})
+	run2, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "shell", MissionID: other.ID, Start: true})
+	require.NoError(t, err)
+	_, err = b.e.Complete(b.ctx, run2.Fence(), domain.WorkerResult{Summary: "done"})
+	require.NoError(t, err)
+	d, err = b.e.GetMission(b.ctx, other.ID)
+	require.NoError(t, err)
+	require.Nil(t, d.RunningUsage)
+	require.Equal(t, "usage: not reported by profile shell (budgets in tokens and dollars cannot act on it; wall time still does)", d.UsageNote)
+}

@@ -230,7 +230,7 @@ func TestCodexDecoder_OtherItems(t *testing.T) {
 		{Type: tLog, Level: "info", Message: "files changed: update /w/y.go, delete /w/z.go"},
 	}, msgs[:6])
 	require.Equal(t, agent.WorkerResult{Status: agent.StatusCompleted, Summary: "codex completed its turn without a final message",
-		Artifacts: []string{"/w/y.go", "/w/z.go"}, Usage: &agent.Usage{InputTokens: 5, OutputTokens: 1}},
+		Artifacts: []string{"/w/y.go", "/w/z.go"}, Usage: &agent.Usage{InputTokens: 5, OutputTokens: 1, CacheReadTokens: 2}},
 		dec.End(agent.ExitStatus{Known: true}))
 }
 
