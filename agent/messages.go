@@ -10,7 +10,7 @@
 // agent.cancel. EOF on stdin means the scheduler went away, not "stop".
 //
 // Agent → scheduler (the agent's stdout): agent.heartbeat, task.progress, task.log,
-// task.checkpoint, task.yield, worker.result.
+// task.checkpoint, task.yield, task.usage, worker.result.
 package agent
 
 import "encoding/json"
@@ -36,6 +36,8 @@ const (
 	TypeCheckpoint = "task.checkpoint"
 	TypeYield      = "task.yield"
 	TypeResult     = "worker.result"
+	// TypeUsage is task.usage: what the attempt consumed so far, cumulative (see UsageMessage).
+	TypeUsage = "task.usage"
 )
 
 // Start is agent.start: everything an agent needs to begin (or resume) one attempt.
@@ -164,13 +166,18 @@ const (
 	KindMissingToolchain = "missing_toolchain" // environment: a required program is absent
 	KindQuota            = "quota"             // environment: quota or budget exhausted
 	KindPermission       = "permission"        // environment: not allowed to do this
+	KindBudget           = "budget"            // a hard budget (tokens, dollars, wall time) was crossed
 )
 
 // Usage is what an attempt consumed. Tokens are counts; CostUSD is in US dollars.
+// InputTokens counts every input token the model read; CacheReadTokens and CacheWriteTokens
+// are the parts of it read from and written to the provider's prompt cache (priced apart).
 type Usage struct {
-	InputTokens  int64   `json:"input_tokens,omitempty"`
-	OutputTokens int64   `json:"output_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd,omitempty"`
+	InputTokens      int64   `json:"input_tokens,omitempty"`
+	OutputTokens     int64   `json:"output_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+	CacheReadTokens  int64   `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitempty"`
 }
 
 // Finding is one reviewer remark: Severity is minor | severe, Path and Line locate it.

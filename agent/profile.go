@@ -91,6 +91,12 @@ type Profile struct {
 	Sandbox string `toml:"sandbox" json:"sandbox,omitempty"`
 	// ExtraArgs are appended to the adapter's argv.
 	ExtraArgs []string `toml:"extra_args" json:"extra_args,omitempty"`
+	// DailyCostLimitUSD caps what this profile's attempts spend per calendar day, in US
+	// dollars (0: no cap); DailyTokenLimit caps their tokens per day (input, cached included,
+	// plus output). Crossing one stops the running attempt (failure kind budget) and holds
+	// the profile's work until the next day or a raised cap.
+	DailyCostLimitUSD float64 `toml:"daily_cost_limit_usd" json:"daily_cost_limit_usd,omitempty"`
+	DailyTokenLimit   int64   `toml:"daily_token_limit" json:"daily_token_limit,omitempty"`
 }
 
 // RateGroup is the limit group whose usage window p shares: LimitGroup, else its name.

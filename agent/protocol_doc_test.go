@@ -72,7 +72,7 @@ func schemaProps(t *testing.T, node map[string]any) []string {
 
 var (
 	toScheduler = []string{TypeStart, TypePing, TypeCancel, TypeYieldRequest}
-	toAgent     = []string{TypeHeartbeat, TypeProgress, TypeLog, TypeCheckpoint, TypeYield, TypeRateLimit, TypeResult}
+	toAgent     = []string{TypeHeartbeat, TypeProgress, TypeLog, TypeCheckpoint, TypeYield, TypeRateLimit, TypeUsage, TypeResult}
 )
 
 func TestProtocolDoc_ExamplesValidateAgainstTheirSchemas(t *testing.T) {

@@ -37,7 +37,7 @@ func (r WorkerResult) Check() error {
 			return fmt.Errorf("%w: findings[%d].severity %q is not minor or severe", ErrInvalidResult, i, f.Severity)
 		}
 	}
-	if u := r.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || !(u.CostUSD >= 0)) {
+	if u := r.Usage; u != nil && (u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || !(u.CostUSD >= 0)) {
 		return fmt.Errorf("%w: usage must not be negative", ErrInvalidResult)
 	}
 	return nil
@@ -63,7 +63,7 @@ func ProtocolFailure(r WorkerResult, problem error) WorkerResult {
 
 // validUsage keeps usage that can be counted against budgets (nothing negative).
 func validUsage(u *Usage) *Usage {
-	if u == nil || u.InputTokens < 0 || u.OutputTokens < 0 || !(u.CostUSD >= 0) {
+	if u == nil || u.InputTokens < 0 || u.OutputTokens < 0 || u.CacheReadTokens < 0 || u.CacheWriteTokens < 0 || !(u.CostUSD >= 0) {
 		return nil
 	}
 	c := *u

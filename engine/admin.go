@@ -76,7 +76,14 @@ func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatc
 			return domain.Invalid(idle[0], fmt.Sprintf("cannot change while the mission is %s", m.State),
 				"only priority, deadline, retry_budget and cost_limit_usd change during a run; cancel or wait")
 		}
-		return o.patch(&m, patch, append(live, idle...))
+		if err := o.patch(&m, patch, append(live, idle...)); err != nil || patch.CostLimitUSD == nil {
+			return err
+		}
+		if err := o.resumeBudgetBlocked(&m); err != nil {
+			return err
+		}
+		m, err = o.get(id)
+		return err
 	})
 	return m, err
 }

@@ -35,6 +35,8 @@ type Options struct {
 	// from) before the mission is blocked with an "abandoned" escalation (default 3).
 	AbandonLimit int
 	Logger       *slog.Logger
+	// Budgets are the profiles' daily caps and the day they count (ReportUsage, ProfileDayHold).
+	Budgets Budgets
 }
 
 // Engine applies the mission rules (design brief §2–§4) on top of a Store. It holds no

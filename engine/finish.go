@@ -25,6 +25,9 @@ func (e *Engine) Complete(ctx context.Context, f domain.Fence, res domain.Worker
 		if m.State != domain.StateRunning {
 			return &domain.TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
 		}
+		if res.Usage, err = o.closeUsage(&m, res.Usage); err != nil {
+			return err
+		}
 		if err := o.endAttempt(&m, domain.OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
 			return err
 		}
@@ -128,6 +131,9 @@ func (e *Engine) Fail(ctx context.Context, f domain.Fence, req FailRequest) (dom
 		if m, err = o.fenced(f); err != nil {
 			return err
 		}
+		if req.Usage, err = o.closeUsage(&m, req.Usage); err != nil {
+			return err
+		}
 		if err := o.addUsage(&m, req.Usage); err != nil {
 			return err
 		}
@@ -166,8 +172,12 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 		"weight": out.Weight, "failure": req.Failure}
 	switch out.Decision {
 	case domain.DecisionBlock:
+		decision := "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry"
+		if req.Failure.Kind == domain.FailureBudget {
+			decision = "raise the budget the failure names (update_mission or update_voyage cost_limit_usd, or the profile's daily cap), then resolve this escalation with action retry; or cancel the mission"
+		}
 		return o.blockWith(m, opName, domain.Escalation{Route: out.Route, Kind: blockKind(req.Failure),
-			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry",
+			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: decision,
 			Evidence: failureEvidence(req.Failure), SafeNextStep: "resolve_escalation with action retry once fixed"}, data)
 	case domain.DecisionFail:
 		if err := o.move(m, domain.StateFailed, opName, eventType, data); err != nil {

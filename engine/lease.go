@@ -452,6 +452,16 @@ func (o *op) endAttempt(m *domain.Mission, outcome domain.AttemptOutcome, f *dom
 	if outcome != domain.OutcomeAbandoned {
 		m.Abandons = 0 // an attempt that ended any other way breaks the row of abandons
 	}
+	if usage == nil { // the callers that report none: what the agent spent while running still counts
+		run, err := o.closeUsage(m, nil)
+		if err != nil {
+			return err
+		}
+		if err := o.addUsage(m, run); err != nil {
+			return err
+		}
+		usage = run
+	}
 	if usage != nil {
 		a.Usage = *usage
 	}

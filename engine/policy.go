@@ -101,6 +101,10 @@ type failureOutcome struct {
 // retry_serial when other work ran beside it, else a debugger mission when one can run.
 func decideFailure(in failureInput) failureOutcome {
 	kind := in.Failure.Kind
+	if kind == domain.FailureBudget {
+		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: domain.RouteMainAgent,
+			Reason: "budget failure: a hard budget was crossed and the agent was stopped; retrying would spend more"}
+	}
 	if domain.EnvironmentFailure(kind) {
 		route := domain.RouteMainAgent
 		if kind == domain.FailurePermission {

@@ -18,6 +18,10 @@ type MissionDetail struct {
 	Workspaces    []WorkspaceRecord  `json:"workspaces,omitempty"`
 	Escalation    *domain.Escalation `json:"escalation,omitempty"`
 	WhyNotRunning []Reason           `json:"why_not_running,omitempty"`
+	// RunningUsage is what the attempt in flight has spent so far (its last task.usage);
+	// UsageNote says when an agent reported no usage at all (usagenote.go).
+	RunningUsage *domain.Usage `json:"running_usage,omitempty"`
+	UsageNote    string        `json:"usage_note,omitempty"`
 }
 
 // GetMission returns a mission with its edges, attempts, landings, workspaces, open
@@ -55,6 +59,9 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 			if esc, err := r.EscalationGet(ctx, m.EscalationID); err == nil {
 				d.Escalation = &esc
 			}
+		}
+		if err := d.readUsage(ctx, r); err != nil {
+			return err
 		}
 		switch {
 		case m.State.Runnable():

@@ -318,6 +318,14 @@ type Reader interface {
 	// NoticesGaveUp returns the given-up notices, most recently given up first, at most limit
 	// (1..1,000, else 100).
 	NoticesGaveUp(ctx context.Context, limit int) ([]Notice, error)
+	// UsageRunningGet returns the running spend of a mission's attempt in flight (ErrNotFound
+	// when none was reported or the attempt ended).
+	UsageRunningGet(ctx context.Context, missionID string) (RunningUsage, error)
+	// UsageRunningList returns the running spend of every attempt in flight (bounded by the
+	// attempts in flight, not by history), by mission id.
+	UsageRunningList(ctx context.Context) ([]RunningUsage, error)
+	// SpendDayGet returns what profile spent on day (DayKey); zero usage when nothing.
+	SpendDayGet(ctx context.Context, profile, day string) (domain.Usage, error)
 }
 
 // PruneQuery pages through prune candidates: created (missions) or settled (voyages) before
@@ -447,4 +455,11 @@ type Tx interface {
 	NoticeRetry(ctx context.Context, n *Notice) error
 	// NoticePrune deletes the notices given up before before and returns how many.
 	NoticePrune(ctx context.Context, before time.Time) (int, error)
+	// UsageRunningPut records (or replaces) the running spend of u.MissionID's attempt. It
+	// goes away with its mission, else by UsageRunningDelete.
+	UsageRunningPut(ctx context.Context, u *RunningUsage) error
+	// UsageRunningDelete removes a mission's running spend (none: no error).
+	UsageRunningDelete(ctx context.Context, missionID string) error
+	// SpendDayAdd adds u to what profile spent on day (DayKey), creating the row.
+	SpendDayAdd(ctx context.Context, profile, day string, u domain.Usage) error
 }

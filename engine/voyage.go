@@ -406,7 +406,14 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 				return err
 			}
 		}
-		return nil
+		if p.CostLimitUSD == nil {
+			return nil
+		}
+		if err := o.resumeVoyageBudget(v.ID); err != nil {
+			return err
+		}
+		v, err = o.tx.VoyageGet(o.ctx, v.ID)
+		return err
 	})
 	return v, err
 }

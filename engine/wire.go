@@ -17,12 +17,20 @@ func ResultFromWire(r agent.WorkerResult) domain.WorkerResult {
 		out.Failure = &f
 	}
 	if r.Usage != nil {
-		out.Usage = &domain.Usage{InputTokens: r.Usage.InputTokens, OutputTokens: r.Usage.OutputTokens, CostUSD: r.Usage.CostUSD}
+		u := UsageFromWire(*r.Usage)
+		out.Usage = &u
 	}
 	for _, f := range r.Findings {
 		out.Findings = append(out.Findings, domain.Finding{Severity: f.Severity, Path: f.Path, Line: f.Line, Message: f.Message})
 	}
 	return out
+}
+
+// UsageFromWire converts the agent protocol's usage (worker.result, task.usage) into the
+// engine's.
+func UsageFromWire(u agent.Usage) domain.Usage {
+	return domain.Usage{InputTokens: u.InputTokens, OutputTokens: u.OutputTokens, CostUSD: u.CostUSD,
+		CacheReadTokens: u.CacheReadTokens, CacheWriteTokens: u.CacheWriteTokens}
 }
 
 // FailureFromWire converts the agent protocol's failure object into the engine's Failure.

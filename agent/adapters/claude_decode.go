@@ -129,6 +129,7 @@ type claudeDecoder struct {
 	seen     map[string]bool   // written, as a set
 	denials  *claudeDenials    // tool calls refused under the permission settings
 	rate     rateState         // the usage window (claude_ratelimit.go)
+	usage    claudeUsageTracker
 }
 
 func newClaudeDecoder() *claudeDecoder {
@@ -215,7 +216,7 @@ func (d *claudeDecoder) assistant(ev *claudeEvent) ([]agent.Message, error) {
 		d.apiError = &e
 		return []agent.Message{logMsg("error", "model API error: "+diag)}, nil
 	}
-	var out []agent.Message
+	out := d.usage.observe(ev.Message)
 	for _, b := range msg.Content {
 		switch b.Type {
 		case "text":
@@ -374,13 +375,14 @@ func (d *claudeDecoder) End(exit agent.ExitStatus) agent.WorkerResult {
 }
 
 // claudeUsageOf reads a result event's usage: input counts every input token the model read
-// (uncached, cache writes and cache reads), output the output tokens, cost total_cost_usd.
+// (uncached, cache writes and cache reads; the cache parts also on their own), output the
+// output tokens, cost total_cost_usd.
 func claudeUsageOf(ev *claudeEvent) *agent.Usage {
-	u := &agent.Usage{CostUSD: ev.TotalCostUSD}
+	u := &agent.Usage{}
 	if x := ev.Usage; x != nil {
-		u.InputTokens = x.InputTokens + x.CacheCreationInputTokens + x.CacheReadInputTokens
-		u.OutputTokens = x.OutputTokens
+		*u = claudeTokens(x)
 	}
+	u.CostUSD = ev.TotalCostUSD
 	return u
 }
 

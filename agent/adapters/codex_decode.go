@@ -24,8 +24,9 @@ type codexError struct {
 }
 
 type codexUsage struct {
-	InputTokens  int64 `json:"input_tokens"`  // includes cached_input_tokens
-	OutputTokens int64 `json:"output_tokens"` // includes reasoning_output_tokens
+	InputTokens       int64 `json:"input_tokens"`        // includes cached_input_tokens
+	OutputTokens      int64 `json:"output_tokens"`       // includes reasoning_output_tokens
+	CachedInputTokens int64 `json:"cached_input_tokens"` // the part of input read from the cache
 }
 
 type codexItem struct {
@@ -201,11 +202,13 @@ func codexChanges(it *codexItem) string {
 	return strings.Join(parts, ", ")
 }
 
-// completed is the result of turn.completed. Codex reports no cost, so CostUSD stays 0.
+// completed is the result of turn.completed. Codex reports no cost, so CostUSD stays 0 (the
+// scheduler prices the tokens with its price table).
 func (d *codexDecoder) completed(u *codexUsage) agent.WorkerResult {
 	r := agent.WorkerResult{Status: agent.StatusCompleted, Usage: &agent.Usage{}, Artifacts: d.written}
 	if u != nil {
 		r.Usage.InputTokens, r.Usage.OutputTokens = u.InputTokens, u.OutputTokens
+		r.Usage.CacheReadTokens = min(max(u.CachedInputTokens, 0), max(u.InputTokens, 0))
 	}
 	r.Summary = capBytes(strings.TrimSpace(d.last), logBytes)
 	if r.Summary == "" {

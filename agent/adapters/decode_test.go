@@ -121,7 +121,7 @@ func TestClaudeDecoder_EdgeShapes(t *testing.T) {
 	require.Equal(t, agent.WorkerResult{Status: agent.StatusCompleted,
 		Summary:   "claude-code completed in 4 turn(s) without a final message",
 		Artifacts: []string{"/w/b.go"},
-		Usage:     &agent.Usage{InputTokens: 60, OutputTokens: 4, CostUSD: 0.5}}, res)
+		Usage:     &agent.Usage{InputTokens: 60, OutputTokens: 4, CostUSD: 0.5, CacheReadTokens: 30, CacheWriteTokens: 20}}, res)
 }
 
 func TestClaudeDecoder_FailureKinds(t *testing.T) {
@@ -230,7 +230,7 @@ func TestCodexDecoder_OtherItems(t *testing.T) {
 		{Type: tLog, Level: "info", Message: "files changed: update /w/y.go, delete /w/z.go"},
 	}, msgs[:6])
 	require.Equal(t, agent.WorkerResult{Status: agent.StatusCompleted, Summary: "codex completed its turn without a final message",
-		Artifacts: []string{"/w/y.go", "/w/z.go"}, Usage: &agent.Usage{InputTokens: 5, OutputTokens: 1}},
+		Artifacts: []string{"/w/y.go", "/w/z.go"}, Usage: &agent.Usage{InputTokens: 5, OutputTokens: 1, CacheReadTokens: 2}},
 		dec.End(agent.ExitStatus{Known: true}))
 }
 

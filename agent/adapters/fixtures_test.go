@@ -38,6 +38,9 @@ type fixtureCase struct {
 	types  []string
 	result agent.WorkerResult
 	check  func(t *testing.T, msgs []agent.Message)
+	// usage is the task.usage reports the transcript gives, in order (cumulative). They are
+	// asserted apart from types, which lists the other messages.
+	usage []agent.Usage
 }
 
 func rep(typ string, n int) []string {
@@ -71,7 +74,12 @@ func completed(summary string, usage *agent.Usage, artifacts ...string) agent.Wo
 }
 
 var (
-	claudeDone  = &agent.Usage{InputTokens: 200, OutputTokens: 40, CostUSD: 0.0016}
+	claudeDone = &agent.Usage{InputTokens: 200, OutputTokens: 40, CostUSD: 0.0016}
+	// The streamed counts of the two API messages of a two-turn transcript: each message id
+	// once (its text and tool_use events repeat the same usage), output as message_start
+	// reported it (the final count arrives only in the result).
+	twoTurns    = []agent.Usage{{InputTokens: 100, OutputTokens: 1}, {InputTokens: 200, OutputTokens: 2}}
+	oneTurn     = []agent.Usage{{InputTokens: 100, OutputTokens: 1}}
 	codexDone   = &agent.Usage{InputTokens: 200, OutputTokens: 40}
 	noUsage     = &agent.Usage{}
 	claudeWrite = seq(tLog, tProgress, tProgress, tLog, tProgress, tResult)
@@ -89,7 +97,7 @@ func claudeAPI(status, msg string) string {
 }
 
 var fixtureCases = []fixtureCase{
-	{file: "claude-stream.ndjson", exit: exit0, types: claudeWrite,
+	{file: "claude-stream.ndjson", usage: twoTurns, exit: exit0, types: claudeWrite,
 		result: completed("done", claudeDone, "/home/dev/runs/write1/hello.txt"),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, []agent.Message{
@@ -100,11 +108,11 @@ var fixtureCases = []fixtureCase{
 				{Type: tProgress, Message: "done"},
 			}, msgs[:5])
 		}},
-	{file: "claude-stream-acceptedits.ndjson", exit: exit0, types: claudeWrite,
+	{file: "claude-stream-acceptedits.ndjson", usage: twoTurns, exit: exit0, types: claudeWrite,
 		result: completed("done", claudeDone, "/home/dev/runs/acceptedits/hello.txt")},
-	{file: "claude-stream-partial-messages.ndjson", exit: exit0, types: claudeWrite,
+	{file: "claude-stream-partial-messages.ndjson", usage: twoTurns, exit: exit0, types: claudeWrite,
 		result: completed("done", claudeDone, "/home/dev/runs/partial/hello.txt")},
-	{file: "claude-max-turns.ndjson", exit: exit1, types: seq(tLog, tProgress, tProgress, tLog, tResult),
+	{file: "claude-max-turns.ndjson", usage: oneTurn, exit: exit1, types: seq(tLog, tProgress, tProgress, tLog, tResult),
 		result: failed(agent.KindError, claudeTool, "claude-code stopped at its turn limit: Reached maximum number of turns (1)",
 			"Reached maximum number of turns (1)", &agent.Usage{InputTokens: 100, OutputTokens: 20, CostUSD: 0.0008})},
 	{file: "claude-401-maxretries0.ndjson", exit: exit1, types: seq(tLog, tLog, tResult),
@@ -149,13 +157,13 @@ var fixtureCases = []fixtureCase{
 	{name: "claude-sigint (cancelled)", file: "claude-sigint.ndjson", exit: agent.ExitStatus{Known: true, Reason: "cancelled"}, types: seq(tLog, tLog),
 		result: agent.WorkerResult{Status: agent.StatusCancelled,
 			Summary: "claude-code was stopped by the scheduler (cancelled) before it reported a result; exit status 0"}},
-	{file: "claude-mcp.ndjson", exit: exit0, types: claudeMCP, result: completed("done", claudeDone),
+	{file: "claude-mcp.ndjson", usage: twoTurns, exit: exit0, types: claudeMCP, result: completed("done", claudeDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tProgress, Message: "mcp__probe__status"}, msgs[1])
 			require.Equal(t, agent.Message{Type: tLog, Level: "info", Message: "tool result (ok): status: 2 missions running, 1 queued"}, msgs[2])
 		}},
-	{file: "claude-mcp-http.ndjson", exit: exit0, types: claudeMCP, result: completed("done", claudeDone)},
-	{file: "claude-mcp-failed-server.ndjson", exit: exit0, types: seq(tLog, tLog, tProgress, tLog, tProgress, tResult),
+	{file: "claude-mcp-http.ndjson", usage: twoTurns, exit: exit0, types: claudeMCP, result: completed("done", claudeDone)},
+	{file: "claude-mcp-failed-server.ndjson", usage: twoTurns, exit: exit0, types: seq(tLog, tLog, tProgress, tLog, tProgress, tResult),
 		result: completed("done", claudeDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "MCP server broken: failed"}, msgs[1])
@@ -163,7 +171,7 @@ var fixtureCases = []fixtureCase{
 		}},
 	// A denied call fails the run with kind permission (an escalation, no retry) even though
 	// Claude Code reported success: the refused call's work was not done.
-	{file: "claude-mcp-denied-no-allowedTools.ndjson", exit: exit0, types: seq(tLog, tProgress, tLog, tLog, tProgress, tLog, tResult),
+	{file: "claude-mcp-denied-no-allowedTools.ndjson", usage: twoTurns, exit: exit0, types: seq(tLog, tProgress, tLog, tLog, tProgress, tLog, tResult),
 		result: failed(agent.KindPermission, "mcp__probe__status", mcpDenied,
 			"mcp__probe__status: Claude requested permissions to use mcp__probe__status, but you haven't granted it yet.\nclaude-code's last message: done", claudeDone),
 		check: func(t *testing.T, msgs []agent.Message) {
@@ -173,7 +181,7 @@ var fixtureCases = []fixtureCase{
 
 	// Recorded by agent/adapters' real-CLI test (claude 2.1.332, acceptEdits, a scripted
 	// Bash call): the denial names the command.
-	{file: "claude-bash-denied-acceptedits.ndjson", exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tLog, tProgress, tLog, tResult),
+	{file: "claude-bash-denied-acceptedits.ndjson", usage: []agent.Usage{{InputTokens: 100}, {InputTokens: 200}}, exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tLog, tProgress, tLog, tResult),
 		result: failed(agent.KindPermission, "Bash", bashDenied,
 			"Bash: git push origin main: This command requires approval\nclaude-code's last message: done", claudeDone),
 		check: func(t *testing.T, msgs []agent.Message) {
@@ -266,7 +274,9 @@ func TestFixtures_EveryTranscriptMapped(t *testing.T) {
 			name = tc.file
 		}
 		t.Run(name, func(t *testing.T) {
-			dec, msgs := decodeFile(t, adapterFor(t, tc.file), filepath.Join("testdata", tc.file))
+			dec, all := decodeFile(t, adapterFor(t, tc.file), filepath.Join("testdata", tc.file))
+			msgs, usage := splitUsage(all)
+			require.Equal(t, tc.usage, usage, "task.usage reports")
 			require.Equal(t, tc.types, types(msgs))
 			res := dec.End(tc.exit)
 			require.Equal(t, tc.result, res)
@@ -284,6 +294,20 @@ func TestFixtures_EveryTranscriptMapped(t *testing.T) {
 			}
 		})
 	}
+}
+
+// splitUsage separates the task.usage reports from the other messages.
+func splitUsage(all []agent.Message) ([]agent.Message, []agent.Usage) {
+	var msgs []agent.Message
+	var usage []agent.Usage
+	for _, m := range all {
+		if u, ok := m.ReportedUsage(); ok {
+			usage = append(usage, u)
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs, usage
 }
 
 // Every transcript in testdata has at least one case, so a new recording cannot be forgotten.

@@ -98,6 +98,8 @@ func (d *ndjsonDecoder) Line(line []byte) ([]agent.Message, error) {
 		return []agent.Message{m}, nil
 	case agent.TypeRateLimit:
 		return rateLimitLine(m)
+	case agent.TypeUsage:
+		return usageLine(m)
 	case "":
 		return nil, errors.New(`ndjson: a JSON object without "type"`)
 	}

@@ -66,7 +66,7 @@ var rateLimitCases = []fixtureCase{
 				{Status: agent.RateRejected, RetryAfterSeconds: 7.835}, {Status: agent.RateRejected}}, rateLimits(msgs))
 		}},
 	// 200 with anthropic-ratelimit-unified-status: allowed_warning: nothing in the stream.
-	{file: "claude-ratelimit-allowed-warning.ndjson", exit: exit0, types: seq(tLog, tProgress, tResult),
+	{file: "claude-ratelimit-allowed-warning.ndjson", usage: []agent.Usage{{InputTokens: 10, OutputTokens: 1}}, exit: exit0, types: seq(tLog, tProgress, tResult),
 		result: completed("done", &agent.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.00014000000000000001})},
 	// Hand-written, the field's shapes: allowed, allowed_warning with unknown members, three it
 	// cannot read (no status, no info, an unknown status: counted), rejected, then the

@@ -38,6 +38,8 @@ type Config struct {
 	// Notify lists the [[notify]] sinks; Notifications tunes their retries (notify.go).
 	Notify        []NotifyConfig      `toml:"notify"`
 	Notifications NotificationsConfig `toml:"notifications"`
+	// Prices turn token counts into US dollars where an agent reports no cost (budgets.go).
+	Prices engine.Prices `toml:"prices"`
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
@@ -69,6 +71,9 @@ type SchedulerConfig struct {
 	// RateLimitMargin is added to a rate-limit window's reported reset before its profile's
 	// missions start again (1s to 1h, default 30s).
 	RateLimitMargin agent.Duration `toml:"rate_limit_margin"`
+	// BudgetDay is the time zone whose calendar day the profiles' daily budgets count: "UTC"
+	// (the default), "Local", or an IANA name such as "Europe/Paris".
+	BudgetDay string `toml:"budget_day"`
 }
 
 // ResourcesConfig pauses new dispatch when the machine is short (running work goes on).
@@ -311,6 +316,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.validateProfiles()...)
 	_, notifyErrs := c.sinks(c.env)
 	errs = append(errs, notifyErrs...)
+	errs = append(errs, c.validateBudgets()...)
 	return errors.Join(errs...)
 }
 

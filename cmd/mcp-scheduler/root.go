@@ -159,6 +159,7 @@ func (a *app) open(ctx context.Context) error {
 		DebugAvailable:    debugAvailable(a.cfg.Profiles),
 		AbandonLimit:      s.AbandonLimit,
 		Logger:            a.log.With("component", "engine"),
+		Budgets:           a.cfg.budgets(),
 	})
 	return nil
 }

@@ -65,6 +65,10 @@ const (
 	// FailureRateLimit: the provider's usage window was exhausted. It spends no retry budget:
 	// the mission waits for its profile's window to reset (engine/ratelimit.go).
 	FailureRateLimit = "rate_limit"
+	// FailureBudget: a hard budget (mission, voyage or profile-day; tokens, dollars or wall
+	// time) was crossed and the scheduler stopped the agent. It blocks with an escalation
+	// that shows the spend and the limit and spends no retry: only a raised limit helps.
+	FailureBudget = "budget"
 )
 
 // EnvironmentFailure reports whether a failure kind means the environment cannot do the work
@@ -78,12 +82,20 @@ func EnvironmentFailure(kind string) bool {
 	return false
 }
 
-// Usage is what an attempt consumed: token counts and cost in US dollars.
+// Usage is what an attempt consumed: token counts and cost in US dollars. InputTokens counts
+// every input token; CacheReadTokens and CacheWriteTokens are the parts of it read from and
+// written to the prompt cache (kept for attempts in flight and daily spend, where the price
+// table needs them; a mission's and a voyage's totals keep input, output and cost only).
 type Usage struct {
-	InputTokens  int64   `json:"input_tokens,omitempty"`
-	OutputTokens int64   `json:"output_tokens,omitempty"`
-	CostUSD      float64 `json:"cost_usd,omitempty"`
+	InputTokens      int64   `json:"input_tokens,omitempty"`
+	OutputTokens     int64   `json:"output_tokens,omitempty"`
+	CostUSD          float64 `json:"cost_usd,omitempty"`
+	CacheReadTokens  int64   `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens int64   `json:"cache_write_tokens,omitempty"`
 }
+
+// Tokens is every token counted: input (cached included) and output.
+func (u Usage) Tokens() int64 { return u.InputTokens + u.OutputTokens }
 
 // Finding is one reviewer remark: Severity is minor | severe, Path and Line locate it.
 type Finding struct {

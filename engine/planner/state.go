@@ -137,7 +137,12 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 	}
 	var free []Candidate
 	var full []string
+	var held *engine.Reason
 	for _, c := range eligible {
+		if r, ok := st.s.ProfileHolds[c.Name]; ok {
+			held = &r
+			continue
+		}
 		p, _ := profileNamed(st.profiles, c.Name)
 		if cap, why := st.profileCap(p); st.load.byProfile[c.Name] >= cap {
 			full = append(full, fmt.Sprintf("%s (%d/%d%s)", c.Name, st.load.byProfile[c.Name], cap, why))
@@ -146,6 +151,9 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 		free = append(free, c)
 	}
 	best, all, ok := Assign(m, free)
+	if !ok && held != nil && len(full) == 0 {
+		return Dispatch{}, held // every profile that could take it has spent its day
+	}
 	if !ok {
 		return Dispatch{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached"}
 	}

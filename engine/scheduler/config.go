@@ -102,6 +102,9 @@ type Config struct {
 	Logger    *slog.Logger
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
+	// Prices turn reported token counts into dollars where the agent reports none
+	// (configuration [[prices]]; budget.go).
+	Prices engine.Prices
 }
 
 func (c Config) withDefaults() Config {

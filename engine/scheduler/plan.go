@@ -66,6 +66,9 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 	if len(v.Candidates) == 0 {
 		return snap, now, nil
 	}
+	if snap.ProfileHolds, err = s.eng.ProfileDayHolds(ctx); err != nil {
+		return planner.Snapshot{}, now, err
+	}
 	if s.anyUrgent(v.Candidates) {
 		for i := range v.Live {
 			snap.Yieldable[v.Live[i].ID] = s.yieldable(&v.Live[i])

@@ -22,13 +22,14 @@ type attemptRun struct {
 	profile agent.Profile
 
 	mu         sync.Mutex
-	lastBeat   time.Time   // last lease renewal sent to the engine
-	expires    time.Time   // the lease expiry the last successful start or renewal returned
-	fenceTimer *time.Timer // stops the agent before an unrenewed lease expires (leases.go)
-	fenced     bool        // the fence fired: the lease could not be renewed in time
-	detached   bool        // no longer watched by this process
-	yielded    bool        // the agent sent task.yield and the engine recorded it
-	stopping   string      // why this scheduler stopped it ("" while not)
+	lastBeat   time.Time      // last lease renewal sent to the engine
+	expires    time.Time      // the lease expiry the last successful start or renewal returned
+	fenceTimer *time.Timer    // stops the agent before an unrenewed lease expires (leases.go)
+	fenced     bool           // the fence fired: the lease could not be renewed in time
+	detached   bool           // no longer watched by this process
+	yielded    bool           // the agent sent task.yield and the engine recorded it
+	stopping   string         // why this scheduler stopped it ("" while not)
+	budget     *engine.Breach // the hard budget its spend crossed (budget.go); it is being stopped
 	parallel   atomic.Bool
 	startedAt  time.Time
 	// rateLimited: the agent reported a rejected rate-limit window (task.rate_limit) during
@@ -105,6 +106,8 @@ func (sv *supervisor) onEvent(ctx context.Context, a *attemptRun, ev runner.Even
 		return sv.eng.Checkpoint(ctx, a.fence, msg.Checkpoint, msg.Message)
 	case agent.TypeRateLimit:
 		return sv.rateLimit(ctx, a, msg.RateLimit)
+	case agent.TypeUsage:
+		return sv.onUsage(ctx, a, msg)
 	case agent.TypeYield:
 		wait := ""
 		if msg.Reason == engine.WaitChildren {
@@ -165,7 +168,7 @@ func (sv *supervisor) stopAsync(a *attemptRun, reason string) {
 func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Outcome) error {
 	sv.host.phase(PhaseCollecting)
 	a.mu.Lock()
-	yielded, stopping, fenced := a.yielded, a.stopping, a.fenced
+	yielded, stopping, fenced, breach := a.yielded, a.stopping, a.fenced, a.budget
 	a.mu.Unlock()
 	if fenced { // stopped because the lease could not be renewed: give the mission back, result unused
 		f := domain.Failure{Kind: domain.FailureCrash, Tool: "lease",
@@ -177,6 +180,10 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 		return nil // the engine already knows (yield), or the result must not be used
 	}
 	res := engine.ResultFromWire(out.Result)
+	res.Usage = sv.price(a, res.Usage)
+	if breach != nil && stopping == ReasonBudget {
+		return sv.failBudget(ctx, a, *breach, res)
+	}
 	switch res.Status {
 	case domain.ResultCompleted:
 		if err := sv.host.verify(ctx, a.mission.Repository, a.rec.Worktree); err != nil {

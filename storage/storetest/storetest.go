@@ -51,6 +51,7 @@ var areas = []area{
 	{"Prune", exercisePrune},
 	{"Transactions", exerciseTransactions},
 	{"Notices", exerciseNotices},
+	{"Usage", exerciseUsage},
 }
 
 // Exercise runs the whole suite against the backend open makes. Every case calls open once
