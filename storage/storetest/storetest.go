@@ -49,6 +49,7 @@ var areas = []area{
 	{"Workspaces", exerciseWorkspaces},
 	{"Prune", exercisePrune},
 	{"Transactions", exerciseTransactions},
+	{"Metrics", exerciseMetrics},
 }
 
 // Exercise runs the whole suite against the backend open makes. Every case calls open once
