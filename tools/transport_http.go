@@ -54,6 +54,8 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 	// Ready, when set, is called with the bound address once the listener is open.
 	Ready func(net.Addr)
+	// Metrics, when set, is served at /metrics behind the same guard as /mcp (PathMetrics).
+	Metrics http.Handler
 }
 
 // shutdownGrace is how long requests in flight keep their context after shutdown began.
@@ -148,6 +150,9 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	mux.Handle(PathSSE, withSSEIDs(sse.SSEHandler(), events, s.log))
 	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log, s.ssePreflight(sse)))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
+	if opt.Metrics != nil {
+		mux.Handle(PathMetrics, opt.Metrics) // behind the same guard too (metricsserve.go)
+	}
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
 	// Requests outlive ctx by a short grace at shutdown, so that a call in flight can answer;
 	// then their contexts end, which releases long waits (claims, listen streams).

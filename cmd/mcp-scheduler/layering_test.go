@@ -34,6 +34,7 @@ var layers = map[string][]string{
 	"storage/storetest": {"engine", "engine/domain"},
 	"storage/teststore": {"engine", "engine/domain", "storage"},
 	"tools":             {"engine", "engine/domain", "agent", "prompts"},
+	"tools/metrics":     {"engine", "engine/domain"},
 	"cmd/mcp-scheduler": nil, // nil: anything (it wires)
 	"cmd/soak":          nil,
 	"e2e":               nil,

@@ -96,6 +96,9 @@ type Config struct {
 	// claim it before it is escalated as no_agent (default 10m).
 	UnclaimedGrace time.Duration
 	Logger         *slog.Logger
+	// Metrics is told of ticks, landings and agent processes as they happen (metrics.go);
+	// nil reports nothing.
+	Metrics Metrics
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
 }
@@ -140,6 +143,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now
