@@ -13,19 +13,20 @@ import (
 //   - mission: the mission_counts counters (kept by trigger with the missions);
 //   - voyage: the voyage_counts counters;
 //   - hold: the holds (at most one planning step's worth) of missions still waiting, as
-//     HoldCounts, each joined to its mission by primary key. CROSS JOIN makes SQLite walk the
-//     holds and look their missions up, never the other way round: with a plain JOIN its
-//     planner walks missions_state_id for state completed (every landed mission ever) to
-//     find the few completed missions whose landing waits;
+//     HoldCounts, each hold's mission looked up by primary key in a correlated EXISTS, so
+//     that the holds drive the read. With a join SQLite's planner may walk missions_state_id
+//     for state completed (every landed mission ever) to find the few completed missions
+//     whose landing waits: a plain JOIN did so, and so did CROSS JOIN in -race builds;
 //   - landing: the unsettled landings through missions_landing_queue and
 //     missions_landing_awaiting (partial indexes of those landing states only);
 //   - live: leased and running missions per profile through missions_live;
 //   - escalation: open escalations through escalations_state.
 const sqlMetricCounts = `SELECT 'mission', state, n FROM mission_counts
 UNION ALL SELECT 'voyage', state, n FROM voyage_counts WHERE n > 0
-UNION ALL SELECT 'hold', h.code, count(*) FROM holds AS h CROSS JOIN missions AS m ON m.id = h.mission_id
- WHERE m.state IN ('pending','interrupted')
-    OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))
+UNION ALL SELECT 'hold', h.code, count(*) FROM holds AS h
+ WHERE EXISTS (SELECT 1 FROM missions AS m WHERE m.id = h.mission_id
+   AND (m.state IN ('pending','interrupted')
+    OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))))
  GROUP BY h.code
 UNION ALL SELECT 'landing', landing, count(*) FROM missions INDEXED BY missions_landing_queue
  WHERE state = 'completed' AND landing IN ('pending','approved','review','waiting') GROUP BY landing

@@ -18,7 +18,7 @@ func TestMetricCountsPlan_ReadsLiveWorkOnly(t *testing.T) {
 	plan := queryPlan(t, s, sqlMetricCounts)
 	all := strings.Join(plan, "\n")
 	require.Contains(t, all, "SCAN h USING COVERING INDEX holds_code", all)
-	require.Contains(t, all, "SEARCH m USING INDEX sqlite_autoindex_missions_1 (id=?)", all)
+	require.Contains(t, all, "SEARCH m EXISTS USING INDEX sqlite_autoindex_missions_1 (id=?)", all)
 	require.NotContains(t, all, "missions_state_id", all)
 	for _, idx := range []string{"missions_landing_queue", "missions_landing_awaiting", "missions_live", "escalations_state"} {
 		require.Contains(t, all, idx, all)
