@@ -37,6 +37,9 @@ type Options struct {
 	Logger       *slog.Logger
 	// Budgets are the profiles' daily caps and the day they count (ReportUsage, ProfileDayHold).
 	Budgets Budgets
+	// Observer, when set, is told of the attempts started and ended once their transaction
+	// committed (engine/metrics.go); nil tells no one.
+	Observer Observer
 }
 
 // Engine applies the mission rules (design brief §2–§4) on top of a Store. It holds no
@@ -105,6 +108,8 @@ type op struct {
 	// read holds each mission as this transaction read it (get), so that save writes only the
 	// fields the transition changed.
 	read map[string]domain.Mission
+	// seen is what the Observer is told after commit (attempts started and ended).
+	seen observed
 }
 
 // update runs fn in one store transaction and publishes its events once it committed.
@@ -122,6 +127,7 @@ func (e *Engine) update(ctx context.Context, actor string, fn func(o *op) error)
 		changes[i] = Change{Seq: ev.Seq, Type: ev.Type, MissionID: ev.MissionID, VoyageID: ev.VoyageID}
 	}
 	e.hub.Publish(changes...)
+	e.observe(o)
 	return nil
 }
 

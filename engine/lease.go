@@ -119,6 +119,7 @@ func (o *op) acquired(a Acquired, leader *LeaderFence) error {
 	if err := o.emit("lease.acquired", &m, "", payload); err != nil {
 		return err
 	}
+	o.seen.started = append(o.seen.started, a.Profile)
 	if a.VoyageID == "" || a.VoyageActive {
 		return nil
 	}
@@ -468,7 +469,11 @@ func (o *op) endAttempt(m *domain.Mission, outcome domain.AttemptOutcome, f *dom
 	if f != nil {
 		a.Signature = Signature(*f)
 	}
-	return o.tx.AttemptInsert(o.ctx, &a)
+	if err := o.tx.AttemptInsert(o.ctx, &a); err != nil {
+		return err
+	}
+	o.seen.ended = append(o.seen.ended, a)
+	return nil
 }
 
 // launchedData is the attempt.launched event's data: the run record with the workspace

@@ -293,6 +293,11 @@ type Reader interface {
 	// RateWindowList returns every stored rate-limit window (one per limit group: bounded by
 	// the configured profiles), by group.
 	RateWindowList(ctx context.Context) ([]RateWindow, error)
+	// MetricCounts reads what a metrics scrape shows of the stored rows (engine.MetricCounts:
+	// missions and voyages per state, holds per code, unsettled landings per state, live
+	// missions per profile, open escalations) from counters and partial indexes of live work
+	// only, so that its cost does not grow with history.
+	MetricCounts(ctx context.Context) (MetricCounts, error)
 	// PruneCandidates returns finished (terminal) missions created before q.Before, after
 	// q.Cursor, at most q.Limit, in a stable order served by an index; the engine decides
 	// which of them may go (Engine.PruneHistory).

@@ -59,6 +59,8 @@ type HTTPOptions struct {
 	// (its session cookie or the bearer header), because a browser cannot send the header
 	// on page loads.
 	Dashboard http.Handler
+	// Metrics, when set, is served at /metrics behind the same guard as /mcp (PathMetrics).
+	Metrics http.Handler
 }
 
 // shutdownGrace is how long requests in flight keep their context after shutdown began.
@@ -153,6 +155,9 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	mux.Handle(PathSSE, withSSEIDs(sse.SSEHandler(), events, s.log))
 	mux.Handle(PathMessage, sseMessageGate(sse.MessageHandler(), s.log, s.ssePreflight(sse)))
 	mountPprof(mux) // behind the same guard as /mcp: Host, Origin and the token
+	if opt.Metrics != nil {
+		mux.Handle(PathMetrics, opt.Metrics) // behind the same guard too (metricsserve.go)
+	}
 	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
 	if opt.Dashboard != nil {
 		mux.Handle("/", opt.Dashboard)

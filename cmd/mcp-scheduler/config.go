@@ -104,6 +104,9 @@ type HTTPConfig struct {
 	MaxSessions int `toml:"max_sessions"`
 	// SessionIdle ends a session that had no request for this long (default 1h).
 	SessionIdle agent.Duration `toml:"session_idle"`
+	// MetricsAddr, when set, is a loopback host:port where serve and daemon also serve
+	// /metrics without a token (the --metrics flag; docs/metrics.md).
+	MetricsAddr string `toml:"metrics_addr"`
 }
 
 // GitConfig signs the scheduler's own commits (pending work, merges).
@@ -294,6 +297,11 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Retention.validate()...)
 	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
 		bad("http.addr", "%v", err)
+	}
+	if c.HTTP.MetricsAddr != "" {
+		if err := tools.CheckMetricsAddr(c.HTTP.MetricsAddr); err != nil {
+			bad("http.metrics_addr", "%v", err)
+		}
 	}
 	if c.HTTP.TokenFile != "" && !filepath.IsAbs(c.HTTP.TokenFile) {
 		bad("http.token_file", "%q must be an absolute path", c.HTTP.TokenFile)

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +11,7 @@ import (
 )
 
 func newDaemonCmd(a *app) *cobra.Command {
-	var httpAddr, token string
+	var httpAddr, token, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "daemon",
 		Short: "Run the scheduler loop without serving MCP (voyages go on with no client connected)",
@@ -20,15 +21,23 @@ func newDaemonCmd(a *app) *cobra.Command {
 			"Run it under your service manager (systemd, launchd) to keep it up.\n" +
 			"With --http it also serves the web dashboard and MCP over HTTP on that address, as serve --http does.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.daemon(cmd.Context(), httpAddr, token) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			addr, err := a.metricsAddr(metricsAddr)
+			if err != nil {
+				return err
+			}
+			return a.daemon(cmd.Context(), httpAddr, token, addr)
+		},
 	}
 	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard and MCP over HTTP on this host:port (port 0: any free port)")
 	cmd.Flags().StringVar(&token, "token", "", "with --http: the bearer token (prefer $"+EnvToken+" or [http] token_file: flags show in ps)")
+	metricsFlag(cmd, &metricsAddr)
 	return cmd
 }
 
-// daemon runs the loop until ctx ends.
-func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
+// daemon runs the loop until ctx ends; with httpAddr it also serves the dashboard and MCP
+// over HTTP, and metrics on the loopback metricsAddr when set.
+func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr string) error {
 	var token string
 	if httpAddr != "" {
 		var err error
@@ -61,10 +70,13 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag string) error {
 		}
 		defer stop()
 	}
+	var wg sync.WaitGroup
+	defer wg.Wait() // the metrics listener ends with ctx
 	if err := l.s.Start(ctx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}
 	defer a.startNotifier(ctx, l)()
+	a.serveMetrics(ctx, &wg, metricsAddr)
 	<-ctx.Done()
 	a.log.Info("mcp-scheduler daemon stopping")
 	return l.s.Stop(context.WithoutCancel(ctx))

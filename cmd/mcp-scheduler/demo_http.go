@@ -32,7 +32,7 @@ func (a *app) sideHTTP(ctx context.Context, addr, token string) (base string, st
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
 		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
+			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash, Metrics: a.collector().Handler(),
 			Ready: func(ad net.Addr) { ready <- ad }})
 	})
 	stop = func() { cancel(); wg.Wait() }

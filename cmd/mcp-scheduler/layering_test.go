@@ -37,6 +37,7 @@ var layers = map[string][]string{
 	"tools":             {"engine", "engine/domain", "agent", "prompts"},
 	"tools/dashboard":   {"tools", "engine", "engine/domain"},
 	"tools/watch":       {"tools", "engine", "engine/domain"},
+	"tools/metrics":     {"engine", "engine/domain"},
 	"cmd/mcp-scheduler": nil, // nil: anything (it wires)
 	"cmd/soak":          nil,
 	"e2e":               nil,

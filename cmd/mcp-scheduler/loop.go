@@ -90,7 +90,7 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
 		RateLimit: engine.RatePolicy{Margin: s.RateLimitMargin.D()},
 		Retention: retentionAge(a.cfg.Retention.MaxAge.D()), RetentionBatch: a.cfg.Retention.Batch,
-		RetentionPause: a.cfg.Retention.BatchPause.D(), Prices: a.cfg.Prices,
+		RetentionPause: a.cfg.Retention.BatchPause.D(), Prices: a.cfg.Prices, Metrics: a.collector(),
 		Resources: scheduler.Resources{MaxLoadPerCPU: a.cfg.Resources.MaxLoadPerCPU,
 			MinFreeMemMB: uint64(max(a.cfg.Resources.MinFreeMemoryMB, 0)), MinFreeDiskMB: uint64(max(a.cfg.Resources.MinFreeDiskMB, 0))}}
 	for _, p := range a.cfg.Profiles {

@@ -16,6 +16,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/tools/metrics"
 )
 
 // streams are a command's standard streams.
@@ -44,6 +45,8 @@ type app struct {
 	eng   *engine.Engine
 	repos *repositories
 	loop  *loop // the scheduler loop, when the command runs it (serve, daemon, demo)
+	// metrics is the process's Prometheus collector (metrics.go), made by collector().
+	metrics *metrics.Collector
 }
 
 // commands lists the subcommands, one constructor per file. Add one here to add a command
@@ -160,6 +163,7 @@ func (a *app) open(ctx context.Context) error {
 		AbandonLimit:      s.AbandonLimit,
 		Logger:            a.log.With("component", "engine"),
 		Budgets:           a.cfg.budgets(),
+		Observer:          a.collector(),
 	})
 	return nil
 }

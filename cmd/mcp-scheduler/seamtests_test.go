@@ -15,10 +15,12 @@ import (
 // Every other test reaches the store through the seam (storage/teststore), so that a second
 // backend runs them unchanged.
 var sqliteOnlyTests = map[string]string{
-	"engine/bench_test.go":           "seeds missions with raw SQL and measures against a raw SQLite claim",
-	"engine/river_bench_test.go":     "River's SQLite driver is the reference; both run on SQLite files",
-	"engine/retention_bench_test.go": "seeds a finished history with raw SQL",
-	"e2e/history_bench_test.go":      "generates a 1M-mission history with raw SQL on the binary's file",
+	"engine/bench_test.go":              "seeds missions with raw SQL and measures against a raw SQLite claim",
+	"engine/river_bench_test.go":        "River's SQLite driver is the reference; both run on SQLite files",
+	"engine/retention_bench_test.go":    "seeds a finished history with raw SQL",
+	"e2e/history_bench_test.go":         "generates a 1M-mission history with raw SQL on the binary's file",
+	"engine/metrics_bench_test.go":      "seeds a 1M-mission history with raw SQL and measures against a raw count",
+	"cmd/mcp-scheduler/metrics_test.go": "reads the binary's own SQLite file to check its /metrics against the store",
 }
 
 // Tests outside storage/ get their store from storage/teststore, never from storage itself

@@ -20,7 +20,7 @@ import (
 const externalPoll = 250 * time.Millisecond
 
 func newServeCmd(a *app) *cobra.Command {
-	var httpAddr, token, tokenFile, transport, repo, pprofAddr string
+	var httpAddr, token, tokenFile, transport, repo, pprofAddr, metricsAddr string
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve MCP over stdio (default) or HTTP (--http)",
@@ -59,7 +59,11 @@ func newServeCmd(a *app) *cobra.Command {
 				}
 			}
 			a.defaultRepoDir = repo
-			return a.serve(cmd.Context(), serveOptions{http: useHTTP, addr: httpAddr, token: token, pprof: pprofAddr})
+			maddr, err := a.metricsAddr(metricsAddr)
+			if err != nil {
+				return err
+			}
+			return a.serve(cmd.Context(), serveOptions{http: useHTTP, addr: httpAddr, token: token, pprof: pprofAddr, metrics: maddr})
 		},
 	}
 	f := cmd.Flags()
@@ -69,6 +73,7 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (prefer $"+EnvToken+" or a token file: flags show in ps)")
 	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (must be private: mode 0600)")
 	f.StringVar(&pprofAddr, "pprof", "", "also serve Go runtime profiles at http://ADDR"+tools.PathPprof+" (loopback only, e.g. 127.0.0.1:6060; --http serves them behind its token)")
+	metricsFlag(cmd, &metricsAddr)
 	return cmd
 }
 
@@ -77,6 +82,7 @@ func newServeCmd(a *app) *cobra.Command {
 type serveOptions struct {
 	http               bool
 	addr, token, pprof string
+	metrics            string // the stand-alone loopback metrics address ("" for none)
 }
 
 // serve runs the MCP server until the transport ends (stdin closed) or ctx is cancelled.
@@ -128,6 +134,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			}
 		})
 	}
+	a.serveMetrics(ctx, &wg, o.metrics)
 	// Leads the loop when no other process of this data dir does. Start fails only when the
 	// loop runs already (a wiring error): then nothing is served and the error is returned.
 	if err = l.s.Start(ctx); err == nil {
@@ -138,7 +145,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			var dash http.Handler
 			if dash, err = a.dashboard(token); err == nil {
 				err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-					MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash})
+					MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
+					Metrics: a.collector().Handler()})
 			}
 		} else {
 			err = srv.ServeStdio(ctx, a.in, a.out)

@@ -100,6 +100,9 @@ type Config struct {
 	// backoff when the reset is unknown; engine.RatePolicy's defaults for zero fields).
 	RateLimit engine.RatePolicy
 	Logger    *slog.Logger
+	// Metrics is told of ticks, landings and agent processes as they happen (metrics.go);
+	// nil reports nothing.
+	Metrics Metrics
 	// Now is the clock (default time.Now); engine time comes from the engine's clock.
 	Now func() time.Time
 	// Prices turn reported token counts into dollars where the agent reports none
@@ -147,6 +150,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Metrics == nil {
+		c.Metrics = noMetrics{}
 	}
 	if c.Now == nil {
 		c.Now = time.Now

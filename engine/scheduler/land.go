@@ -114,6 +114,7 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 	if err != nil {
 		return err
 	}
+	lr.cfg.Metrics.LandingObserved(string(l.Status), time.Duration(durationMS)*time.Millisecond)
 	record := domain.Landing{MissionID: m.ID, Attempt: m.Attempt, Status: string(l.Status), TargetBranch: target,
 		Commit: l.Commit, OldTarget: l.OldTarget, NewTarget: l.NewTarget, ChangedFiles: l.ChangedFiles,
 		OutsideWriteArea: l.OutsideWriteArea, ConflictPaths: l.ConflictPaths, Detail: landingDetail(l),

@@ -47,6 +47,7 @@ func (sv *supervisor) adopt(ctx context.Context, a *attemptRun, expires time.Tim
 	sv.procs[a.fence.MissionID] = a
 	stopped := sv.stopped
 	sv.mu.Unlock()
+	sv.cfg.Metrics.AgentProcess(runProfile(a), true)
 	sv.watchers.Add(1)
 	go func() {
 		defer sv.watchers.Done()
@@ -68,6 +69,7 @@ func (sv *supervisor) supervise(ctx context.Context, a *attemptRun) {
 			delete(sv.procs, a.fence.MissionID)
 		}
 		sv.mu.Unlock()
+		sv.cfg.Metrics.AgentProcess(runProfile(a), false)
 		sv.host.wake()
 	}()
 	for ev := range a.proc.Events() {

@@ -3,6 +3,7 @@ package scheduler
 import (
 	"context"
 	"errors"
+	"time"
 )
 
 // TickReport says what one tick did.
@@ -19,10 +20,12 @@ type TickReport struct {
 // Errors of one step do not stop the others; they are joined.
 func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 	var rep TickReport
+	began := time.Now()
 	lead, err := s.leader.RunOnce(ctx)
 	if err != nil || !lead {
 		return rep, err
 	}
+	defer func() { s.cfg.Metrics.TickObserved(time.Since(began)) }()
 	rep.Leader = true
 	var errs []error
 	if s.rec.pending() {

@@ -52,6 +52,7 @@ var areas = []area{
 	{"Transactions", exerciseTransactions},
 	{"Notices", exerciseNotices},
 	{"Usage", exerciseUsage},
+	{"Metrics", exerciseMetrics},
 }
 
 // Exercise runs the whole suite against the backend open makes. Every case calls open once

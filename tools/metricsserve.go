@@ -1,0 +1,70 @@
+package tools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+)
+
+// PathMetrics is where the Prometheus metrics are served (text exposition format; see
+// docs/metrics.md), on the HTTP listener behind its guard and on the stand-alone --metrics one.
+const PathMetrics = "/metrics"
+
+// ErrMetricsNotLoopback is returned by ServeMetrics for an address other than a loopback one:
+// the stand-alone listener asks for no token, so it must not be reachable from elsewhere.
+var ErrMetricsNotLoopback = errors.New("--metrics must be a loopback address")
+
+// CheckMetricsAddr accepts host:port with a loopback host (127.0.0.1, ::1, localhost) only.
+func CheckMetricsAddr(addr string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--metrics %q: %w (give host:port, e.g. 127.0.0.1:9464)", addr, err)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("%w: %q is not loopback; give 127.0.0.1:PORT (or scrape %s of serve --http with its token)",
+			ErrMetricsNotLoopback, addr, PathMetrics)
+	}
+	return nil
+}
+
+// ServeMetrics serves h at /metrics on a loopback addr until ctx ends, without a token (for a
+// scraper on the same machine), with the Host and Origin checks of /mcp against DNS rebinding
+// and foreign pages. ready, when set, gets the bound address. It returns ErrMetricsNotLoopback
+// for another address.
+func ServeMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Logger, ready func(net.Addr)) error {
+	if err := CheckMetricsAddr(addr); err != nil {
+		return err
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", addr)
+	if err != nil {
+		return fmt.Errorf("metrics: listen %s: %w", addr, err)
+	}
+	mux := http.NewServeMux()
+	mux.Handle(PathMetrics, h)
+	g := &guard{loopback: true, log: log}
+	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	if ready != nil {
+		ready(ln.Addr())
+	}
+	log.Info("serving metrics", "addr", ln.Addr().String(), "path", PathMetrics)
+	errc := make(chan error, 1)
+	go func() { errc <- hs.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("metrics: %w", err)
+	case <-ctx.Done():
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
+	defer cancel()
+	_ = hs.Shutdown(sctx) // a scrape in progress is cut short; nothing durable is lost
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("metrics: %w", err)
+	}
+	return nil
+}
