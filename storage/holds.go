@@ -55,11 +55,17 @@ func (t *txn) HoldList(ctx context.Context) ([]engine.Hold, error) {
 // HoldCounts counts the holds of missions that still wait to run (pending, interrupted) or,
 // completed, to land (a landing the planner gives a wait: the landing queue's states, approval
 // and repair). A hold left over from before a mission moved on is not counted.
+// sqlHoldCounts walks the holds (one per waiting mission) and looks each mission up by its
+// key: as a plain join SQLite walked missions_state over every completed mission instead, a
+// cost that grew with history (TestHoldCountsPlan_WalksTheHoldsNotTheHistory).
+const sqlHoldCounts = `SELECT h.code, count(*) FROM holds AS h
+ WHERE EXISTS (SELECT 1 FROM missions AS m WHERE m.id = h.mission_id
+   AND (m.state IN ('pending','interrupted')
+    OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))))
+ GROUP BY h.code`
+
 func (t *txn) HoldCounts(ctx context.Context) (map[string]int, error) {
-	rows, err := t.q.query(ctx, `SELECT h.code, count(*) FROM holds AS h JOIN missions AS m ON m.id = h.mission_id
- WHERE m.state IN ('pending','interrupted')
-    OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))
- GROUP BY h.code`)
+	rows, err := t.q.query(ctx, sqlHoldCounts)
 	if err != nil {
 		return nil, translate(err, "hold counts")
 	}

@@ -208,3 +208,13 @@ func rawExec(t *testing.T, s *Store, fn func(tx *sql.Tx) error) {
 	}
 	require.NoError(t, tx.Commit())
 }
+
+// HoldCounts (doctor, status) walks the holds and finds each mission by its key, whatever
+// the history holds.
+func TestHoldCountsPlan_WalksTheHoldsNotTheHistory(t *testing.T) {
+	s := openSeeded(t, 0)
+	plan := strings.Join(queryPlan(t, s, sqlHoldCounts), "\n")
+	require.Regexp(t, `SCAN h\b`, plan)
+	require.Regexp(t, `SEARCH m (EXISTS )?USING (INDEX sqlite_autoindex_missions_1|PRIMARY KEY|INTEGER PRIMARY KEY) \(id=\?\)`, plan)
+	require.NotContains(t, plan, "missions_state", "the plan walks the missions by state:\n%s", plan)
+}
