@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"time"
 )
 
 // PathMetrics is where the Prometheus metrics are served (text exposition format; see
@@ -39,32 +38,7 @@ func ServeMetrics(ctx context.Context, addr string, h http.Handler, log *slog.Lo
 	if err := CheckMetricsAddr(addr); err != nil {
 		return err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("metrics: listen %s: %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mux.Handle(PathMetrics, h)
-	g := &guard{loopback: true, log: log}
-	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	log.Info("serving metrics", "addr", ln.Addr().String(), "path", PathMetrics)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("metrics: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx) // a scrape in progress is cut short; nothing durable is lost
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("metrics: %w", err)
-	}
-	return nil
+	return serveLoopback(ctx, "metrics", addr, PathMetrics, mux, log, ready)
 }

@@ -8,7 +8,6 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
-	"time"
 )
 
 // PathPprof is where the Go runtime profiles are served (net/http/pprof's index and its
@@ -48,32 +47,7 @@ func ServePprof(ctx context.Context, addr string, log *slog.Logger, ready func(n
 	if err := CheckPprofAddr(addr); err != nil {
 		return err
 	}
-	var lc net.ListenConfig
-	ln, err := lc.Listen(ctx, "tcp", addr)
-	if err != nil {
-		return fmt.Errorf("pprof: listen %s: %w", addr, err)
-	}
 	mux := http.NewServeMux()
 	mountPprof(mux)
-	g := &guard{loopback: true, log: log}
-	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
-		ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	if ready != nil {
-		ready(ln.Addr())
-	}
-	log.Info("serving pprof", "addr", ln.Addr().String(), "path", PathPprof)
-	errc := make(chan error, 1)
-	go func() { errc <- hs.Serve(ln) }()
-	select {
-	case err := <-errc:
-		return fmt.Errorf("pprof: %w", err)
-	case <-ctx.Done():
-	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Second)
-	defer cancel()
-	_ = hs.Shutdown(sctx) // a profile in progress is cut short; nothing durable is lost
-	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
-		return fmt.Errorf("pprof: %w", err)
-	}
-	return nil
+	return serveLoopback(ctx, "pprof", addr, PathPprof, mux, log, ready)
 }
