@@ -78,12 +78,20 @@ type RateSignal struct {
 	Profile   string
 	MissionID string
 	Limit     agent.RateLimit
+	// CompletedStarted, when set, says the signal is an allowed inferred from an attempt that
+	// completed (Claude Code with an API key never reports allowed), which began then: it
+	// lifts a pause only when that attempt began after the pause did, or when the pause's
+	// end was a guess (a backoff step). An attempt that was already running when the
+	// provider rejected the window says nothing about the window now.
+	CompletedStarted time.Time
 }
 
 // NextRateWindow decides what a signal makes of a group's window (prev: the stored one, nil
 // when none), at now; keep is false when the group has room again (the window is removed).
 //
-//   - allowed lifts a pause or a warning.
+//   - allowed lifts a pause or a warning; inferred from a completed attempt
+//     (CompletedStarted), it lifts a pause whose end the provider gave (a reset, a
+//     retry-after) only when that attempt began after the pause did.
 //   - allowed_warning: a warning until the reported reset (else WarningFor from now).
 //   - rejected with a reset in the future: paused until the reset plus Margin; with a
 //     retry-after hint: until now + hint + Margin; with neither: the next backoff step (the
@@ -110,6 +118,9 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 		return w, true
 	case agent.RateRejected:
 	default:
+		if staleRoom(prev, sig, now) {
+			return *prev, true
+		}
 		return w, false // allowed (or a status the adapter should not have passed on)
 	}
 	active := prev != nil && prev.Status == RatePaused && prev.Active(now)
@@ -137,6 +148,13 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 		return *prev, true
 	}
 	return w, true
+}
+
+// staleRoom: sig is the room inferred from an attempt that completed, but it was already
+// running when the provider paused the group until a time it gave; the pause stands.
+func staleRoom(prev *RateWindow, sig RateSignal, now time.Time) bool {
+	return !sig.CompletedStarted.IsZero() && prev != nil && prev.Status == RatePaused && prev.Active(now) &&
+		prev.Steps == 0 && !sig.CompletedStarted.After(prev.Since)
 }
 
 // RateLimitedReason is the hold of a mission that waits for a paused group: "profile P

@@ -63,6 +63,23 @@ func TestNextRateWindow(t *testing.T) {
 		require.Equal(t, "profile claude-a rate-limited until 2026-12-01T18:00:50Z ("+w.Why+")", r.Message)
 		require.True(t, r.Transient())
 	})
+	t.Run("a completed attempt that ran before a known pause does not lift it; one begun after does", func(t *testing.T) {
+		paused, _ := engine.NextRateWindow(nil, sig(agent.RateLimit{Status: agent.RateRejected, ResetsAt: now.Add(time.Minute)}), pol, now)
+		room := sig(agent.RateLimit{Status: agent.RateAllowed})
+		room.CompletedStarted = now.Add(-time.Second) // running when the window was rejected
+		w, keep := engine.NextRateWindow(&paused, room, pol, now.Add(10*time.Second))
+		require.True(t, keep, "the pause the provider gave stands")
+		require.Equal(t, paused, w)
+		room.CompletedStarted = now.Add(5 * time.Second) // began after the pause (another limit group's grace, a resolve)
+		_, keep = engine.NextRateWindow(&paused, room, pol, now.Add(10*time.Second))
+		require.False(t, keep)
+		_, keep = engine.NextRateWindow(&paused, sig(agent.RateLimit{Status: agent.RateAllowed}), pol, now.Add(10*time.Second))
+		require.False(t, keep, "an allowed the agent reported lifts it")
+		guessed, _ := engine.NextRateWindow(nil, sig(rejected), pol, now) // a backoff step: its end is a guess
+		room.CompletedStarted = now.Add(-time.Second)
+		_, keep = engine.NextRateWindow(&guessed, room, pol, now.Add(time.Second))
+		require.False(t, keep, "a completion lifts a guessed pause")
+	})
 	t.Run("retry-after pauses for the hint plus the margin", func(t *testing.T) {
 		w, _ := engine.NextRateWindow(nil, sig(agent.RateLimit{Status: agent.RateRejected, RetryAfterSeconds: 7.5}), pol, now)
 		require.Equal(t, now.Add(37500*time.Millisecond), w.Until)

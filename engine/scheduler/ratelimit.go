@@ -14,6 +14,12 @@ import (
 // (engine.RecordRateLimit decides the pause), logs a change, and wakes the tick when the
 // group has room again. A body with an unknown status is logged and dropped.
 func (sv *supervisor) rateLimit(ctx context.Context, a *attemptRun, rl *agent.RateLimit) error {
+	return sv.rateSignal(ctx, a, rl, time.Time{})
+}
+
+// rateSignal is rateLimit with, for an allowed inferred from a completed attempt, the time
+// that attempt began (zero: the agent reported the window itself).
+func (sv *supervisor) rateSignal(ctx context.Context, a *attemptRun, rl *agent.RateLimit, completedStarted time.Time) error {
 	if rl == nil || !agent.KnownRateStatus(rl.Status) {
 		sv.log.Warn("task.rate_limit ignored: rate_limit.status must be allowed, allowed_warning or rejected",
 			"mission_id", a.fence.MissionID, "profile", a.profile.Name)
@@ -22,7 +28,8 @@ func (sv *supervisor) rateLimit(ctx context.Context, a *attemptRun, rl *agent.Ra
 	if rl.Status == agent.RateRejected {
 		a.rateLimited.Store(true)
 	}
-	sig := engine.RateSignal{Group: a.profile.RateGroup(), Profile: a.profile.Name, MissionID: a.fence.MissionID, Limit: *rl}
+	sig := engine.RateSignal{Group: a.profile.RateGroup(), Profile: a.profile.Name, MissionID: a.fence.MissionID, Limit: *rl,
+		CompletedStarted: completedStarted}
 	w, changed, err := sv.eng.RecordRateLimit(ctx, sig, sv.cfg.RateLimit)
 	if err != nil || !changed {
 		return err
@@ -56,9 +63,15 @@ func (sv *supervisor) rateLimitFailure(ctx context.Context, a *attemptRun, f dom
 
 // rateRoom lifts the group's window after an attempt of it completed: the model answered
 // (after any retry of the CLI's own), so the window has room (Claude Code with an API key
-// never says "allowed"); the next unknown-reset rejection backs off from the first step.
+// never says "allowed"); the next unknown-reset rejection backs off from the first step. A
+// pause whose end the provider gave stands when this attempt was already running before it
+// (engine.NextRateWindow, CompletedStarted).
 func (sv *supervisor) rateRoom(ctx context.Context, a *attemptRun) {
-	if err := sv.rateLimit(ctx, a, &agent.RateLimit{Status: agent.RateAllowed}); err != nil {
+	began := a.mission.StartedAt // the attempt's start as stored (a re-attached agent began before this process)
+	if began.IsZero() {
+		began = a.startedAt
+	}
+	if err := sv.rateSignal(ctx, a, &agent.RateLimit{Status: agent.RateAllowed}, began); err != nil {
 		sv.log.Error("rate-limit window not lifted", "mission_id", a.fence.MissionID, "profile", a.profile.Name, "err", err)
 	}
 }
