@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -116,6 +117,11 @@ func TestBrowser(t *testing.T) {
 			m, err := f.eng.Mission(f.ctx, d.IDs["a"])
 			require.NoError(t, err)
 			require.Equal(t, domain.StatePending, m.State)
+			// Its next attempt fails: the mission page must say how (kind and summary).
+			ran := f.run(d.IDs["a"])
+			_, err = f.eng.Fail(f.ctx, ran.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureTest,
+				Summary: "3 tests failed in outline_test.go"}})
+			require.NoError(t, err)
 			f.run(d.IDs["c"]) // something running for the agents page
 			next()
 		case "done":

@@ -96,6 +96,12 @@ try {
   await page.waitForSelector(`section[data-mission="${IDS.a}"][data-state="pending"]`);
   await go('resolved');
 
+  // A failed attempt reads as its kind and summary, on the mission page and in its attempts.
+  await page.goto(BASE + '/#/mission/' + IDS.a);
+  await page.waitForSelector(`section[data-mission="${IDS.a}"]:has-text("test: 3 tests failed in outline_test.go")`);
+  const text = await page.locator(`section[data-mission="${IDS.a}"]`).innerText();
+  check(!text.includes('undefined'), `the mission page shows "undefined": ${text}`);
+
   await page.goto(BASE + '/#/agents');
   await page.waitForSelector(`tr[data-mission="${IDS.c}"]`);
   await shot(page, 'agents');

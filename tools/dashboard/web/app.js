@@ -54,6 +54,13 @@ function whyList(why) {
   return h('ul', { class: 'why' }, why.map(w => h('li', { 'data-code': w.code }, w.message, w.until ? ` (until ${when(w.until)})` : '')));
 }
 
+// failureText is how a failure reads (engine/domain Failure: kind, summary, diagnostic, tool).
+function failureText(f) {
+  const what = f.summary || f.diagnostic || '';
+  const tool = f.tool ? ` (${f.tool})` : '';
+  return what ? `${f.kind}: ${what}${tool}` : `${f.kind}${tool}`;
+}
+
 // Pages: each returns the node to show.
 const pages = {
   async voyages() {
@@ -91,7 +98,7 @@ const pages = {
         field('repository', m.repository), field('target branch', m.target_branch), field('persona', m.persona),
         field('write area', (m.write_area || []).join(', ')), field('attempt', `${m.attempt} (budget ${m.retry_budget}, used ${m.attempts_used})`),
         field('agent', m.profile), field('progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
-        field('result', m.result && m.result.summary), field('last failure', m.last_failure && `${m.last_failure.kind}: ${m.last_failure.message}`)),
+        field('result', m.result && m.result.summary), field('last failure', m.last_failure && failureText(m.last_failure))),
       h('div', { class: 'buttons' },
         h('button', { onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry'),
         h('button', { onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip'),
@@ -102,7 +109,7 @@ const pages = {
       h('h3', {}, 'Attempts'),
       (d.attempts || []).length ? h('table', {}, h('tr', {}, ['#', 'agent', 'outcome', 'failure', 'usage', 'cost', 'started', 'ended'].map(t => h('th', {}, t))),
         d.attempts.map(a => h('tr', { 'data-attempt': a.attempt }, h('td', {}, a.attempt), h('td', {}, a.agent || a.profile || ''), h('td', {}, a.outcome),
-          h('td', {}, a.failure ? `${a.failure.kind}: ${a.failure.message}` : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
+          h('td', {}, a.failure ? failureText(a.failure) : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
           h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, m.attempt ? `attempt ${m.attempt} has not ended yet` : 'none yet'),
       h('h3', {}, `Output (attempt ${log.attempt || '–'})`),
       log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
