@@ -66,6 +66,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	if err != nil {
 		return err
 	}
+	a.recordProfiles(ctx) // its reference profile is an agent the status and the dashboard list
 	dashURL := ""
 	if httpAddr != "" {
 		base, stop, err := a.sideHTTP(ctx, httpAddr, "")

@@ -97,6 +97,12 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	}
 	getJSON(t, base+"/api/missions/"+outline+"/log", &log)
 	require.Contains(t, log.Log.Stdout, `"type":"worker.result"`, "the managed agent's own output")
+	var agents struct {
+		Agents []struct{ ID, Kind, Profile string }
+	}
+	getJSON(t, base+"/api/agents", &agents)
+	require.Contains(t, agents.Agents, struct{ ID, Kind, Profile string }{"reference", "managed", "reference"},
+		"the demo's profile is an agent the Agents page lists")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
 }
