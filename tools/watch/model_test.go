@@ -285,3 +285,22 @@ func TestUpdate_RefreshesCoalesceWhileReading(t *testing.T) {
 	require.Nil(t, cmd, "and nothing after it")
 	require.Contains(t, next.(Model).View(), "msn_a")
 }
+
+// Plain text says clock times, not ages: the same state read a minute later prints the same
+// lines below the header, so a piped watch prints again only when something changed (it
+// printed every second while a mission waited: "since 5s ago", "since 6s ago", …).
+func TestPlain_SameStateLaterPrintsTheSameBody(t *testing.T) {
+	s := sample()
+	s.Waiting = append(s.Waiting, Waiting{ID: "msn_w", Key: "later", State: domain.StatePending,
+		Why: []engine.Reason{{Code: "backoff", Message: "retries after a failure", Since: s.At.Add(-5 * time.Second)}}})
+	first := Plain(s)
+	s.At = s.At.Add(time.Minute)
+	second := Plain(s)
+	_, b1, _ := strings.Cut(first, "\n")
+	_, b2, _ := strings.Cut(second, "\n")
+	require.Equal(t, b1, b2)
+	require.Contains(t, first, "(since "+clockTime(s.At.Add(-time.Minute-5*time.Second))+")")
+	require.Contains(t, first, "· at "+clockTime(s.Running[0].Progress.At))
+	m := loaded(t, &recorder{snap: s})
+	require.Contains(t, m.View(), "ago", "the terminal view keeps ages")
+}

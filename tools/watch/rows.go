@@ -110,14 +110,14 @@ func runningRows(s Snapshot) []row {
 	}
 	for _, r := range s.Running {
 		text := fmt.Sprintf("  %s  %-24s %-8s attempt %d  agent %s  ", r.ID, clip(label(r.Key, r.Title), 24), r.State, r.Attempt, r.Agent)
-		text += progressText(r.Progress, s.At)
+		text += progressText(r.Progress, s)
 		out = append(out, row{kind: rowMission, text: text, mission: r.ID, state: r.State})
 	}
 	return out
 }
 
 // progressText is an agent's last progress line with its age.
-func progressText(p *domain.Progress, now time.Time) string {
+func progressText(p *domain.Progress, s Snapshot) string {
 	if p == nil {
 		return "(no progress reported yet)"
 	}
@@ -125,7 +125,10 @@ func progressText(p *domain.Progress, now time.Time) string {
 	if p.Percent != nil {
 		text = fmt.Sprintf("%.0f%% %s", *p.Percent, text)
 	}
-	return strings.TrimSpace(text) + " · " + ago(p.At, now)
+	if s.clock {
+		return strings.TrimSpace(text) + " · at " + clockTime(p.At)
+	}
+	return strings.TrimSpace(text) + " · " + ago(p.At, s.At)
 }
 
 func waitingRows(s Snapshot) []row {
@@ -142,6 +145,9 @@ func waitingRows(s Snapshot) []row {
 			since := ""
 			if !r.Since.IsZero() {
 				since = " (since " + ago(r.Since, s.At) + ")"
+				if s.clock {
+					since = " (since " + clockTime(r.Since) + ")"
+				}
 			}
 			if i == 0 {
 				out = append(out, row{kind: rowMission, text: text + " " + r.Code + ": " + r.Message + since, mission: w.ID, state: w.State})
@@ -182,6 +188,7 @@ func escalationRows(es []domain.Escalation) []row {
 // Plain is the snapshot as plain text, no escape codes: what watch prints when its output is
 // not a terminal, one snapshot after another.
 func Plain(s Snapshot) string {
+	s.clock = true // clock times, not ages: the text changes only when what it shows does
 	var b strings.Builder
 	for _, h := range header(s) {
 		b.WriteString(h + "\n")
@@ -227,6 +234,9 @@ func oneLine(s string) string {
 }
 
 // ago says how long before now t was, coarsely ("4s ago", "3m ago", "2h ago").
+// clockTime is t as a local clock time, the form of the header's time.
+func clockTime(t time.Time) string { return t.Local().Format("15:04:05") }
+
 func ago(t, now time.Time) string {
 	d := now.Sub(t)
 	switch {

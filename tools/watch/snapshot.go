@@ -30,6 +30,10 @@ type Snapshot struct {
 	MoreWaiting int
 	// Escalations are the open escalations, oldest first, at most MaxEscalations.
 	Escalations []domain.Escalation
+
+	// clock says times as clock times (15:04:05) instead of ages ("5s ago"): Plain's form, so
+	// that a snapshot printed to a pipe changes only when what it shows does.
+	clock bool
 }
 
 // Voyage is one voyage with its missions (voyage_status's view).

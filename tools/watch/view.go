@@ -175,7 +175,7 @@ func missionText(v MissionView, s Snapshot) []string {
 	}
 	if mi.State.Leased() {
 		out = append(out, fmt.Sprintf("agent       %s, epoch %d", mi.Lease.Owner, mi.Lease.Epoch))
-		out = append(out, "progress    "+progressText(mi.Progress, s.At))
+		out = append(out, "progress    "+progressText(mi.Progress, s))
 	}
 	if mi.Decision != nil {
 		out = append(out, fmt.Sprintf("decision    %s: %s", mi.Decision.Kind, mi.Decision.Reason))
