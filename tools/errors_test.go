@@ -42,7 +42,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 		{"create_mission", map[string]any{"title": "t", "deadline": "tomorrow"}, []string{"deadline", "RFC 3339"}},
 		{"create_mission", map[string]any{"title": "t", "deadline": "2001-01-01T00:00:00Z"}, []string{"deadline", "past"}},
 		{"create_mission", map[string]any{"title": "t", "depends_on": []string{unknownMission}}, []string{"depends_on[0]", "does not exist"}},
-		{"create_mission", map[string]any{"title": "t", "depends_on": []string{"nope"}}, []string{"depends_on[0]", "not a msn id"}},
+		{"create_mission", map[string]any{"title": "t", "depends_on": []string{"nope"}}, []string{"depends_on[0]", "not a mission id"}},
 		{"create_mission", map[string]any{"title": "t", "voyage_id": "vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"}, []string{"voyage", "not found"}},
 		{"create_mission", map[string]any{"title": "t", "workspace": "bogus"}, []string{"/workspace"}},
 		{"create_mission", map[string]any{"title": "t", "write_area": []string{"/etc/**"}}, []string{"write_area[0]", "relative"}},
@@ -71,7 +71,7 @@ func TestToolErrors_NameTheField(t *testing.T) {
 		{"update_mission", map[string]any{"mission_id": pending.ID, "deadline": "later"}, []string{"deadline"}},
 		// cancel, retry, approve, block
 		{"cancel_mission", map[string]any{"mission_id": done.ID}, []string{"cancelled", "cancel is not allowed"}},
-		{"cancel_mission", map[string]any{"mission_id": "../../outside"}, []string{"mission_id", "not a msn id"}},
+		{"cancel_mission", map[string]any{"mission_id": "../../outside"}, []string{"mission_id", "not a mission id"}},
 		{"retry_mission", map[string]any{"mission_id": pending.ID}, []string{"pending", "retry"}},
 		{"approve_landing", map[string]any{"mission_id": pending.ID}, []string{"mission_id", "not waiting for approval"}},
 		{"block_mission", map[string]any{"mission_id": pending.ID, "reason": "r"}, []string{"missing property 'decision_required'"}},

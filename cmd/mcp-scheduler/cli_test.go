@@ -99,7 +99,7 @@ func TestCLI_ErrorsAndExitCodes(t *testing.T) {
 	require.Contains(t, errs, "does not exist")
 	_, errs, code = s.cli("missions", "show", "../../etc/passwd")
 	require.Equal(t, 2, code, "a malformed argument is a usage mistake (refused before the data dir is opened)")
-	require.Contains(t, errs, "not a msn id")
+	require.Contains(t, errs, "not a mission id")
 	_, errs, code = s.cli("go", "x", "--repo", t.TempDir())
 	require.Equal(t, 2, code, "a --repo the server may not use is a bad flag value (usage, exit 2)")
 	require.Contains(t, errs, "--repo: ")

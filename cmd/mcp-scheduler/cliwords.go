@@ -128,7 +128,7 @@ func translate(path, msg string) (string, string) {
 }
 
 // commandWords replaces the tool names in msg by their commands, except inside a quoted
-// value (`"list_missions" is not a msn id` quotes what the user typed, which stays as typed).
+// value (`"list_missions" is not a mission id` quotes what the user typed, which stays as typed).
 func commandWords(msg string) string {
 	var b strings.Builder
 	last := 0

@@ -114,22 +114,22 @@ func TestCLI_ErrorsNameFlagsAndCommands(t *testing.T) {
 		code     int
 		contains []string
 	}{
-		{[]string{"go", "x", "--depends-on", "bad"}, 2, []string{`--depends-on (value 1): "bad" is not a msn id`, "mcp-scheduler missions list"}},
+		{[]string{"go", "x", "--depends-on", "bad"}, 2, []string{`--depends-on (value 1): "bad" is not a mission id`, "mcp-scheduler missions list"}},
 		{[]string{"go", "x", "--depends-on", missing}, 1, []string{"--depends-on (value 1): unknown mission: " + missing + " does not exist", "mcp-scheduler missions list"}},
 		{[]string{"go", "x", "--priority", "0"}, 2, []string{"--priority: 0 is out of range (use 1 (urgent) to 1000; the default is 100)"}},
 		{[]string{"go", "x", "--priority", "1001"}, 2, []string{"--priority: 1001 is out of range (use 1 (urgent) to 1000; the default is 100)"}},
 		{[]string{"go", "x", "--priority", "-3"}, 2, []string{"--priority: -3 is out of range"}},
 		{[]string{"go", " "}, 2, []string{"TITLE: is empty"}},
-		{[]string{"go", "x", "--voyage", "vyg_nope"}, 2, []string{`--voyage: "vyg_nope" is not a vyg id`}},
+		{[]string{"go", "x", "--voyage", "vyg_nope"}, 2, []string{`--voyage: "vyg_nope" is not a voyage id`}},
 		{[]string{"go", "x", "--write-area", "../x"}, 2, []string{"--write-area"}},
 		{[]string{"missions", "list", "--state", "sleepy"}, 2, []string{"--state: unknown state sleepy"}},
 		{[]string{"missions", "--state", "sleepy"}, 2, []string{"--state: unknown state sleepy"}},
 		{[]string{"missions", "show", missing}, 1, []string{"mission " + missing + " not found (list them with mcp-scheduler missions list / mcp-scheduler voyages show)"}},
-		{[]string{"missions", "retry", "nope"}, 2, []string{`MISSION_ID: "nope" is not a msn id`}},
-		{[]string{"escalations", "list", "--mission", "nope"}, 2, []string{`--mission: "nope" is not a msn id`}},
-		{[]string{"events", "--voyage", "nope"}, 2, []string{`--voyage: "nope" is not a vyg id`}},
-		{[]string{"voyages", "show", "nope"}, 2, []string{`VOYAGE_ID: "nope" is not a vyg id`}},
-		{[]string{"missions", "show", "list_missions"}, 2, []string{`MISSION_ID: "list_missions" is not a msn id`, "copy one from mcp-scheduler missions list"}},
+		{[]string{"missions", "retry", "nope"}, 2, []string{`MISSION_ID: "nope" is not a mission id`}},
+		{[]string{"escalations", "list", "--mission", "nope"}, 2, []string{`--mission: "nope" is not a mission id`}},
+		{[]string{"events", "--voyage", "nope"}, 2, []string{`--voyage: "nope" is not a voyage id`}},
+		{[]string{"voyages", "show", "nope"}, 2, []string{`VOYAGE_ID: "nope" is not a voyage id`}},
+		{[]string{"missions", "show", "list_missions"}, 2, []string{`MISSION_ID: "list_missions" is not a mission id`, "copy one from mcp-scheduler missions list"}},
 	}
 	for _, c := range cases {
 		_, errs, code := s.cli(c.args...)

@@ -134,7 +134,14 @@ func (e *LeaseLostError) Unwrap() error { return ErrLeaseLost }
 type NotFoundError struct{ Kind, ID string }
 
 func (e *NotFoundError) Error() string {
-	return fmt.Sprintf("%s %s not found (list them with list_missions / voyage_status)", e.Kind, e.ID)
+	where := "list them with list_missions / voyage_status"
+	switch e.Kind {
+	case "escalation":
+		where = "list them with list_escalations"
+	case "voyage":
+		where = "a mission's voyage_id names its voyage (get_mission)"
+	}
+	return fmt.Sprintf("%s %s not found (%s)", e.Kind, e.ID, where)
 }
 
 // Unwrap makes errors.Is(err, ErrNotFound) true.

@@ -87,7 +87,7 @@ func (s Sink) Check(prefix string) []error {
 	}
 	for i, v := range s.Voyages {
 		if !domain.ValidID(domain.PrefixVoyage, v) {
-			bad(fmt.Sprintf("voyages[%d]", i), "%q is not a voyage id (vyg_…; copy one from list_voyages or voyage_status)", v)
+			bad(fmt.Sprintf("voyages[%d]", i), "%q is not a voyage id (vyg_…; copy one from mcp-scheduler voyages list, or a mission's voyage_id)", v)
 		}
 	}
 	return errs
