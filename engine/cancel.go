@@ -149,7 +149,7 @@ func (e *Engine) Retry(ctx context.Context, missionID, actor string) (domain.Mis
 		if m, err = o.get(missionID); err != nil {
 			return err
 		}
-		if m.State != domain.StateFailed && m.State != domain.StateBlocked && m.State != domain.StateCancelled {
+		if !m.State.Retryable() {
 			return &domain.TransitionError{MissionID: m.ID, Op: "retry", State: m.State}
 		}
 		if m.State == domain.StateBlocked && m.EscalationID != "" {

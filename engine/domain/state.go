@@ -111,3 +111,9 @@ func (s MissionState) Runnable() bool {
 
 // Leased reports whether a mission in state s holds a live lease (leased or running).
 func (s MissionState) Leased() bool { return s == StateLeased || s == StateRunning }
+
+// Retryable reports whether a mission in state s may be retried (retry_mission, the
+// escalation's retry): a failed, blocked or cancelled one. Engine.Retry refuses the others.
+func (s MissionState) Retryable() bool {
+	return s == StateFailed || s == StateBlocked || s == StateCancelled
+}

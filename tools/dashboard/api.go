@@ -58,6 +58,25 @@ func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 type MissionPage struct {
 	engine.MissionDetail
 	Escalations []domain.Escalation `json:"escalations"`
+	// Actions are the buttons the page offers, by the engine's own rules: "retry" (a failed,
+	// blocked or cancelled mission), "skip" (one not finished), "approve_landing" (a landing
+	// that waits for approval).
+	Actions []string `json:"actions"`
+}
+
+// missionActions are the actions the engine would accept on m now.
+func missionActions(m domain.Mission) []string {
+	out := []string{}
+	if m.State.Retryable() {
+		out = append(out, "retry")
+	}
+	if !m.State.Terminal() {
+		out = append(out, "skip")
+	}
+	if m.Landing == domain.LandingApproval || m.Landing == domain.LandingWaiting {
+		out = append(out, "approve_landing")
+	}
+	return out
 }
 
 func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
@@ -68,7 +87,7 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escs, err := h.deps.Engine.Escalations(ctx, engine.EscalationFilter{MissionID: d.Mission.ID, Limit: listLimit})
-	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs}, err)
+	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs, Actions: missionActions(d.Mission)}, err)
 }
 
 // MissionLog is the output tail of one attempt.

@@ -67,8 +67,10 @@ func TestMissionPageAndResolve(t *testing.T) {
 	require.Len(t, p.Attempts, 1)
 	require.Len(t, p.Escalations, 1)
 	require.Equal(t, esc.ID, p.Escalations[0].ID)
+	require.Equal(t, []string{"retry", "skip"}, p.Actions, "a blocked mission can be retried or skipped")
 	var b dashboard.MissionPage
 	f.getJSON("/api/missions/"+d.IDs["b"], &b)
+	require.Equal(t, []string{"skip"}, b.Actions, "a pending one only skipped: retry is for failed, blocked or cancelled")
 	require.NotEmpty(t, b.WhyNotRunning, "a waiting mission says why")
 	require.Equal(t, a, b.WhyNotRunning[0].MissionID)
 	var l dashboard.MissionLog
@@ -231,4 +233,18 @@ func TestMissionLogTail(t *testing.T) {
 	code, body, _ := f.do(http.MethodGet, "/api/missions/"+m.ID+"/log?attempt=2", "", nil)
 	require.Equal(t, http.StatusBadRequest, code)
 	require.Contains(t, body, "attempt: give a number from 1 to 1")
+}
+
+// A finished mission offers no button the engine would refuse (the page showed Retry and Skip
+// on a landed mission; a click answered "retry is not allowed in that state").
+func TestMissionPage_FinishedOffersNoActions(t *testing.T) {
+	f := start(t, "")
+	d := f.voyage()
+	m := f.run(d.IDs["a"])
+	_, err := f.eng.Complete(f.ctx, m.Fence(), domain.WorkerResult{Summary: "done"})
+	require.NoError(t, err)
+	var p dashboard.MissionPage
+	f.getJSON("/api/missions/"+m.ID, &p)
+	require.Equal(t, domain.StateCompleted, p.Mission.State)
+	require.Empty(t, p.Actions)
 }

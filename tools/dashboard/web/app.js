@@ -100,9 +100,9 @@ const pages = {
         field('agent', m.profile), field('progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
         field('result', m.result && m.result.summary), field('last failure', m.last_failure && failureText(m.last_failure))),
       h('div', { class: 'buttons' },
-        h('button', { onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry'),
-        h('button', { onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip'),
-        ['approval', 'waiting'].includes(m.landing) ? h('button', { onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
+        (d.actions || []).includes('retry') ? h('button', { 'data-action': 'retry', onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry') : null,
+        (d.actions || []).includes('skip') ? h('button', { 'data-action': 'skip', onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip') : null,
+        (d.actions || []).includes('approve_landing') ? h('button', { 'data-action': 'approve_landing', onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
       d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running)] : null,
       h('h3', {}, 'Dependencies'),
       (d.depends_on || []).length ? h('ul', {}, d.depends_on.map(e => h('li', {}, e.type, ' on ', missionLink(e.depends_on), e.reason ? ` (${e.reason})` : ''))) : h('p', { class: 'muted' }, 'none'),
@@ -115,7 +115,8 @@ const pages = {
       log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
         : h('p', { class: 'muted' }, log.unavailable),
       h('h3', {}, 'Diff'),
-      diff.diff ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)] : h('p', { class: 'muted' }, diff.unavailable),
+      diff.diff && diff.diff.patch ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)]
+        : h('p', { class: 'muted' }, diff.unavailable || 'No changes.'),
       h('h3', {}, 'Landings'),
       (d.landings || []).length ? h('table', {}, d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
         h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
