@@ -11,7 +11,7 @@ import (
 // MissionPatch changes fields of a mission; nil fields stay as they are.
 //
 // Which fields may change depends on the state (the rule, also in docs/state-machine.md):
-//   - any state but terminal: priority, deadline, retry_budget, cost_limit_usd;
+//   - any state but terminal: priority, deadline, retry_budget, cost_limit_usd, token_limit;
 //   - pending, interrupted or blocked only (nobody works on it): also title, brief, persona,
 //     capabilities, write_area, acceptance_criteria, review, model_policy, target_branch;
 //   - completed, failed, cancelled: nothing (retry it first).
@@ -29,6 +29,9 @@ type MissionPatch struct {
 	ModelPolicy        *domain.ModelPolicy `json:"model_policy,omitempty"`
 	CostLimitUSD       *float64            `json:"cost_limit_usd,omitempty"`
 	TargetBranch       *string             `json:"target_branch,omitempty"`
+	// TokenLimit caps the mission's input plus output tokens (0: none); stored apart from
+	// the mission's row (Tx.MissionTokenLimitSet).
+	TokenLimit *int64 `json:"token_limit,omitempty"`
 }
 
 // fields lists the patch's set fields: those allowed in any live state, then the others.
@@ -42,6 +45,7 @@ func (p MissionPatch) fields() (live, idle []string) {
 	set(p.Deadline != nil, "deadline", &live)
 	set(p.RetryBudget != nil, "retry_budget", &live)
 	set(p.CostLimitUSD != nil, "cost_limit_usd", &live)
+	set(p.TokenLimit != nil, "token_limit", &live)
 	set(p.Title != nil, "title", &idle)
 	set(p.Brief != nil, "brief", &idle)
 	set(p.Persona != nil, "persona", &idle)
@@ -64,6 +68,9 @@ func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatc
 	if len(live)+len(idle) == 0 {
 		return m, domain.Invalid("patch", "changes nothing", "give at least one field to change")
 	}
+	if patch.TokenLimit != nil && *patch.TokenLimit < 0 {
+		return m, domain.Invalid("token_limit", "is negative", "use 0 for no limit")
+	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
 		if m, err = o.get(id); err != nil {
@@ -74,10 +81,18 @@ func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatc
 		}
 		if len(idle) > 0 && (m.State == domain.StateLeased || m.State == domain.StateRunning) {
 			return domain.Invalid(idle[0], fmt.Sprintf("cannot change while the mission is %s", m.State),
-				"only priority, deadline, retry_budget and cost_limit_usd change during a run; cancel or wait")
+				"only priority, deadline, retry_budget, cost_limit_usd and token_limit change during a run; cancel or wait")
 		}
-		if err := o.patch(&m, patch, append(live, idle...)); err != nil || patch.CostLimitUSD == nil {
+		if err := o.patch(&m, patch, append(live, idle...)); err != nil {
 			return err
+		}
+		if patch.TokenLimit != nil {
+			if err := o.tx.MissionTokenLimitSet(o.ctx, m.ID, *patch.TokenLimit); err != nil {
+				return err
+			}
+		}
+		if patch.CostLimitUSD == nil && patch.TokenLimit == nil {
+			return nil
 		}
 		if err := o.resumeBudgetBlocked(&m); err != nil {
 			return err

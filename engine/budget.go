@@ -77,8 +77,12 @@ func (b Breach) raise() string {
 		return "[[profiles]] daily_cost_limit_usd in the configuration, or wait for the next day (" + b.Day + " ends)"
 	case b.Scope == ScopeProfile:
 		return "[[profiles]] daily_token_limit in the configuration, or wait for the next day (" + b.Day + " ends)"
+	case b.Scope == ScopeVoyage && b.Measure == MeasureToken:
+		return "update_voyage token_limit"
 	case b.Scope == ScopeVoyage:
 		return "update_voyage cost_limit_usd"
+	case b.Measure == MeasureToken:
+		return "update_mission token_limit"
 	}
 	return "update_mission cost_limit_usd"
 }
@@ -88,30 +92,49 @@ func (b Breach) raise() string {
 type Spend struct {
 	Mission      *domain.Mission // its CostLimitUSD
 	MissionSpent domain.Usage
-	Voyage       *domain.Voyage // nil: none; its CostLimitUSD
-	VoyageSpent  domain.Usage
-	Profile      string
-	Daily        DailyBudget
-	DaySpent     domain.Usage
-	Day          string
+	// MissionTokens is the mission's token limit (0: none), read apart from its row
+	// (Reader.MissionTokenLimitGet).
+	MissionTokens int64
+	Voyage        *domain.Voyage // nil: none; its CostLimitUSD and TokenLimit
+	VoyageSpent   domain.Usage
+	Profile       string
+	Daily         DailyBudget
+	DaySpent      domain.Usage
+	Day           string
 }
 
 // CheckSpend is the hard-budget rule: the first budget the spend reached or crossed —
-// the mission's cost limit, then its voyage's, then the profile's daily dollars and tokens —
-// or nil. The supervisor applies it on every usage report; the planner's holds apply it
+// the mission's cost limit and token limit, then its voyage's, then the profile's daily
+// dollars and tokens (tokens are input, cached included, plus output) — or nil. The supervisor applies it on every usage report; the planner's holds apply it
 // before a start (VoyageHold, ProfileDayHold).
 func CheckSpend(s Spend) *Breach {
 	if m := s.Mission; m != nil && m.CostLimitUSD > 0 && s.MissionSpent.CostUSD >= m.CostLimitUSD {
 		return &Breach{Scope: ScopeMission, Subject: m.ID, Measure: MeasureCost, Spent: s.MissionSpent.CostUSD, Limit: m.CostLimitUSD}
 	}
+	if m := s.Mission; m != nil && s.MissionTokens > 0 && s.MissionSpent.Tokens() >= s.MissionTokens {
+		return &Breach{Scope: ScopeMission, Subject: m.ID, Measure: MeasureToken, Spent: float64(s.MissionSpent.Tokens()), Limit: float64(s.MissionTokens)}
+	}
 	if v := s.Voyage; v != nil && v.CostLimitUSD > 0 && s.VoyageSpent.CostUSD >= v.CostLimitUSD {
 		return &Breach{Scope: ScopeVoyage, Subject: v.ID, Measure: MeasureCost, Spent: s.VoyageSpent.CostUSD, Limit: v.CostLimitUSD}
+	}
+	if v := s.Voyage; v != nil && v.TokenLimit > 0 && s.VoyageSpent.Tokens() >= v.TokenLimit {
+		return &Breach{Scope: ScopeVoyage, Subject: v.ID, Measure: MeasureToken, Spent: float64(s.VoyageSpent.Tokens()), Limit: float64(v.TokenLimit)}
 	}
 	if s.Daily.CostUSD > 0 && s.DaySpent.CostUSD >= s.Daily.CostUSD {
 		return &Breach{Scope: ScopeProfile, Subject: s.Profile, Measure: MeasureCost, Spent: s.DaySpent.CostUSD, Limit: s.Daily.CostUSD, Day: s.Day}
 	}
 	if s.Daily.Tokens > 0 && s.DaySpent.Tokens() >= s.Daily.Tokens {
 		return &Breach{Scope: ScopeProfile, Subject: s.Profile, Measure: MeasureToken, Spent: float64(s.DaySpent.Tokens()), Limit: float64(s.Daily.Tokens), Day: s.Day}
+	}
+	return nil
+}
+
+// budgetHold is the hold of a start that the spend s (its ended attempts) keeps back: the
+// rule is CheckSpend's and the sentence Breach.HoldMessage's, the same ones the supervisor
+// and the profiles' daily caps use, so a spent budget reads the same wherever it is shown.
+func budgetHold(s Spend) *Reason {
+	if br := CheckSpend(s); br != nil {
+		return &Reason{Code: WhyBudget, Message: br.HoldMessage()}
 	}
 	return nil
 }
@@ -149,8 +172,8 @@ func (e *Engine) ProfileDayHolds(ctx context.Context) (map[string]Reason, error)
 					spent = sumUsage(spent, u.Usage)
 				}
 			}
-			if br := CheckSpend(Spend{Profile: name, Daily: daily, DaySpent: spent, Day: day}); br != nil {
-				out[name] = Reason{Code: WhyBudget, Message: br.HoldMessage()}
+			if r := budgetHold(Spend{Profile: name, Daily: daily, DaySpent: spent, Day: day}); r != nil {
+				out[name] = *r
 			}
 		}
 		return out, nil

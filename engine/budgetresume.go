@@ -6,7 +6,8 @@ import (
 
 // resumeBudgetBlocked puts a mission that a crossed budget blocked (last failure of kind
 // budget, its escalation still open) back to pending once its own and its voyage's cost
-// limits allow it again: raising the limit (update_mission, update_voyage cost_limit_usd) is
+// limits allow it again: raising the limit (update_mission, update_voyage cost_limit_usd or
+// token_limit) is
 // the decision that escalation asked for, so nobody has to resolve it as well. A profile's
 // daily cap is the planner's to apply when the mission is picked again.
 func (o *op) resumeBudgetBlocked(m *domain.Mission) error {
@@ -21,7 +22,11 @@ func (o *op) resumeBudgetBlocked(m *domain.Mission) error {
 		}
 		v = &vo
 	}
-	if VoyageHold(v, m) != nil {
+	tokens, err := o.tx.MissionTokenLimitGet(o.ctx, m.ID)
+	if err != nil {
+		return err
+	}
+	if VoyageHold(v, m) != nil || budgetHold(Spend{Mission: m, MissionSpent: m.Usage, MissionTokens: tokens}) != nil {
 		return nil // still over a limit: it stays blocked
 	}
 	esc, err := o.tx.EscalationGet(o.ctx, m.EscalationID)

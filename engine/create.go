@@ -98,6 +98,11 @@ func (o *op) insertMission(s MissionSpec, voyageID string) (domain.Mission, erro
 	if err := o.tx.MissionInsert(o.ctx, &m); err != nil {
 		return m, err
 	}
+	if s.TokenLimit > 0 {
+		if err := o.tx.MissionTokenLimitSet(o.ctx, m.ID, s.TokenLimit); err != nil {
+			return m, err
+		}
+	}
 	if err := o.emit("mission.created", &m, "", missionCreatedData(&m)); err != nil {
 		return m, err
 	}

@@ -20,6 +20,7 @@ type VoyageSpec struct {
 	TargetBranch   string        `json:"target_branch,omitempty"`
 	Priority       int           `json:"priority,omitempty"`
 	CostLimitUSD   float64       `json:"cost_limit_usd,omitempty"`
+	TokenLimit     int64         `json:"token_limit,omitempty"` // input plus output tokens of the whole voyage; 0: none
 	Missions       []MissionSpec `json:"missions"`
 	Edges          []EdgeSpec    `json:"edges,omitempty"`
 }
@@ -96,6 +97,9 @@ func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	if spec.CostLimitUSD < 0 {
 		return domain.Invalid("cost_limit_usd", "is negative", "use 0 for no limit")
 	}
+	if spec.TokenLimit < 0 {
+		return domain.Invalid("token_limit", "is negative", "use 0 for no limit")
+	}
 	keys := map[string]bool{}
 	for i := range spec.Missions {
 		m := &spec.Missions[i]
@@ -171,7 +175,7 @@ func collectEdges(spec VoyageSpec) ([]EdgeSpec, error) {
 func (o *op) dispatch(spec VoyageSpec, edges []EdgeSpec) (Dispatched, error) {
 	v := domain.Voyage{ID: o.e.ids.next(domain.PrefixVoyage, o.now), IdempotencyKey: spec.IdempotencyKey, Title: spec.Title,
 		Goal: spec.Goal, Repository: spec.Repository, TargetBranch: spec.TargetBranch, State: domain.VoyageOpen,
-		CostLimitUSD: spec.CostLimitUSD, CreatedAt: o.now, UpdatedAt: o.now}
+		CostLimitUSD: spec.CostLimitUSD, TokenLimit: spec.TokenLimit, CreatedAt: o.now, UpdatedAt: o.now}
 	if err := o.tx.VoyageInsert(o.ctx, &v); err != nil {
 		return Dispatched{}, err
 	}

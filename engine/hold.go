@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"errors"
-	"fmt"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"slices"
 	"strings"
@@ -242,9 +241,5 @@ func VoyageHold(v *domain.Voyage, m *domain.Mission) *Reason {
 			return r
 		}
 	}
-	if m.CostLimitUSD > 0 && m.Usage.CostUSD >= m.CostLimitUSD {
-		return &Reason{Code: WhyBudget, Message: fmt.Sprintf("the mission's cost limit is reached ($%.4f of $%.4f): raise it (update_mission cost_limit_usd) or cancel it",
-			m.Usage.CostUSD, m.CostLimitUSD)}
-	}
-	return nil
+	return budgetHold(Spend{Mission: m, MissionSpent: m.Usage})
 }

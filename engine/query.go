@@ -22,6 +22,8 @@ type MissionDetail struct {
 	// UsageNote says when an agent reported no usage at all (usagenote.go).
 	RunningUsage *domain.Usage `json:"running_usage,omitempty"`
 	UsageNote    string        `json:"usage_note,omitempty"`
+	// TokenLimit is the mission's limit of input plus output tokens (0: none).
+	TokenLimit int64 `json:"token_limit,omitempty"`
 }
 
 // GetMission returns a mission with its edges, attempts, landings, workspaces, open

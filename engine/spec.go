@@ -71,6 +71,8 @@ type MissionSpec struct {
 	Deadline           time.Time          `json:"deadline,omitzero"`
 	RetryBudget        *int               `json:"retry_budget,omitempty"`
 	CostLimitUSD       float64            `json:"cost_limit_usd,omitempty"`
+	// TokenLimit caps the mission's input plus output tokens (0: none), like CostLimitUSD.
+	TokenLimit int64 `json:"token_limit,omitempty"`
 	// DependsOn lists hard dependencies: mission ids (or, in Dispatch, client keys).
 	DependsOn []string `json:"depends_on,omitempty"`
 	VoyageID  string   `json:"voyage_id,omitempty"`
@@ -140,6 +142,9 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	}
 	if s.CostLimitUSD < 0 {
 		return domain.Invalid(path+"cost_limit_usd", "is negative", "use 0 for no limit")
+	}
+	if s.TokenLimit < 0 {
+		return domain.Invalid(path+"token_limit", "is negative", "use 0 for no limit")
 	}
 	if s.Kind == "" {
 		s.Kind = domain.KindWork

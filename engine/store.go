@@ -331,6 +331,9 @@ type Reader interface {
 	UsageRunningList(ctx context.Context) ([]RunningUsage, error)
 	// SpendDayGet returns what profile spent on day (DayKey); zero usage when nothing.
 	SpendDayGet(ctx context.Context, profile, day string) (domain.Usage, error)
+	// MissionTokenLimitGet returns a mission's token limit (input plus output tokens; 0:
+	// none), kept out of the mission's row as MissionGet returns it; ErrNotFound: no mission.
+	MissionTokenLimitGet(ctx context.Context, id string) (int64, error)
 }
 
 // PruneQuery pages through prune candidates: created (missions) or settled (voyages) before
@@ -467,4 +470,7 @@ type Tx interface {
 	UsageRunningDelete(ctx context.Context, missionID string) error
 	// SpendDayAdd adds u to what profile spent on day (DayKey), creating the row.
 	SpendDayAdd(ctx context.Context, profile, day string, u domain.Usage) error
+	// MissionTokenLimitSet sets a mission's token limit (input plus output tokens; 0: none);
+	// ErrNotFound: no mission.
+	MissionTokenLimitSet(ctx context.Context, id string, tokens int64) error
 }

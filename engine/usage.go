@@ -63,6 +63,9 @@ func (o *op) spendOf(m *domain.Mission, profile string) (Spend, error) {
 	if err != nil {
 		return s, err
 	}
+	if s.MissionTokens, err = o.tx.MissionTokenLimitGet(o.ctx, m.ID); err != nil {
+		return s, err
+	}
 	if m.VoyageID != "" {
 		v, err := o.tx.VoyageGet(o.ctx, m.VoyageID)
 		if err != nil {

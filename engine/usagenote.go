@@ -9,7 +9,8 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// readUsage fills in the running spend of d's attempt in flight and, when attempts ended
+// readUsage fills in the running spend of d's attempt in flight, the mission's token limit
+// (kept apart from its row) and, when attempts ended
 // without any usage, the note that says which profiles reported none: a budget cannot act
 // on an agent that says nothing of what it spends, and get_mission says so rather than show
 // a silent zero.
@@ -24,7 +25,8 @@ func (d *MissionDetail) readUsage(ctx context.Context, r Reader) error {
 		d.RunningUsage = &u
 	}
 	d.UsageNote = usageNote(d.Attempts)
-	return nil
+	d.TokenLimit, err = r.MissionTokenLimitGet(ctx, d.Mission.ID)
+	return err
 }
 
 // usageNote is "usage: not reported by profile P[, Q]" for the profiles whose finished

@@ -214,16 +214,17 @@ func landingMoves(l domain.LandingState) bool {
 
 // Reasons that come from the voyage rather than the mission.
 const (
-	WhyBudget       = "budget"       // the voyage's cost limit is reached
+	WhyBudget       = "budget"       // a hard budget is spent (mission, voyage or profile: Breach.HoldMessage)
 	WhyRequirements = "requirements" // the voyage's requirements changed and are not settled
 )
 
 // voyageReason holds a runnable mission back for its voyage: cost limit reached, or
 // requirements changed before it started (both need a decision).
 func voyageReason(v *domain.Voyage, m *domain.Mission) *Reason {
+	if r := budgetHold(Spend{Voyage: v, VoyageSpent: v.Usage}); r != nil {
+		return r
+	}
 	switch {
-	case v.CostLimitUSD > 0 && v.Usage.CostUSD >= v.CostLimitUSD:
-		return &Reason{Code: WhyBudget, Message: fmt.Sprintf("the voyage's cost limit is reached ($%.4f of $%.4f): raise it (update_voyage) or cancel", v.Usage.CostUSD, v.CostLimitUSD)}
 	case v.RequirementsChanged && m.Attempt == 0:
 		return &Reason{Code: WhyRequirements, Message: "the voyage's requirements changed: it waits until they are settled (update_voyage requirements_changed=false)"}
 	}
@@ -360,6 +361,8 @@ type VoyagePatch struct {
 	RequirementsChanged *bool `json:"requirements_changed,omitempty"`
 	// CostLimitUSD is the voyage's cost limit in US dollars (0: none).
 	CostLimitUSD *float64 `json:"cost_limit_usd,omitempty"`
+	// TokenLimit is the voyage's limit of input plus output tokens (0: none).
+	TokenLimit *int64 `json:"token_limit,omitempty"`
 	// Note says why, for the event log.
 	Note string `json:"note,omitempty"`
 }
@@ -371,11 +374,14 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 	if err := domain.CheckID("voyage_id", domain.PrefixVoyage, voyageID); err != nil {
 		return v, err
 	}
-	if p.RequirementsChanged == nil && p.CostLimitUSD == nil {
-		return v, domain.Invalid("patch", "changes nothing", "give requirements_changed or cost_limit_usd")
+	if p.RequirementsChanged == nil && p.CostLimitUSD == nil && p.TokenLimit == nil {
+		return v, domain.Invalid("patch", "changes nothing", "give requirements_changed, cost_limit_usd or token_limit")
 	}
 	if p.CostLimitUSD != nil && *p.CostLimitUSD < 0 {
 		return v, domain.Invalid("cost_limit_usd", "is negative", "use 0 for no limit")
+	}
+	if p.TokenLimit != nil && *p.TokenLimit < 0 {
+		return v, domain.Invalid("token_limit", "is negative", "use 0 for no limit")
 	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
@@ -390,8 +396,9 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 			v.RequirementsChanged = *c
 			events = append(events, map[bool]string{true: "voyage.requirements_changed", false: "voyage.requirements_resolved"}[*c])
 		}
-		if p.CostLimitUSD != nil && *p.CostLimitUSD != v.CostLimitUSD {
-			v.CostLimitUSD = *p.CostLimitUSD
+		limits := v.CostLimitUSD != derefOr(p.CostLimitUSD, v.CostLimitUSD) || v.TokenLimit != derefOr(p.TokenLimit, v.TokenLimit)
+		if limits {
+			v.CostLimitUSD, v.TokenLimit = derefOr(p.CostLimitUSD, v.CostLimitUSD), derefOr(p.TokenLimit, v.TokenLimit)
 			events = append(events, "voyage.updated")
 		}
 		if len(events) == 0 {
@@ -402,11 +409,11 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 			return err
 		}
 		for _, typ := range events {
-			if err := o.emit(typ, nil, v.ID, map[string]any{"note": domain.Clip(p.Note, 2000), "cost_limit_usd": v.CostLimitUSD}); err != nil {
+			if err := o.emit(typ, nil, v.ID, map[string]any{"note": domain.Clip(p.Note, 2000), "cost_limit_usd": v.CostLimitUSD, "token_limit": v.TokenLimit}); err != nil {
 				return err
 			}
 		}
-		if p.CostLimitUSD == nil {
+		if p.CostLimitUSD == nil && p.TokenLimit == nil {
 			return nil
 		}
 		if err := o.resumeVoyageBudget(v.ID); err != nil {
@@ -416,4 +423,12 @@ func (e *Engine) UpdateVoyage(ctx context.Context, voyageID string, p VoyagePatc
 		return err
 	})
 	return v, err
+}
+
+// derefOr is *p, or def when p is nil.
+func derefOr[T any](p *T, def T) T {
+	if p == nil {
+		return def
+	}
+	return *p
 }

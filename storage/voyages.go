@@ -8,7 +8,8 @@ import (
 )
 
 const voyageCols = `id, idempotency_key, title, goal, repository, target_branch, state, cost_limit_usd,
- input_tokens, output_tokens, cost_usd, requirements_changed, escalation_id, created_at, updated_at, settled_at`
+ input_tokens, output_tokens, cost_usd, requirements_changed, escalation_id, created_at, updated_at, settled_at,
+ token_limit`
 
 func scanVoyage(r rowScanner) (domain.Voyage, error) {
 	var v domain.Voyage
@@ -17,7 +18,8 @@ func scanVoyage(r rowScanner) (domain.Voyage, error) {
 	var changed int64
 	var created, updated, settled sql.NullInt64
 	err := r.Scan(&v.ID, &idem, &v.Title, &v.Goal, &v.Repository, &v.TargetBranch, &state, &v.CostLimitUSD,
-		&v.Usage.InputTokens, &v.Usage.OutputTokens, &v.Usage.CostUSD, &changed, &esc, &created, &updated, &settled)
+		&v.Usage.InputTokens, &v.Usage.OutputTokens, &v.Usage.CostUSD, &changed, &esc, &created, &updated, &settled,
+		&v.TokenLimit)
 	v.IdempotencyKey, v.EscalationID, v.State = idem.String, esc.String, domain.VoyageState(state)
 	v.RequirementsChanged = changed == 1
 	v.CreatedAt, v.UpdatedAt, v.SettledAt = fromMS(created), fromMS(updated), fromMS(settled)
@@ -27,12 +29,12 @@ func scanVoyage(r rowScanner) (domain.Voyage, error) {
 func voyageArgs(v *domain.Voyage) []any {
 	return []any{nullStr(v.IdempotencyKey), v.Title, v.Goal, v.Repository, v.TargetBranch, string(v.State),
 		v.CostLimitUSD, v.Usage.InputTokens, v.Usage.OutputTokens, v.Usage.CostUSD, boolInt(v.RequirementsChanged),
-		nullStr(v.EscalationID), ms(v.CreatedAt), ms(v.UpdatedAt), ms(v.SettledAt)}
+		nullStr(v.EscalationID), ms(v.CreatedAt), ms(v.UpdatedAt), ms(v.SettledAt), v.TokenLimit}
 }
 
 func (t *txn) VoyageInsert(ctx context.Context, v *domain.Voyage) error {
 	args := append([]any{v.ID}, voyageArgs(v)...)
-	_, err := t.q.exec(ctx, `INSERT INTO voyages (`+voyageCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
+	_, err := t.q.exec(ctx, `INSERT INTO voyages (`+voyageCols+`) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, args...)
 	return translate(err, "insert voyage "+v.ID)
 }
 
@@ -40,7 +42,7 @@ func (t *txn) VoyageUpdate(ctx context.Context, v *domain.Voyage, expect domain.
 	args := append(voyageArgs(v), v.ID, string(expect))
 	res, err := t.q.exec(ctx, `UPDATE voyages SET idempotency_key=?, title=?, goal=?, repository=?,
  target_branch=?, state=?, cost_limit_usd=?, input_tokens=?, output_tokens=?, cost_usd=?,
- requirements_changed=?, escalation_id=?, created_at=?, updated_at=?, settled_at=? WHERE id = ? AND state = ?`, args...)
+ requirements_changed=?, escalation_id=?, created_at=?, updated_at=?, settled_at=?, token_limit=? WHERE id = ? AND state = ?`, args...)
 	if err != nil {
 		return translate(err, "update voyage "+v.ID)
 	}

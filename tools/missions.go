@@ -28,6 +28,7 @@ type MissionInput struct {
 	Deadline           string          `json:"deadline,omitempty" jsonschema:"RFC 3339 time by which it should be done; a missed deadline raises an escalation"`
 	RetryBudget        *int            `json:"retry_budget,omitempty" jsonschema:"failed attempts allowed before the mission fails (0 to 20, default 3)" minimum:"0" maximum:"20"`
 	CostLimitUSD       float64         `json:"cost_limit_usd,omitempty" jsonschema:"stop and escalate when the mission's attempts cost more than this many US dollars; 0 = no limit" minimum:"0"`
+	TokenLimit         int64           `json:"token_limit,omitempty" jsonschema:"stop and escalate when the mission's attempts used this many tokens (input, cached included, plus output); 0 = no limit" minimum:"0"`
 	ModelPolicy        *ModelPolicyArg `json:"model_policy,omitempty" jsonschema:"which model runs it; default: the agent profile's choice"`
 	DependsOn          []string        `json:"depends_on,omitempty" jsonschema:"missions that must complete and land first (hard dependencies): mission ids, or in dispatch also keys of the same dispatch" maxItems:"500"`
 }
@@ -46,7 +47,7 @@ func (in MissionInput) spec(path string) (engine.MissionSpec, error) {
 		TargetBranch: in.TargetBranch, Priority: in.Priority, Persona: in.Persona,
 		Capabilities: in.Capabilities, WriteArea: in.WriteArea, Workspace: in.Workspace,
 		Review: in.Review, AcceptanceCriteria: in.AcceptanceCriteria, RetryBudget: in.RetryBudget,
-		CostLimitUSD: in.CostLimitUSD, DependsOn: in.DependsOn}
+		CostLimitUSD: in.CostLimitUSD, TokenLimit: in.TokenLimit, DependsOn: in.DependsOn}
 	if hasControl(in.Title) {
 		return s, fieldError(path+"title", "contains control characters", "use one line of plain text")
 	}
@@ -128,6 +129,7 @@ type UpdateMissionArgs struct {
 	Deadline           *string         `json:"deadline,omitempty" jsonschema:"RFC 3339 time, or an empty string to remove the deadline"`
 	RetryBudget        *int            `json:"retry_budget,omitempty" jsonschema:"0 to 20" minimum:"0" maximum:"20"`
 	CostLimitUSD       *float64        `json:"cost_limit_usd,omitempty" jsonschema:"US dollars; 0 = no limit" minimum:"0"`
+	TokenLimit         *int64          `json:"token_limit,omitempty" jsonschema:"tokens (input, cached included, plus output); 0 = no limit" minimum:"0"`
 	Title              *string         `json:"title,omitempty" jsonschema:"only while nobody works on the mission" maxLength:"200"`
 	Brief              *string         `json:"brief,omitempty" jsonschema:"only while nobody works on the mission"`
 	Persona            *string         `json:"persona,omitempty" jsonschema:"only while nobody works on the mission"`
@@ -142,7 +144,7 @@ type UpdateMissionArgs struct {
 func (a UpdateMissionArgs) patch() (engine.MissionPatch, error) {
 	p := engine.MissionPatch{Title: a.Title, Brief: a.Brief, Priority: a.Priority, Persona: a.Persona,
 		Capabilities: a.Capabilities, WriteArea: a.WriteArea, AcceptanceCriteria: a.AcceptanceCriteria,
-		RetryBudget: a.RetryBudget, Review: a.Review, CostLimitUSD: a.CostLimitUSD, TargetBranch: a.TargetBranch}
+		RetryBudget: a.RetryBudget, Review: a.Review, CostLimitUSD: a.CostLimitUSD, TargetBranch: a.TargetBranch, TokenLimit: a.TokenLimit}
 	if a.Title != nil && hasControl(*a.Title) {
 		return p, fieldError("title", "contains control characters", "use one line of plain text")
 	}
@@ -176,7 +178,7 @@ type MissionResult struct {
 func UpdateMission(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "update_mission", title: "Change a mission", group: GroupMissions, effect: Destructive, idempotent: true,
-		description: "Change fields of a mission that has not finished. priority, deadline, retry_budget and cost_limit_usd can change at any time; the other fields only while nobody works on it (pending, interrupted or blocked). " +
+		description: "Change fields of a mission that has not finished. priority, deadline, retry_budget, cost_limit_usd and token_limit can change at any time; the other fields only while nobody works on it (pending, interrupted or blocked). " +
 			"Finished missions cannot change: retry them first. Returns the updated mission.",
 		input: inputSchema[UpdateMissionArgs](), output: outputSchema[MissionResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a UpdateMissionArgs) (MissionResult, error) {

@@ -35,6 +35,7 @@ type DispatchArgs struct {
 	TargetBranch   string            `json:"target_branch,omitempty" jsonschema:"default target branch of the missions"`
 	Priority       int               `json:"priority,omitempty" jsonschema:"default priority of the missions (1 urgent to 1000, default 100)" minimum:"1" maximum:"1000"`
 	CostLimitUSD   float64           `json:"cost_limit_usd,omitempty" jsonschema:"cost limit of the whole voyage in US dollars; 0 = none" minimum:"0"`
+	TokenLimit     int64             `json:"token_limit,omitempty" jsonschema:"token limit of the whole voyage (input, cached included, plus output); 0 = none" minimum:"0"`
 	IdempotencyKey string            `json:"idempotency_key,omitempty" jsonschema:"makes the call safe to repeat: the same key returns the voyage made the first time"`
 	Missions       []DispatchMission `json:"missions" jsonschema:"the missions, each with a unique key" minItems:"1" maxItems:"500"`
 	Edges          []EdgeInput       `json:"edges,omitempty" jsonschema:"dependencies between the missions (and on existing missions)" maxItems:"5000"`
@@ -58,7 +59,7 @@ type DispatchResult struct {
 
 func (a DispatchArgs) spec() (engine.VoyageSpec, error) {
 	v := engine.VoyageSpec{IdempotencyKey: a.IdempotencyKey, Title: a.Title, Goal: a.Goal,
-		Repository: a.Repository, TargetBranch: a.TargetBranch, Priority: a.Priority, CostLimitUSD: a.CostLimitUSD}
+		Repository: a.Repository, TargetBranch: a.TargetBranch, Priority: a.Priority, CostLimitUSD: a.CostLimitUSD, TokenLimit: a.TokenLimit}
 	if hasControl(a.Title) {
 		return v, fieldError("title", "contains control characters", "use one line of plain text")
 	}
@@ -180,6 +181,7 @@ type UpdateVoyageArgs struct {
 	VoyageID            string   `json:"voyage_id" jsonschema:"the voyage to change"`
 	RequirementsChanged *bool    `json:"requirements_changed,omitempty" jsonschema:"true: the goal or plan changed, so missions that have not started yet wait (nothing new starts) until you set it back to false; running work goes on"`
 	CostLimitUSD        *float64 `json:"cost_limit_usd,omitempty" jsonschema:"the voyage's cost limit in US dollars (0 = none); reaching it stops new attempts and raises an escalation" minimum:"0"`
+	TokenLimit          *int64   `json:"token_limit,omitempty" jsonschema:"the voyage's token limit (input, cached included, plus output; 0 = none); reaching it stops new attempts and raises an escalation" minimum:"0"`
 	Note                string   `json:"note,omitempty" jsonschema:"why, for the event log"`
 }
 
@@ -187,11 +189,11 @@ type UpdateVoyageArgs struct {
 func UpdateVoyage(d *Deps) Tool {
 	return newTool(toolSpec{
 		name: "update_voyage", title: "Update a voyage", group: GroupMissions, effect: Destructive, idempotent: true,
-		description: "Mark a voyage's requirements as changed (its missions that have not started are held until you clear the mark; both are recorded as events) or change its cost limit. Use it when the goal shifts mid-voyage: settle the new plan (update_mission, cancel_mission, dispatch), then clear the mark.",
+		description: "Mark a voyage's requirements as changed (its missions that have not started are held until you clear the mark; both are recorded as events) or change its cost or token limit. Use it when the goal shifts mid-voyage: settle the new plan (update_mission, cancel_mission, dispatch), then clear the mark.",
 		input:       inputSchema[UpdateVoyageArgs](), output: outputSchema[VoyageResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a UpdateVoyageArgs) (VoyageResult, error) {
 			v, err := d.Engine.UpdateVoyage(ctx, a.VoyageID, engine.VoyagePatch{RequirementsChanged: a.RequirementsChanged,
-				CostLimitUSD: a.CostLimitUSD, Note: a.Note}, actor(ctx))
+				CostLimitUSD: a.CostLimitUSD, TokenLimit: a.TokenLimit, Note: a.Note}, actor(ctx))
 			return VoyageResult{Voyage: v}, err
 		}),
 	})

@@ -65,6 +65,7 @@ type codexDecoder struct {
 	seen    map[string]bool
 	denials codexDenials // commands the sandbox refused
 	rate    rateState    // the usage window (codex_ratelimit.go)
+	usage   codexUsageTracker
 }
 
 func newCodexDecoder() *codexDecoder {
@@ -103,7 +104,8 @@ func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
 		}
 		return append([]agent.Message{logMsg("warn", "codex: "+capBytes(ev.Message, logBytes))}, d.rateMessages(ev.Message)...), nil
 	case "turn.completed":
-		return d.finish(d.denials.deniedResult(d.completed(ev.Usage)))
+		out, err := d.finish(d.denials.deniedResult(d.completed(ev.Usage)))
+		return append(d.usage.turn(ev.Usage), out...), err // the spend first: a budget it crosses stops the attempt
 	case "turn.failed":
 		msg := ""
 		if ev.Error != nil {
@@ -207,8 +209,7 @@ func codexChanges(it *codexItem) string {
 func (d *codexDecoder) completed(u *codexUsage) agent.WorkerResult {
 	r := agent.WorkerResult{Status: agent.StatusCompleted, Usage: &agent.Usage{}, Artifacts: d.written}
 	if u != nil {
-		r.Usage.InputTokens, r.Usage.OutputTokens = u.InputTokens, u.OutputTokens
-		r.Usage.CacheReadTokens = min(max(u.CachedInputTokens, 0), max(u.InputTokens, 0))
+		*r.Usage = codexTokens(u)
 	}
 	r.Summary = capBytes(strings.TrimSpace(d.last), logBytes)
 	if r.Summary == "" {

@@ -78,9 +78,12 @@ var (
 	// The streamed counts of the two API messages of a two-turn transcript: each message id
 	// once (its text and tool_use events repeat the same usage), output as message_start
 	// reported it (the final count arrives only in the result).
-	twoTurns    = []agent.Usage{{InputTokens: 100, OutputTokens: 1}, {InputTokens: 200, OutputTokens: 2}}
-	oneTurn     = []agent.Usage{{InputTokens: 100, OutputTokens: 1}}
-	codexDone   = &agent.Usage{InputTokens: 200, OutputTokens: 40}
+	twoTurns  = []agent.Usage{{InputTokens: 100, OutputTokens: 1}, {InputTokens: 200, OutputTokens: 2}}
+	oneTurn   = []agent.Usage{{InputTokens: 100, OutputTokens: 1}}
+	codexDone = &agent.Usage{InputTokens: 200, OutputTokens: 40}
+	// codexTurn is the task.usage a one-turn Codex transcript gives at turn.completed, before
+	// its result: the turn's counts, the same as the result's.
+	codexTurn   = []agent.Usage{*codexDone}
 	noUsage     = &agent.Usage{}
 	claudeWrite = seq(tLog, tProgress, tProgress, tLog, tProgress, tResult)
 	claudeMCP   = seq(tLog, tProgress, tLog, tProgress, tResult)
@@ -188,7 +191,7 @@ var fixtureCases = []fixtureCase{
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "permission denied for tool Bash: This command requires approval"}, msgs[3])
 		}},
 
-	{file: "codex-exec.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tProgress, tLog, tProgress, tResult),
+	{file: "codex-exec.jsonl", usage: codexTurn, exit: exit0, types: seq(tLog, tProgress, tProgress, tProgress, tLog, tProgress, tResult),
 		result: completed("done", codexDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			cmd := `/bin/bash -lc "printf 'hello from codex mock\\n' > hello.txt && ls -la hello.txt"`
@@ -201,26 +204,26 @@ var fixtureCases = []fixtureCase{
 				{Type: tProgress, Message: "done"},
 			}, msgs[:6])
 		}},
-	{file: "codex-exec-apply-patch.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
+	{file: "codex-exec-apply-patch.jsonl", usage: codexTurn, exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
 		result: completed("done", codexDone, "/home/dev/runs/cx-patch/hello.txt"),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tProgress, Message: "editing files: add /home/dev/runs/cx-patch/hello.txt"}, msgs[2])
 			require.Equal(t, agent.Message{Type: tLog, Level: "info", Message: "files changed: add /home/dev/runs/cx-patch/hello.txt"}, msgs[3])
 		}},
-	{file: "codex-mcp.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
+	{file: "codex-mcp.jsonl", usage: codexTurn, exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
 		result: completed("done", codexDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tLog, Level: "info", Message: "MCP probe.status completed"}, msgs[3])
 		}},
-	{file: "codex-mcp-needs-approval.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
+	{file: "codex-mcp-needs-approval.jsonl", usage: codexTurn, exit: exit0, types: seq(tLog, tProgress, tProgress, tLog, tProgress, tResult),
 		result: completed("done", codexDone),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "MCP probe.status failed: MCP tool call requires approval, but approval policy is never"}, msgs[3])
 		}},
 	// The sandbox denied `git commit`: Codex shows no item for it; the turn still completes.
-	{file: "codex-sandbox-denied-git-commit-in-worktree.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tProgress, tResult),
+	{file: "codex-sandbox-denied-git-commit-in-worktree.jsonl", usage: codexTurn, exit: exit0, types: seq(tLog, tProgress, tProgress, tProgress, tResult),
 		result: completed("done", codexDone)},
-	{file: "codex-unknown-model-warning.jsonl", exit: exit0, types: seq(tLog, tLog, tProgress, tProgress, tResult),
+	{file: "codex-unknown-model-warning.jsonl", usage: []agent.Usage{{InputTokens: 100, OutputTokens: 20}}, exit: exit0, types: seq(tLog, tLog, tProgress, tProgress, tResult),
 		result: completed("ok", &agent.Usage{InputTokens: 100, OutputTokens: 20}),
 		check: func(t *testing.T, msgs []agent.Message) {
 			require.Equal(t, agent.Message{Type: tLog, Level: "warn", Message: "codex: Model metadata for `gpt-5.1-codex` not found. Defaulting to fallback metadata; this can degrade performance and cause issues."}, msgs[1])

@@ -121,7 +121,7 @@ var rateLimitCases = []fixtureCase{
 			require.Equal(t, []agent.RateLimit{{Status: agent.RateRejected}}, rateLimits(msgs))
 		}},
 	// 200 with x-codex-primary-*/secondary-* headers at 92 %: nothing in exec --json.
-	{file: "codex-ratelimit-headers.jsonl", exit: exit0, types: seq(tLog, tProgress, tProgress, tResult),
+	{file: "codex-ratelimit-headers.jsonl", usage: []agent.Usage{{InputTokens: 10, OutputTokens: 5}}, exit: exit0, types: seq(tLog, tProgress, tProgress, tResult),
 		result: completed("done", &agent.Usage{InputTokens: 10, OutputTokens: 5})},
 }
 

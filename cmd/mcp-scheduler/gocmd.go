@@ -13,6 +13,8 @@ import (
 func newGoCmd(a *app) *cobra.Command {
 	var brief, voyage, repo string
 	var priority int
+	var costLimit float64
+	var tokenLimit int64
 	var dependsOn, writeArea []string
 	cmd := &cobra.Command{
 		Use:   "go TITLE",
@@ -35,7 +37,8 @@ func newGoCmd(a *app) *cobra.Command {
 				return firstError(engine.CheckPriority("priority", 0))
 			}
 			spec := engine.MissionSpec{Title: args[0], Brief: brief, Priority: priority, VoyageID: voyage,
-				DependsOn: dependsOn, Repository: repo, WriteArea: writeArea, RetryBudget: a.cfg.Scheduler.RetryBudget}
+				DependsOn: dependsOn, Repository: repo, WriteArea: writeArea, RetryBudget: a.cfg.Scheduler.RetryBudget,
+				CostLimitUSD: costLimit, TokenLimit: tokenLimit}
 			if err := firstError(engine.CheckMissionSpec(spec, time.Now())); err != nil {
 				return err
 			}
@@ -60,5 +63,7 @@ func newGoCmd(a *app) *cobra.Command {
 	f.StringArrayVar(&dependsOn, "depends-on", nil, "a mission that must complete and land first (repeatable)")
 	f.StringVar(&repo, "repo", "", "repository to work in (default: the one of the current directory)")
 	f.StringArrayVar(&writeArea, "write-area", nil, "glob of files the mission may change, e.g. 'internal/auth/**' (repeatable)")
+	f.Float64Var(&costLimit, "cost-limit-usd", 0, "hard budget in US dollars: an attempt that crosses it is stopped and the mission escalated (0: none)")
+	f.Int64Var(&tokenLimit, "token-limit", 0, "hard budget in tokens, input (cached included) plus output, like --cost-limit-usd (0: none)")
 	return cmd
 }

@@ -206,6 +206,7 @@ type Voyage struct {
 	TargetBranch        string      `json:"target_branch,omitempty"`
 	State               VoyageState `json:"state"`
 	CostLimitUSD        float64     `json:"cost_limit_usd,omitempty"`
+	TokenLimit          int64       `json:"token_limit,omitempty"` // input plus output tokens; 0: none
 	Usage               Usage       `json:"usage,omitzero"`
 	RequirementsChanged bool        `json:"requirements_changed,omitempty"`
 	EscalationID        string      `json:"escalation_id,omitempty"`

@@ -84,7 +84,7 @@ func TestCommand_ReceivesEachEventType(t *testing.T) {
 	budget, limited, queued := w.mission(engine.MissionSpec{WriteArea: []string{"b/**"}}),
 		w.mission(engine.MissionSpec{WriteArea: []string{"l/**"}}), w.mission(engine.MissionSpec{WriteArea: []string{"q/**"}})
 	_, err = w.e.RecordHolds(ctx, []engine.Hold{
-		{MissionID: budget.ID, Reason: engine.Reason{Code: engine.WhyBudget, Message: "the voyage's cost limit is reached ($0.0600 of $0.0500)"}},
+		{MissionID: budget.ID, Reason: engine.Reason{Code: engine.WhyBudget, Message: engine.Breach{Scope: engine.ScopeVoyage, Subject: "v-1", Measure: engine.MeasureCost, Spent: 0.06, Limit: 0.05}.HoldMessage()}},
 		{MissionID: limited.ID, Reason: engine.Reason{Code: "rate_limited", Message: "profile claude rate-limited until 10:00", Until: t0.Add(time.Hour)}},
 		{MissionID: queued.ID, Reason: engine.Reason{Code: engine.WhySlots, Message: "2 running"}},
 	})

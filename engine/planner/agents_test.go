@@ -83,13 +83,16 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 		m    domain.Mission
 		v    domain.Voyage
 		want string
+		msg  string // the hold's sentence, when it is a budget's
 	}{
 		{name: "voyage cost limit reached", m: mission(1, voyage("v")),
-			v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 1}}, want: engine.WhyBudget},
+			v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 1}}, want: engine.WhyBudget,
+			msg: "voyage v's cost budget is spent ($1.0000 of $1.0000): nothing more starts until it is raised (update_voyage cost_limit_usd)"},
 		{name: "voyage requirements changed", m: mission(1, voyage("v")), v: domain.Voyage{ID: "v", RequirementsChanged: true}, want: engine.WhyRequirements},
 		{name: "requirements changed after it started", m: mission(1, voyage("v"), func(m *domain.Mission) { m.Attempt = 1 }),
 			v: domain.Voyage{ID: "v", RequirementsChanged: true}},
-		{name: "mission cost limit reached", m: mission(1, func(m *domain.Mission) { m.CostLimitUSD, m.Usage.CostUSD = 2, 3 }), want: engine.WhyBudget},
+		{name: "mission cost limit reached", m: mission(1, func(m *domain.Mission) { m.CostLimitUSD, m.Usage.CostUSD = 2, 3 }), want: engine.WhyBudget,
+			msg: "mission m01's cost budget is spent ($3.0000 of $2.0000): nothing more starts until it is raised (update_mission cost_limit_usd)"},
 		{name: "under the limits", m: mission(1, voyage("v")), v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 0.5}}},
 	}
 	for _, c := range cases {
@@ -104,6 +107,9 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 			}
 			r := hold(t, p, "m01")
 			require.Equal(t, c.want, r.Code)
+			if c.msg != "" {
+				require.Equal(t, c.msg, r.Message, "the one sentence of a spent budget (engine.Breach.HoldMessage)")
+			}
 			require.False(t, r.Transient(), "it needs a decision")
 		})
 	}

@@ -37,6 +37,7 @@ func TestLoop_BudgetHoldIsOneEvent(t *testing.T) {
 	var data map[string]any
 	require.NoError(t, json.Unmarshal(evs[0].Data, &data))
 	require.Equal(t, engine.WhyBudget, data["code"])
-	require.Contains(t, data["message"], "cost limit is reached")
+	require.Equal(t, "voyage "+d.Voyage.ID+"'s cost budget is spent ($1.5000 of $1.0000): nothing more starts until it is raised (update_voyage cost_limit_usd)",
+		data["message"], "the one sentence of a spent budget (engine.Breach.HoldMessage)")
 	require.Equal(t, d.Voyage.ID, evs[0].VoyageID)
 }

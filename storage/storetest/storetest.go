@@ -52,6 +52,7 @@ var areas = []area{
 	{"Transactions", exerciseTransactions},
 	{"Notices", exerciseNotices},
 	{"Usage", exerciseUsage},
+	{"TokenLimits", exerciseTokenLimits},
 	{"Metrics", exerciseMetrics},
 }
 

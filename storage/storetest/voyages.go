@@ -173,7 +173,7 @@ func exerciseVoyages(t *testing.T, open Opener) {
 func fullVoyage(e *env, id string) *domain.Voyage {
 	at := e.next()
 	return &domain.Voyage{ID: id, IdempotencyKey: "idem-" + id, Title: "full " + id, Goal: "ship ü", Repository: "/repo",
-		TargetBranch: "main", State: domain.VoyageActive, CostLimitUSD: 9.5,
+		TargetBranch: "main", State: domain.VoyageActive, CostLimitUSD: 9.5, TokenLimit: 120_000,
 		Usage: domain.Usage{InputTokens: 7, OutputTokens: 8, CostUSD: 0.5}, RequirementsChanged: true,
 		EscalationID: "esc-" + id, CreatedAt: at, UpdatedAt: at.Add(time.Second), SettledAt: at.Add(2 * time.Second)}
 }
