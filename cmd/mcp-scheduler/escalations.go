@@ -64,7 +64,7 @@ func newEscalationsResolveCmd(a *app) *cobra.Command {
 	var action, note string
 	cmd := &cobra.Command{
 		Use:   "resolve ESCALATION_ID --action retry|skip|cancel|acknowledge",
-		Short: "Close an escalation with a decision and apply it to the missions it blocked", Args: cobra.ExactArgs(1),
+		Short: "Close an escalation with a decision and apply it to the missions it blocked", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("escalation_id", domain.PrefixEscalation, args[0])); err != nil {
 				return err

@@ -22,7 +22,7 @@ func newGoCmd(a *app) *cobra.Command {
 		Long: "Create a mission with the title TITLE (quote it). It runs in the repository of the current directory\n" +
 			"unless --repo names another configured one.",
 		Example: `  mcp-scheduler go "Fix the flaky login test" --brief "TestLogin fails one run in ten" --priority 20`,
-		Args:    cobra.ExactArgs(1),
+		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if repo != "" {
 				abs, err := filepath.Abs(repo)

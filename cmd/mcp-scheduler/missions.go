@@ -81,7 +81,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 
 func newMissionsShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts, workspaces and landings", Args: cobra.ExactArgs(1),
+		Use: "show MISSION_ID", Short: "Show a mission, why it is not running, its open escalations, attempts, workspaces and landings", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
 				return err
@@ -156,7 +156,7 @@ func newMissionsCancelCmd(a *app) *cobra.Command {
 	var reason string
 	var skip bool
 	cmd := &cobra.Command{
-		Use: "cancel MISSION_ID", Short: "Cancel a mission (a running attempt is stopped)", Args: cobra.ExactArgs(1),
+		Use: "cancel MISSION_ID", Short: "Cancel a mission (a running attempt is stopped)", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
 				return err
@@ -175,7 +175,7 @@ func newMissionsCancelCmd(a *app) *cobra.Command {
 
 func newMissionsRetryCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use: "retry MISSION_ID", Short: "Reopen a failed, blocked or cancelled mission", Args: cobra.ExactArgs(1),
+		Use: "retry MISSION_ID", Short: "Reopen a failed, blocked or cancelled mission", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
 				return err

@@ -68,7 +68,7 @@ func newVoyagesListCmd(a *app) *cobra.Command {
 
 func newVoyagesShowCmd(a *app) *cobra.Command {
 	return &cobra.Command{
-		Use: "show VOYAGE_ID", Short: "Show a voyage: its state, each mission with its state, landing and why it waits, and its open escalations", Args: cobra.ExactArgs(1),
+		Use: "show VOYAGE_ID", Short: "Show a voyage: its state, each mission with its state, landing and why it waits, and its open escalations", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("voyage_id", domain.PrefixVoyage, args[0])); err != nil {
 				return err
@@ -125,7 +125,7 @@ func (a *app) printVoyage(d engine.VoyageDetail) error {
 func newVoyagesCancelCmd(a *app) *cobra.Command {
 	var reason string
 	cmd := &cobra.Command{
-		Use: "cancel VOYAGE_ID", Short: "Cancel a voyage: its unfinished missions are cancelled (running attempts stopped), landed work stays", Args: cobra.ExactArgs(1),
+		Use: "cancel VOYAGE_ID", Short: "Cancel a voyage: its unfinished missions are cancelled (running attempts stopped), landed work stays", Args: oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("voyage_id", domain.PrefixVoyage, args[0])); err != nil {
 				return err
