@@ -44,15 +44,17 @@ func TestWriter_QueuedUpdatesShareTheNextLeadersCommit(t *testing.T) {
 	t.Cleanup(func() { require.NoError(t, s.Close()) })
 	c0, u0 := s.WriteStats()
 
-	release := make(chan struct{})
+	hold, release := holdRelease(t)
+	entered := make(chan struct{})
 	first := make(chan error, 1)
 	go func() {
 		first <- s.Update(ctx, func(tx engine.Tx) error {
-			<-release // holds the connection until the others queued
+			close(entered)
+			<-hold // holds the connection until the others queued
 			return tx.SetPaused(ctx, true)
 		})
 	}()
-	waitLeading(t, s.w)
+	<-entered // the leader's batch is taken: whatever comes now queues
 
 	cancelled, cancel := context.WithCancel(ctx)
 	boom := errors.New("boom")
@@ -78,7 +80,7 @@ func TestWriter_QueuedUpdatesShareTheNextLeadersCommit(t *testing.T) {
 		waitQueued(t, s.w, i+1)
 	}
 	cancel()
-	close(release)
+	release()
 	wg.Wait()
 	require.NoError(t, <-first)
 	require.NoError(t, results[0])
@@ -104,15 +106,15 @@ func (w *writer) isLeading() bool {
 	return w.leading
 }
 
-func waitLeading(t *testing.T, w *writer) {
-	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for !w.isLeading() {
-		if time.Now().After(deadline) {
-			t.Fatal("no Update took the writer")
-		}
-		time.Sleep(time.Millisecond)
-	}
+// holdRelease returns hold, which a held Update function waits on, and release, which lets
+// it go on (also at the test's end — t.Cleanup runs it before the store's Close — so that a
+// failed test does not leave Close waiting for it).
+func holdRelease(t *testing.T) (hold <-chan struct{}, release func()) {
+	ch := make(chan struct{})
+	var once sync.Once
+	release = func() { once.Do(func() { close(ch) }) }
+	t.Cleanup(release)
+	return ch, release
 }
 
 // Close waits for the batch that runs and the requests queued before it, then refuses.
@@ -121,12 +123,13 @@ func TestWriter_CloseWaitsForTheLeaderAndTheQueue(t *testing.T) {
 	ctx := context.Background()
 	s, err := Open(ctx, t.TempDir()+"/close.db", Options{})
 	require.NoError(t, err)
-	release := make(chan struct{})
+	hold, release := holdRelease(t)
+	entered := make(chan struct{})
 	errs := make(chan error, 2)
 	go func() {
-		errs <- s.Update(ctx, func(tx engine.Tx) error { <-release; return tx.SetPaused(ctx, true) })
+		errs <- s.Update(ctx, func(tx engine.Tx) error { close(entered); <-hold; return tx.SetPaused(ctx, true) })
 	}()
-	waitLeading(t, s.w)
+	<-entered // the leader's batch is taken: the next Update queues
 	go func() { errs <- s.Update(ctx, func(tx engine.Tx) error { return tx.SetPaused(ctx, false) }) }()
 	waitQueued(t, s.w, 1)
 	closed := make(chan error, 1)
@@ -136,7 +139,7 @@ func TestWriter_CloseWaitsForTheLeaderAndTheQueue(t *testing.T) {
 		t.Fatalf("Close returned (%v) while a batch ran", err)
 	case <-time.After(50 * time.Millisecond):
 	}
-	close(release)
+	release()
 	require.NoError(t, <-errs)
 	require.NoError(t, <-errs)
 	require.NoError(t, <-closed)
