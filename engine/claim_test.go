@@ -124,7 +124,10 @@ func TestClaim_MissionCancelledWhilePendingIsNotHandedOver(t *testing.T) {
 // then fails or succeeds.
 func TestClaim_CallerGoneWhilePreparingAbandons(t *testing.T) {
 	t.Parallel()
-	b := pullEngine(t, time.Second)
+	// A lease that cannot run out during the test: with a 1 s one, a loaded machine took
+	// longer than that between the acquire and the abandon, the reaper expired the attempt
+	// first (as it should), and there was no abandon to check.
+	b := pullEngine(t, time.Minute)
 	for i, end := range []func(context.Context, *engine.PendingClaim) error{
 		func(ctx context.Context, p *engine.PendingClaim) error { return p.Fail(ctx, ctx.Err()) },
 		func(ctx context.Context, p *engine.PendingClaim) error {

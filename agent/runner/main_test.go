@@ -121,7 +121,11 @@ func refProfile() agent.Profile {
 		Env:     []string{"PATH"},
 		// Race-enabled children otherwise sleep 1 s at exit.
 		SetEnv: map[string]string{"GORACE": "atexit_sleep_ms=0"},
-		Grace:  agent.Duration(300 * time.Millisecond),
+		// Stop returns as soon as the group is gone, so a long grace costs a well-behaved agent
+		// nothing; a short one made a race-enabled agent on a loaded machine look stubborn (it
+		// was SIGKILLed while still writing its cancelled result). Tests of the SIGKILL path set
+		// their own grace.
+		Grace: agent.Duration(20 * time.Second),
 	}
 }
 

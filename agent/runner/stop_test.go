@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +16,28 @@ import (
 
 func TestStop_HangStoppedByHardTimeout(t *testing.T) {
 	r := newRunner(t, "")
-	s := refSpec(t, r, "hang", t.TempDir(), "@log info hanging\n@hang")
-	s.Profile.HardTimeout = agent.Duration(500 * time.Millisecond)
-	p := launch(t, r, s)
-	evs, out := collect(t, p)
-	require.Equal(t, ReasonHardTimeout, out.Exit.Reason)
+	var (
+		p   *Process
+		evs []Event
+		out Outcome
+	)
+	// The hard timeout counts from the start, whatever the agent is doing. On a loaded machine
+	// a race-enabled agent can still be starting when it fires, before it handles SIGTERM (the
+	// default action kills it: exit -1). Such a run says nothing about how a hanging agent is
+	// stopped; it is repeated with a longer timeout until the agent had said "hanging".
+	for i, hard := 0, 500*time.Millisecond; ; i, hard = i+1, 2*hard {
+		s := refSpec(t, r, fmt.Sprintf("hang-%d", i), t.TempDir(), "@log info hanging\n@hang")
+		s.Profile.HardTimeout = agent.Duration(hard)
+		p = launch(t, r, s)
+		evs, out = collect(t, p)
+		require.Equal(t, ReasonHardTimeout, out.Exit.Reason)
+		if len(logsContaining(evs, "hanging")) > 0 {
+			break
+		}
+		require.Less(t, hard, deadline/4, "the agent never started its script: %s", summarize(evs))
+		t.Logf("hard timeout %v fired before the agent started its script (exit %+v); again with %v", hard, out.Exit, 2*hard)
+		requireGone(t, p.PID())
+	}
 	require.True(t, out.Exit.Known)
 	// The reference agent honours agent.cancel (exit 0) and SIGTERM (exit 143), whichever
 	// it sees first, reporting cancelled.
