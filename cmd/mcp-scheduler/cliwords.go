@@ -42,7 +42,8 @@ var toolCommands = map[string]string{
 // takes.
 var flagFields = map[string]map[string]string{
 	"mcp-scheduler go": {"title": "TITLE", "brief": "--brief", "priority": "--priority",
-		"voyage_id": "--voyage", "depends_on": "--depends-on", "repository": "--repo", "write_area": "--write-area"},
+		"voyage_id": "--voyage", "depends_on": "--depends-on", "repository": "--repo", "write_area": "--write-area",
+		"cost_limit_usd": "--cost-limit-usd", "token_limit": "--token-limit"},
 	"mcp-scheduler missions list":       missionsListFields,
 	"mcp-scheduler missions":            missionsListFields, // missions alone lists
 	"mcp-scheduler missions show":       {"mission_id": "MISSION_ID"},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -331,8 +332,12 @@ func TestWatch_PipedPrintsPlainSnapshots(t *testing.T) {
 	}
 	waitLine("the first snapshot", func(s string) bool { return strings.Contains(s, "ESCALATIONS (") })
 	// a change made by another process prints a new snapshot with it
-	w.cli("go", "a mission made while watching")
-	waitLine("a snapshot with the new mission", func(s string) bool { return strings.Contains(s, "a mission made while watching") })
+	made, errs, code := w.cli("go", "a mission made while watching")
+	require.Equal(t, 0, code, errs)
+	id := regexp.MustCompile(`msn_[0-9A-Z]{26}`).FindString(made)
+	require.NotEmpty(t, id, "go names the mission it made: %s", made)
+	// Its row shows its id (the title is clipped to the column: "a mission made while wa…").
+	waitLine("a snapshot with the new mission", func(s string) bool { return strings.Contains(s, id) })
 	require.GreaterOrEqual(t, strings.Count(seen.String(), "mcp-scheduler watch ·"), 2)
 	// the voyage goes on while watched; its agents are done once the second mission blocks
 	waitLine("the second mission blocked", func(s string) bool { return strings.Contains(s, "which title should the second page have?") })
