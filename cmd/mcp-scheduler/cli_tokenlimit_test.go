@@ -20,7 +20,7 @@ func TestCLI_GoSetsTheBudgets(t *testing.T) {
 
 	_, errs, code := s.cli("go", "x", "--token-limit", "-1")
 	require.Equal(t, 2, code, "a usage mistake")
-	require.Contains(t, errs, "token_limit")
+	require.Contains(t, errs, "--token-limit: is negative", "the flag, not the tool field, is named")
 	list := cliJSON[[]domain.Mission](s, "missions", "list")
 	require.Len(t, list, 1, "nothing created")
 }
