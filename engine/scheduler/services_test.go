@@ -291,10 +291,11 @@ func TestServices_SupervisorStopWaitsForItsWatchers(t *testing.T) {
 	sup := scheduler.SupervisorOf(h.s)
 	h.until("its agent runs, supervised", func() bool {
 		got := h.mission(m.ID)
-		return got.State == domain.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0 && sup.Supervises(m.ID)
+		// the watcher is registered before its goroutine runs: wait for both
+		return got.State == domain.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0 && sup.Supervises(m.ID) &&
+			goroutinesIn(goSupervise) == 1
 	})
 	pid := runPID(t, h.mission(m.ID))
-	require.Equal(t, 1, goroutinesIn(goSupervise))
 	require.NoError(t, h.s.Stop(h.ctx))
 	require.Zero(t, goroutinesIn(goSupervise), "Stop returned after the watcher did")
 	require.False(t, processAlive(pid), "the agent was stopped")
