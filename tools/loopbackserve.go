@@ -43,3 +43,17 @@ func serveLoopback(ctx context.Context, name, addr, path string, mux *http.Serve
 	}
 	return nil
 }
+
+// checkLoopbackAddr accepts host:port with a loopback host (127.0.0.1, ::1, localhost) only,
+// for the stand-alone listener of flag; a bad form names example, another host wraps
+// notLoopback and says what else to do (alternative).
+func checkLoopbackAddr(flag, addr, example string, notLoopback error, alternative string) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("%s %q: %w (give host:port, e.g. %s)", flag, addr, err, example)
+	}
+	if !isLoopback(host) {
+		return fmt.Errorf("%w: %q is not loopback; give 127.0.0.1:PORT (%s)", notLoopback, addr, alternative)
+	}
+	return nil
+}

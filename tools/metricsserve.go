@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -19,15 +18,8 @@ var ErrMetricsNotLoopback = errors.New("--metrics must be a loopback address")
 
 // CheckMetricsAddr accepts host:port with a loopback host (127.0.0.1, ::1, localhost) only.
 func CheckMetricsAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--metrics %q: %w (give host:port, e.g. 127.0.0.1:9464)", addr, err)
-	}
-	if !isLoopback(host) {
-		return fmt.Errorf("%w: %q is not loopback; give 127.0.0.1:PORT (or scrape %s of serve --http with its token)",
-			ErrMetricsNotLoopback, addr, PathMetrics)
-	}
-	return nil
+	return checkLoopbackAddr("--metrics", addr, "127.0.0.1:9464", ErrMetricsNotLoopback,
+		"or scrape "+PathMetrics+" of serve --http with its token")
 }
 
 // ServeMetrics serves h at /metrics on a loopback addr until ctx ends, without a token (for a

@@ -3,7 +3,6 @@ package tools
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
@@ -29,15 +28,8 @@ func mountPprof(mux *http.ServeMux) {
 
 // CheckPprofAddr accepts host:port with a loopback host (127.0.0.1, ::1, localhost) only.
 func CheckPprofAddr(addr string) error {
-	host, _, err := net.SplitHostPort(addr)
-	if err != nil {
-		return fmt.Errorf("--pprof %q: %w (give host:port, e.g. 127.0.0.1:6060)", addr, err)
-	}
-	if !isLoopback(host) {
-		return fmt.Errorf("%w: %q is not loopback; give 127.0.0.1:PORT (or use serve --http with a token, which serves %s too)",
-			ErrPprofNotLoopback, addr, PathPprof)
-	}
-	return nil
+	return checkLoopbackAddr("--pprof", addr, "127.0.0.1:6060", ErrPprofNotLoopback,
+		"or use serve --http with a token, which serves "+PathPprof+" too")
 }
 
 // ServePprof serves /debug/pprof/ on a loopback addr until ctx ends (stdio mode has no HTTP
