@@ -110,10 +110,10 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 	switch l.Status {
 	case agent.RateWarning:
 		w.Until = now.Add(pol.WarningFor)
-		w.Why = fmt.Sprintf("the window is nearly used up (%s), reset time unknown: half concurrency for %s", who, pol.WarningFor)
+		w.Why = fmt.Sprintf("the window is nearly used up, %s, reset time unknown: half concurrency for %s", who, pol.WarningFor)
 		if l.ResetsAt.After(now) {
 			w.Until = l.ResetsAt
-			w.Why = fmt.Sprintf("the window is nearly used up (%s): half concurrency until it resets", who)
+			w.Why = fmt.Sprintf("the window is nearly used up, %s: half concurrency until it resets", who)
 		}
 		return w, true
 	case agent.RateRejected:
@@ -127,11 +127,11 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 	switch {
 	case l.ResetsAt.After(now):
 		w.Until = l.ResetsAt.Add(pol.Margin)
-		w.Why = fmt.Sprintf("the window resets at %s (%s), plus rate_limit_margin %s", stamp(l.ResetsAt), who, pol.Margin)
+		w.Why = fmt.Sprintf("the window resets at %s, %s, plus rate_limit_margin %s", stamp(l.ResetsAt), who, pol.Margin)
 	case l.RetryAfterSeconds > 0:
 		d := time.Duration(l.RetryAfterSeconds * float64(time.Second))
 		w.Until = now.Add(d + pol.Margin)
-		w.Why = fmt.Sprintf("the provider said retry after %s (%s), plus rate_limit_margin %s", d.Round(time.Millisecond), who, pol.Margin)
+		w.Why = fmt.Sprintf("the provider said retry after %s, %s, plus rate_limit_margin %s", d.Round(time.Millisecond), who, pol.Margin)
 	case active:
 		return *prev, true // the pause on now already answers this rejection
 	default:
@@ -141,7 +141,7 @@ func NextRateWindow(prev *RateWindow, sig RateSignal, pol RatePolicy, now time.T
 		}
 		d := min(Backoff{Initial: pol.BackoffInitial, Max: pol.BackoffMax, Jitter: 0.2}.Delay(w.Steps), pol.BackoffMax) // jitter never passes the cap
 		w.Until = now.Add(d)
-		w.Why = fmt.Sprintf("reset time unknown (%s): backoff step %d, %s (exponential from %s, at most %s, ±20%% jitter)",
+		w.Why = fmt.Sprintf("reset time unknown, %s: backoff step %d, %s (exponential from %s, at most %s, ±20%% jitter)",
 			who, w.Steps, d.Round(time.Second), pol.BackoffInitial, pol.BackoffMax)
 	}
 	if active && prev.Until.After(w.Until) {
@@ -157,11 +157,12 @@ func staleRoom(prev *RateWindow, sig RateSignal, now time.Time) bool {
 		prev.Steps == 0 && !sig.CompletedStarted.After(prev.Since)
 }
 
-// RateLimitedReason is the hold of a mission that waits for a paused group: "profile P
-// rate-limited until T" (T in RFC 3339, UTC), with how the time was decided.
+// RateLimitedReason is the hold of a mission that waits for a paused group, one sentence:
+// "profile P rate-limited until T, resumes by itself: <how T was decided>" (T in RFC 3339,
+// UTC; the how is w.Why). It is the one place this text is made.
 func RateLimitedReason(profile string, w RateWindow) Reason {
 	return Reason{Code: WhyRateLimited, Until: w.Until,
-		Message: fmt.Sprintf("profile %s rate-limited until %s (%s)", profile, stamp(w.Until), w.Why)}
+		Message: fmt.Sprintf("profile %s rate-limited until %s, resumes by itself: %s", profile, stamp(w.Until), w.Why)}
 }
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }

@@ -38,5 +38,5 @@ func TestCLI_DoctorShowsRateLimitWindows(t *testing.T) {
 	require.NotNil(t, found)
 	require.True(t, found.Warn)
 	require.True(t, strings.HasPrefix(found.Detail, "paused: no mission of its profiles starts until "+reset.Add(time.Minute).Format(time.RFC3339)+
-		" (the window resets at "+reset.Format(time.RFC3339)+" (reported by mission msn_x on profile claude-a), plus rate_limit_margin 1m0s)"), found.Detail)
+		" (the window resets at "+reset.Format(time.RFC3339)+", reported by mission msn_x on profile claude-a, plus rate_limit_margin 1m0s)"), found.Detail)
 }

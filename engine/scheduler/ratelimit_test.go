@@ -55,8 +55,8 @@ func TestRateLimit_ProfilePausesUntilTheResetThenResumes(t *testing.T) {
 	require.Equal(t, engine.RatePaused, window.Status)
 	require.Equal(t, "five_hour", window.LimitType)
 	require.Equal(t, window.ResetsAt.Add(time.Second), window.Until, "the reset plus the margin")
-	want := "profile ref rate-limited until " + window.Until.UTC().Format(time.RFC3339) + " (the window resets at " +
-		window.ResetsAt.UTC().Format(time.RFC3339) + " (reported by mission " + a + " on profile ref), plus rate_limit_margin 1s)"
+	want := "profile ref rate-limited until " + window.Until.UTC().Format(time.RFC3339) + ", resumes by itself: the window resets at " +
+		window.ResetsAt.UTC().Format(time.RFC3339) + ", reported by mission " + a + " on profile ref, plus rate_limit_margin 1s"
 	require.Equal(t, map[string]string{a: want, b: want}, said)
 
 	waitFor(t, "the voyage completes", func() bool {
