@@ -38,12 +38,19 @@ func newDemoCmd(a *app) *cobra.Command {
 		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), keep, httpAddr) },
 	}
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary repository and data dir and print where they are")
-	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard (and MCP) on this loopback host:port while the demo runs, and keep serving after it ends until interrupted")
+	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard (and MCP) on this host:port while the demo runs, and keep serving after it ends until interrupted (not loopback: needs $"+EnvToken+" or [http] token_file)")
 	return cmd
 }
 
 func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	start := time.Now()
+	token := ""
+	if httpAddr != "" {
+		var err error
+		if token, err = a.demoToken(httpAddr); err != nil {
+			return err
+		}
+	}
 	root, err := os.MkdirTemp("", "mcp-scheduler-demo-")
 	if err != nil {
 		return err
@@ -69,7 +76,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	a.recordProfiles(ctx) // its reference profile is an agent the status and the dashboard list
 	dashURL := ""
 	if httpAddr != "" {
-		base, stop, err := a.sideHTTP(ctx, httpAddr, "")
+		base, stop, err := a.sideHTTP(ctx, httpAddr, token)
 		if err != nil {
 			return err
 		}

@@ -151,3 +151,20 @@ func getJSON(t *testing.T, url string, v any) {
 	require.Equal(t, http.StatusOK, resp.StatusCode, string(b))
 	require.NoError(t, json.Unmarshal(b, v), string(b))
 }
+
+// TestDemo_HTTPNonLoopbackNamesWhatExists: demo --http on a non-loopback address without a
+// token is refused before anything is built, and the message names the ways this command
+// really has ($MCP_SCHEDULER_TOKEN, [http] token_file, a loopback address), not a --token
+// flag it lacks.
+func TestDemo_HTTPNonLoopbackNamesWhatExists(t *testing.T) {
+	s := newSandbox(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "demo", "--http", "0.0.0.0:1")
+	cmd.Env, cmd.Dir = s.env, s.repo
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err, "%s", out)
+	require.Contains(t, string(out), "demo --http 0.0.0.0:1: not a loopback address and no bearer token; set $MCP_SCHEDULER_TOKEN (or [http] token_file in the config file) or use --http 127.0.0.1:PORT")
+	require.NotContains(t, string(out), "(--token,")
+	require.NotContains(t, string(out), "mcp-scheduler demo: voyage", "refused before the demo starts")
+}
