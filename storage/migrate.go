@@ -65,12 +65,15 @@ func SchemaVersion() int {
 }
 
 // migrate applies every migration newer than the database's user_version, each in its own
-// IMMEDIATE transaction together with the version bump, and refuses a newer database.
+// IMMEDIATE transaction together with the version bump, and refuses a newer database. Each
+// step is logged at debug; a run that applied any logs one info line, "migrated database from
+// schema A to B" (a fresh database: from 0 to the newest).
 func migrate(ctx context.Context, conn *sql.Conn, log *slog.Logger) error {
 	ms, err := migrations()
 	if err != nil {
 		return fmt.Errorf("storage: %w", err)
 	}
+	from := -1
 	for {
 		var have int
 		if err := conn.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
@@ -80,13 +83,19 @@ func migrate(ctx context.Context, conn *sql.Conn, log *slog.Logger) error {
 			return fmt.Errorf("storage: %w: the database is at version %d, this binary knows up to %d; run the newer mcp-scheduler or use another data dir",
 				ErrSchemaTooNew, have, len(ms))
 		}
+		if from < 0 {
+			from = have
+		}
 		if have == len(ms) {
+			if have > from {
+				log.Info(fmt.Sprintf("migrated database from schema %d to %d", from, have), "from", from, "to", have)
+			}
 			return nil
 		}
 		if err := apply(ctx, conn, ms[have], have); err != nil {
 			return err
 		}
-		log.Info("schema migrated", "version", ms[have].version, "name", ms[have].name)
+		log.Debug("schema migration step", "version", ms[have].version, "name", ms[have].name)
 	}
 }
 

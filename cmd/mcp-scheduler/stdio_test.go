@@ -103,7 +103,7 @@ func TestB05_StdoutIsOnlyJSONRPC(t *testing.T) {
 		parseRPC(t, l)
 	}
 	logs := p.stderrText()
-	require.Contains(t, logs, "schema migrated", "the migration logged on stderr")
+	require.Contains(t, logs, "migrated database from schema 0 to ", "the migration logged on stderr")
 	require.Contains(t, logs, "DBG mcp.tool", "debug records on stderr")
 	require.Contains(t, logs, "mcp-scheduler serving")
 }
