@@ -18,6 +18,9 @@ type MissionDetail struct {
 	Workspaces    []WorkspaceRecord  `json:"workspaces,omitempty"`
 	Escalation    *domain.Escalation `json:"escalation,omitempty"`
 	WhyNotRunning []Reason           `json:"why_not_running,omitempty"`
+	// LandingReason says why the landing is not_required (LandingWhy; absent in any other
+	// landing state): a review, a read-only or main-checkout workspace, nothing to land.
+	LandingReason string `json:"landing_reason,omitempty"`
 	// RunningUsage is what the attempt in flight has spent so far (its last task.usage);
 	// UsageNote says when an agent reported no usage at all (usagenote.go).
 	RunningUsage *domain.Usage `json:"running_usage,omitempty"`
@@ -65,6 +68,7 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 		if err := d.readUsage(ctx, r); err != nil {
 			return err
 		}
+		d.LandingReason = LandingWhy(m, d.Landings)
 		switch {
 		case m.State.Runnable():
 			d.WhyNotRunning, err = whyNotRunningIn(ctx, r, &m, e.Now())

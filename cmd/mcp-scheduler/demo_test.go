@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -77,4 +78,12 @@ func TestDemo_KeepLeavesTheDataDirAndSaysWhyAReviewLandsNothing(t *testing.T) {
 	show, errs, code := s.cli("missions", "show", review.ID, "--data-dir", dataDir)
 	require.Equal(t, 0, code, errs)
 	require.Contains(t, show, "landing     not_required: a review mission: its verdict is its result, it changes no files")
+	// The JSON (get_mission's shape) carries the same reason as a field; a landed mission has none.
+	det := cliJSON[engine.MissionDetail](s, "missions", "show", review.ID, "--data-dir", dataDir)
+	require.Equal(t, "a review mission: its verdict is its result, it changes no files", det.LandingReason)
+	for _, m := range ms {
+		if m.Landing == domain.LandingLanded {
+			require.Empty(t, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID, "--data-dir", dataDir).LandingReason, m.Key)
+		}
+	}
 }

@@ -100,8 +100,8 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			w := a.out
 			fmt.Fprintf(w, "%s  %s\n", m.ID, m.Title)
 			fmt.Fprintf(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
-			if why := engine.LandingWhy(m, d.Landings); why != "" {
-				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, why)
+			if d.LandingReason != "" {
+				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, d.LandingReason)
 			}
 			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
 			fmt.Fprintf(w, "repository  %s\n", m.Repository)
