@@ -109,7 +109,7 @@ func (a *app) notifyCheck(ctx context.Context) check {
 		c.OK = false
 		var last []string
 		for _, g := range gave {
-			last = append(last, fmt.Sprintf("%s (event %d) to %s, given up at %s: %s", g.Type, g.EventSeq, g.Sink,
+			last = append(last, fmt.Sprintf("%s %s (event %d) to %s, given up at %s: %s", notify.DeliveryID(g.EventSeq, g.Sink), g.Type, g.EventSeq, g.Sink,
 				g.GaveUpAt.Format(time.RFC3339), g.LastError))
 		}
 		c.Detail = fmt.Sprintf("%d notifications given up (not sent), latest: %s", counts.GaveUp, strings.Join(last, "; "))

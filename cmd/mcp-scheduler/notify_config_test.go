@@ -103,7 +103,7 @@ func TestDoctor_NotifyCheck(t *testing.T) {
 	require.NoError(t, a.eng.NoticeFailed(t.Context(), ns[1]))
 	c = a.notifyCheck(t.Context())
 	require.False(t, c.OK, "%+v", c)
-	require.Contains(t, c.Detail, "1 notifications given up (not sent), latest: escalation.opened (event 8) to hook")
+	require.Contains(t, c.Detail, "1 notifications given up (not sent), latest: 8-hook escalation.opened (event 8) to hook")
 	require.Contains(t, c.Detail, "answered 404")
 	require.Equal(t, "1 pending (1 failing and retried), 1 given up (mcp-scheduler doctor names them)", a.notifyLine(t.Context()))
 }

@@ -167,6 +167,7 @@ func (n *Notifier) deliver(ctx context.Context, no engine.Notice) error {
 		return nil // stopping: the notice stays due and is tried by the next leader
 	}
 	if err == nil {
+		n.log.Info("notification delivered", "sink", no.Sink, "type", no.Type, "id", messageID(no), "attempts", no.Attempts+1)
 		return n.eng.NoticeDelivered(ctx, no.ID)
 	}
 	now := n.eng.Now()
@@ -176,10 +177,10 @@ func (n *Notifier) deliver(ctx context.Context, no engine.Notice) error {
 	var perm permanentError
 	if errors.As(err, &perm) || no.NextAt.Sub(no.CreatedAt) > n.opt.GiveUpAfter {
 		no.GaveUpAt = now
-		n.log.Error("notification given up: it will not be sent", "sink", no.Sink, "type", no.Type, "id", no.ID,
+		n.log.Error("notification given up: it will not be sent", "sink", no.Sink, "type", no.Type, "id", messageID(no),
 			"event_seq", no.EventSeq, "attempts", no.Attempts, "err", err)
 	} else {
-		n.log.Warn("notification not delivered; retrying", "sink", no.Sink, "type", no.Type, "id", no.ID,
+		n.log.Warn("notification not delivered; retrying", "sink", no.Sink, "type", no.Type, "id", messageID(no),
 			"attempts", no.Attempts, "next_at", no.NextAt, "err", err)
 	}
 	return n.eng.NoticeFailed(ctx, no)
@@ -200,4 +201,9 @@ func (n *Notifier) send(ctx context.Context, s Sink, no engine.Notice) error {
 }
 
 // messageID is the Message.ID of a notice (kept in its body; rebuilt the same way).
-func messageID(no engine.Notice) string { return fmt.Sprintf("%d-%s", no.EventSeq, no.Sink) }
+func messageID(no engine.Notice) string { return DeliveryID(no.EventSeq, no.Sink) }
+
+// DeliveryID is the id a receiver gets for the notification of event seq to sink
+// ("<event_seq>-<sink>": the body's id, the webhook's X-Mcp-Scheduler-Delivery header, the
+// command's {id}); the same on every retry, and the id the log lines and doctor name.
+func DeliveryID(seq int64, sink string) string { return fmt.Sprintf("%d-%s", seq, sink) }

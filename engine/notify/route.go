@@ -2,7 +2,6 @@ package notify
 
 import (
 	"encoding/json"
-	"fmt"
 	"slices"
 	"time"
 
@@ -35,7 +34,7 @@ func Route(sinks []Sink, maxAge time.Duration, now func() time.Time, skipped *in
 			if !s.Wants(m) {
 				continue
 			}
-			m.ID = fmt.Sprintf("%d-%s", ev.Seq, s.Name)
+			m.ID = DeliveryID(ev.Seq, s.Name)
 			body, err := json.Marshal(m)
 			if err != nil { // the event's data is not JSON: send the message without it
 				m.Data = nil

@@ -55,6 +55,9 @@ func TestWebhook_SignedAndRetriedAfter500(t *testing.T) {
 	require.Equal(t, "escalation.raised", msg.Event)
 	require.Contains(t, msg.Summary, "which database should it use?")
 	require.Equal(t, msg.ID, got[1].headers.Get(notify.DeliveryHeader))
+	// The log names the delivery by the id the receiver got, on the failure and the delivery.
+	require.Contains(t, w.logs.String(), "notification not delivered; retrying\" sink=hook type="+notify.TypeEscalationOpened+" id="+msg.ID+" ")
+	require.Contains(t, w.logs.String(), "notification delivered\" sink=hook type="+notify.TypeEscalationOpened+" id="+msg.ID+" attempts=2")
 }
 
 // A receiver that refuses the request for good (400) is not asked again: the notice is given
