@@ -8,6 +8,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -303,4 +304,29 @@ func TestPlain_SameStateLaterPrintsTheSameBody(t *testing.T) {
 	require.Contains(t, first, "· at "+clockTime(s.Running[0].Progress.At))
 	m := loaded(t, &recorder{snap: s})
 	require.Contains(t, m.View(), "ago", "the terminal view keeps ages")
+}
+
+// A waiting reason longer than the terminal is wide goes on over the following lines at the
+// width the terminal reported (tea.WindowSizeMsg), not cut: every word of it shows, and no
+// line is wider than the terminal. Plain output keeps the reason on one line, whole.
+func TestView_LongReasonWrapsAtTheTerminalWidth(t *testing.T) {
+	snap := sample()
+	reason := "profile claude-a rate-limited until 2026-12-01T18:00:50Z, resumes by itself: the window resets at 2026-12-01T18:00:20Z, reported by mission m1 on profile claude-a, plus rate_limit_margin 30s"
+	snap.Waiting[0].Why = []engine.Reason{{Code: "rate_limited", Message: reason}}
+	m := loaded(t, &recorder{snap: snap})
+	for _, width := range []int{60, 97, 130} {
+		next, _ := m.Update(tea.WindowSizeMsg{Width: width, Height: 60})
+		view := ansi.Strip(next.(Model).View())
+		for _, l := range strings.Split(view, "\n") {
+			require.LessOrEqual(t, ansi.StringWidth(l), width, "%q", l)
+		}
+		require.Contains(t, strings.Join(strings.Fields(view), " "), reason, "width %d: the whole reason, over several lines", width)
+	}
+	require.Contains(t, Plain(snap), "rate_limited: "+reason)
+	long := strings.Repeat("x", 70) // a word longer than a line is broken, not cut
+	for _, l := range wrapRow("  msn_c  index  a "+long+" end", 40) {
+		require.LessOrEqual(t, ansi.StringWidth(l), 40, "%q", l)
+	}
+	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
+	require.Equal(t, squeeze("msn_c index a "+long+" end"), squeeze(strings.Join(wrapRow("  msn_c  index  a "+long+" end", 40), " ")), "every character kept")
 }

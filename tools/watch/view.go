@@ -114,20 +114,82 @@ func (m Model) overviewLines() []string {
 		text := oneLine(r.text)
 		if r.selectable() {
 			if n == m.cursor {
-				selAt = len(lines)
-				lines = append(lines, styleSelected.Render("▸"+strings.TrimPrefix(text, " ")))
+				text = "▸" + strings.TrimPrefix(text, " ")
+				for _, l := range wrapRow(text, m.width) {
+					lines = append(lines, styleSelected.Render(l))
+				}
+				selAt = len(lines) - 1 // the whole row shows, its last line too
 				n++
 				continue
 			}
 			n++
 		}
-		lines = append(lines, styleRow(r, text))
+		for _, l := range wrapRow(text, m.width) {
+			lines = append(lines, styleRow(r, l))
+		}
 	}
 	avail := m.height - len(head) - len(m.footer(helpOverview))
 	if avail > 0 && selAt >= avail {
 		lines = lines[selAt-avail+1:]
 	}
 	return append(head, lines...)
+}
+
+// contIndent is how far a wrapped row's following lines are indented.
+const contIndent = "        "
+
+// wrapRow lays a row's text out on lines of at most width columns (the terminal's, from
+// tea.WindowSizeMsg): a long row (a waiting reason, the point of the row) goes on over
+// following lines, indented by contIndent, instead of being cut. Lines break between words
+// only (a time such as 2026-12-01T18:00:20Z stays whole); a word longer than a line is
+// broken (ansi.Hardwrap). The row's own column padding is kept on its first line.
+func wrapRow(text string, width int) []string {
+	width = max(width, 2*len(contIndent))
+	if ansi.StringWidth(text) <= width {
+		return []string{text}
+	}
+	var out []string
+	limit := func() int { // the first line has the whole width, the following ones less the indent
+		if len(out) == 0 {
+			return width
+		}
+		return width - len(contIndent)
+	}
+	line := ""
+	for _, w := range splitKeepingLead(text) {
+		switch {
+		case line == "":
+			line = w
+		case ansi.StringWidth(line)+1+ansi.StringWidth(w) <= limit():
+			line += " " + w
+		default:
+			out, line = append(out, line), w
+		}
+		for ansi.StringWidth(line) > limit() { // a word longer than a line
+			parts := strings.SplitN(ansi.Hardwrap(line, limit(), false), "\n", 2)
+			out, line = append(out, parts[0]), strings.TrimLeft(parts[1], " ")
+		}
+	}
+	out = append(out, line)
+	for i := 1; i < len(out); i++ {
+		out[i] = contIndent + out[i]
+	}
+	return out
+}
+
+// splitKeepingLead splits text into words; the first word keeps the text's leading spaces
+// and each word the padding after it up to the next one (the row's columns), less one
+// space, so that joining with single spaces gives the text back.
+func splitKeepingLead(text string) []string {
+	var out []string
+	start := 0
+	for i := 1; i < len(text); i++ {
+		if text[i-1] == ' ' && text[i] != ' ' && strings.TrimSpace(text[start:i]) != "" {
+			out = append(out, text[start:i-1])
+			start = i
+		}
+	}
+	return append(out, text[start:])
 }
 
 func styleRow(r row, text string) string {
