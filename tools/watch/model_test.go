@@ -180,7 +180,7 @@ func TestUpdate_EnterOpensTheMissionAndLFollowsItsLog(t *testing.T) {
 		view: MissionView{Detail: engine.MissionDetail{Mission: domain.Mission{Title: "the chapter", State: domain.StateRunning, Brief: "write it\n@done"},
 			WhyNotRunning: nil}},
 		log: tools.MissionLog{Attempt: 1, State: domain.StateRunning, Events: []domain.Event{{Type: "mission.progress", Data: []byte(`{"message":"half"}`)}},
-			Output: &tools.AttemptLog{Stdout: "{\"type\":\"task.progress\"}\n", StdoutBytes: 24}}}
+			Output: &tools.AttemptLog{Stdout: agentStdout, StdoutBytes: int64(len(agentStdout))}}}
 	m := loaded(t, src)
 	m = press(t, m, "down", "enter")
 	v := m.View()
@@ -193,7 +193,13 @@ func TestUpdate_EnterOpensTheMissionAndLFollowsItsLog(t *testing.T) {
 	v = m.View()
 	require.Contains(t, v, "log of msn_b")
 	require.Contains(t, v, "mission.progress")
-	require.Contains(t, v, `{"type":"task.progress"}`)
+	for _, want := range []string{"progress 40%: drafting the outline", "looking at the files", "checkpoint saved: half way",
+		"I will read the README first.", `tool Bash: {"command":"ls -la"}`, "result success: all done", "tool shell: go test ./...",
+		"the tests pass", `{"type":"something.new","n":1}`, "plain text from the agent", "result completed: outline written"} {
+		require.Contains(t, v, want, "the log is told as text")
+	}
+	require.NotContains(t, v, "heartbeat", "heartbeats are noise")
+	require.NotContains(t, v, `"type":"task.progress"`, "known lines are not shown raw")
 	m = press(t, m, "esc")
 	require.Contains(t, m.View(), "mission msn_b", "esc from the log goes back to the mission")
 	m = press(t, m, "esc")
@@ -330,3 +336,20 @@ func TestView_LongReasonWrapsAtTheTerminalWidth(t *testing.T) {
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	require.Equal(t, squeeze("msn_c index a "+long+" end"), squeeze(strings.Join(wrapRow("  msn_c  index  a "+long+" end", 40), " ")), "every character kept")
 }
+
+// agentStdout is what agents of each runtime write on stdout: the agent protocol (with
+// heartbeats), Claude Code's stream-json, Codex's exec --json, a line nobody knows and one
+// that is not JSON.
+const agentStdout = `{"type":"agent.heartbeat","seq":1}
+{"type":"task.progress","percent":40,"message":"drafting the outline"}
+{"type":"agent.heartbeat","seq":2}
+{"type":"task.log","level":"info","message":"looking at the files"}
+{"type":"task.checkpoint","checkpoint":{"step":2},"message":"half way"}
+{"type":"assistant","message":{"content":[{"type":"text","text":"I will read the README first."},{"type":"tool_use","name":"Bash","input":{"command": "ls -la"}}]}}
+{"type":"result","subtype":"success","result":"all done"}
+{"type":"item.completed","item":{"type":"command_execution","command":"go test ./..."}}
+{"type":"item.completed","item":{"type":"agent_message","text":"the tests pass"}}
+{ "type": "something.new", "n": 1 }
+plain text from the agent
+{"type":"worker.result","status":"completed","summary":"outline written"}
+`

@@ -309,7 +309,9 @@ func logText(l tools.MissionLog) []string {
 	}
 	out = append(out, "", fmt.Sprintf("output (stdout, %d bytes)", l.Output.StdoutBytes))
 	for _, s := range strings.Split(strings.TrimRight(l.Output.Stdout, "\n"), "\n") {
-		out = append(out, "  "+oneLine(s))
+		for _, r := range readableLines(s) { // heartbeats dropped, JSON told as text
+			out = append(out, "  "+oneLine(r))
+		}
 	}
 	if strings.TrimSpace(l.Output.Stderr) != "" {
 		out = append(out, "", fmt.Sprintf("stderr (%d bytes)", l.Output.StderrBytes))

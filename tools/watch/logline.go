@@ -1,0 +1,105 @@
+package watch
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
+)
+
+// logLine is the fields of one line of an agent's stdout that a person reads, whatever the
+// runtime wrote it: the agent protocol's messages (type task.progress, task.log,
+// worker.result, …), Claude Code's stream-json (assistant text and tool use, result) and
+// Codex's exec --json items (agent_message, command_execution).
+type logLine struct {
+	Type    string          `json:"type"`
+	Subtype string          `json:"subtype"`
+	Percent *float64        `json:"percent"`
+	Message json.RawMessage `json:"message"` // a string (agent protocol) or an object (Claude Code)
+	Status  string          `json:"status"`
+	Summary string          `json:"summary"`
+	Result  string          `json:"result"`
+	Item    *struct {
+		Type    string `json:"type"`
+		Text    string `json:"text"`
+		Command string `json:"command"`
+	} `json:"item"`
+}
+
+type claudeLogMessage struct {
+	Content []struct {
+		Type  string          `json:"type"`
+		Text  string          `json:"text"`
+		Name  string          `json:"name"`
+		Input json.RawMessage `json:"input"`
+	} `json:"content"`
+}
+
+// readableLines turns one stdout line into what a person reads: the message text, a
+// "tool NAME …" line per tool use, "progress N%: …", the result; nil for heartbeats and
+// pings (noise). A line not understood is shown as it is, JSON compacted.
+func readableLines(raw string) []string {
+	var l logLine
+	if json.Unmarshal([]byte(raw), &l) != nil || l.Type == "" {
+		return []string{compactJSON(raw)}
+	}
+	var text string
+	_ = json.Unmarshal(l.Message, &text) // the agent protocol's message is a string
+	switch l.Type {
+	case agent.TypeHeartbeat, agent.TypePing:
+		return nil
+	case agent.TypeProgress:
+		if l.Percent != nil {
+			return []string{fmt.Sprintf("progress %.0f%%: %s", *l.Percent, text)}
+		}
+		return []string{"progress: " + text}
+	case agent.TypeLog:
+		return []string{text}
+	case agent.TypeCheckpoint:
+		return []string{"checkpoint saved: " + text}
+	case agent.TypeResult:
+		return []string{"result " + l.Status + ": " + l.Summary}
+	case "assistant":
+		return claudeLines(l.Message)
+	case "result":
+		return []string{"result " + l.Subtype + ": " + l.Result}
+	case "item.completed", "item.started":
+		if l.Item != nil && l.Item.Type == "command_execution" {
+			return []string{"tool shell: " + l.Item.Command}
+		}
+		if l.Item != nil && l.Item.Text != "" {
+			return []string{l.Item.Text}
+		}
+	}
+	return []string{compactJSON(raw)}
+}
+
+// claudeLines is an assistant message of Claude Code's stream-json: its text blocks, and a
+// line per tool use with the tool's input, compacted.
+func claudeLines(msg json.RawMessage) []string {
+	var m claudeLogMessage
+	if json.Unmarshal(msg, &m) != nil {
+		return []string{compactJSON(string(msg))}
+	}
+	var out []string
+	for _, c := range m.Content {
+		switch c.Type {
+		case "text":
+			out = append(out, c.Text)
+		case "tool_use":
+			out = append(out, "tool "+c.Name+": "+compactJSON(string(c.Input)))
+		}
+	}
+	return out
+}
+
+// compactJSON is s without JSON's insignificant spaces when s is JSON, else s as it is.
+func compactJSON(s string) string {
+	var b bytes.Buffer
+	if json.Compact(&b, []byte(strings.TrimSpace(s))) == nil {
+		return b.String()
+	}
+	return s
+}
