@@ -5,8 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+)
 
-	"github.com/mcp-scheduler/mcp-scheduler/agent"
+// The agent protocol's message types read here (agent/messages.go; tools/watch may not import
+// agent, see docs/architecture.md; TestReadableLines_KnowsTheProtocolTypes pins them).
+const (
+	typeHeartbeat  = "agent.heartbeat"
+	typePing       = "agent.ping"
+	typeProgress   = "task.progress"
+	typeLog        = "task.log"
+	typeCheckpoint = "task.checkpoint"
+	typeResult     = "worker.result"
 )
 
 // logLine is the fields of one line of an agent's stdout that a person reads, whatever the
@@ -48,18 +57,18 @@ func readableLines(raw string) []string {
 	var text string
 	_ = json.Unmarshal(l.Message, &text) // the agent protocol's message is a string
 	switch l.Type {
-	case agent.TypeHeartbeat, agent.TypePing:
+	case typeHeartbeat, typePing:
 		return nil
-	case agent.TypeProgress:
+	case typeProgress:
 		if l.Percent != nil {
 			return []string{fmt.Sprintf("progress %.0f%%: %s", *l.Percent, text)}
 		}
 		return []string{"progress: " + text}
-	case agent.TypeLog:
+	case typeLog:
 		return []string{text}
-	case agent.TypeCheckpoint:
+	case typeCheckpoint:
 		return []string{"checkpoint saved: " + text}
-	case agent.TypeResult:
+	case typeResult:
 		return []string{"result " + l.Status + ": " + l.Summary}
 	case "assistant":
 		return claudeLines(l.Message)
