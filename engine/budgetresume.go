@@ -26,7 +26,7 @@ func (o *op) resumeBudgetBlocked(m *domain.Mission) error {
 	if err != nil {
 		return err
 	}
-	if VoyageHold(v, m) != nil || budgetHold(Spend{Mission: m, MissionSpent: m.Usage, MissionTokens: tokens}) != nil {
+	if VoyageHold(v, m, tokens) != nil {
 		return nil // still over a limit: it stays blocked
 	}
 	esc, err := o.tx.EscalationGet(o.ctx, m.EscalationID)

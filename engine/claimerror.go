@@ -81,3 +81,12 @@ func (e *ClaimLostError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrNoWork) true.
 func (e *ClaimLostError) Unwrap() error { return domain.ErrNoWork }
+
+// RateLimitedError is a pull-mode claim's refusal of an agent whose limit group's usage
+// window is paused: Reason is the hold managed profiles get (RateLimitedReason, "profile P
+// rate-limited until T (…)"). Nothing was acquired, so no retry budget is spent.
+type RateLimitedError struct{ Reason Reason }
+
+func (e *RateLimitedError) Error() string {
+	return e.Reason.Message + "; nothing is claimed for you until then: call claim_mission again after it"
+}

@@ -150,9 +150,13 @@ func (e *Engine) Fail(ctx context.Context, f domain.Fence, req FailRequest) (dom
 func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType string) error {
 	sig := Signature(req.Failure)
 	debug := o.e.opt.DebugAvailable != nil && o.e.opt.DebugAvailable()
+	tokens, err := o.tx.MissionTokenLimitGet(o.ctx, m.ID)
+	if err != nil {
+		return err
+	}
 	out := decideFailure(failureInput{Failure: req.Failure, Signature: sig, PrevSignature: m.LastSignature,
-		AttemptsUsed: m.AttemptsUsed, Budget: m.RetryBudget, CostUSD: m.Usage.CostUSD,
-		CostLimitUSD: m.CostLimitUSD, ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
+		AttemptsUsed: m.AttemptsUsed, Budget: m.RetryBudget, Spent: CheckSpend(Spend{Mission: m, MissionSpent: m.Usage, MissionTokens: tokens}),
+		ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
 	if req.Final && out.Decision != domain.DecisionBlock {
 		out = failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: max(out.Weight, 1),
 			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure)}

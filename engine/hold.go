@@ -182,6 +182,13 @@ func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Ti
 	if err != nil || len(rs) > 0 {
 		return rs, err
 	}
+	held, err := startHold(ctx, r, m) // a spent budget holds it back from a pull-mode claim too
+	if err != nil {
+		return nil, err
+	}
+	if held != nil {
+		return []Reason{*held}, nil
+	}
 	if leader.Owner == "" || !leader.ExpiresAt.After(now) {
 		return []Reason{noLeaderReason()}, nil
 	}
@@ -230,16 +237,43 @@ func PlannerCode(code string) bool {
 	return false
 }
 
-// VoyageHold holds a runnable mission back for its voyage or its own cost limit: the voyage's
-// cost limit is reached, its requirements changed before the mission started, or the
-// mission's own cost limit is reached. Each needs a decision. The planner and the voyage's
-// settlement both apply it (nil: nothing holds it back); v may be nil for a mission without a
+// VoyageHold holds a runnable mission back for its voyage or its own budget: the voyage's
+// cost or token limit is reached, its requirements changed before the mission started, or the
+// mission's own cost limit or token limit (tokens: its limit, Reader.MissionTokenLimitGet; 0:
+// none) is reached. Each needs a decision. The planner, a pull-mode claim and the voyage's
+// settlement all apply it (nil: nothing holds it back); v may be nil for a mission without a
 // voyage.
-func VoyageHold(v *domain.Voyage, m *domain.Mission) *Reason {
+func VoyageHold(v *domain.Voyage, m *domain.Mission, tokens int64) *Reason {
 	if v != nil {
 		if r := voyageReason(v, m); r != nil {
 			return r
 		}
 	}
-	return budgetHold(Spend{Mission: m, MissionSpent: m.Usage})
+	return budgetHold(Spend{Mission: m, MissionSpent: m.Usage, MissionTokens: tokens})
+}
+
+// missionTokenLimit reads m's token limit from r when it could matter (m spent tokens
+// already); 0 otherwise, without a read.
+func missionTokenLimit(ctx context.Context, r Reader, m *domain.Mission) (int64, error) {
+	if m.Usage.Tokens() == 0 {
+		return 0, nil
+	}
+	return r.MissionTokenLimitGet(ctx, m.ID)
+}
+
+// startHold is VoyageHold with the mission's token limit and its voyage read from r.
+func startHold(ctx context.Context, r Reader, m *domain.Mission) (*Reason, error) {
+	tokens, err := missionTokenLimit(ctx, r, m)
+	if err != nil {
+		return nil, err
+	}
+	var v *domain.Voyage
+	if m.VoyageID != "" {
+		vo, err := r.VoyageGet(ctx, m.VoyageID)
+		if err != nil {
+			return nil, err
+		}
+		v = &vo
+	}
+	return VoyageHold(v, m, tokens), nil
 }

@@ -79,29 +79,68 @@ func (e *Engine) acquire(ctx context.Context, req AcquireRequest, row bool) (Acq
 	if profile == "" {
 		profile = req.AgentID
 	}
-	err := e.update(ctx, req.AgentID, func(o *op) error {
-		if err := o.checkLeader(req.Leader); err != nil {
-			return err
-		}
-		var err error
-		a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
-			LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
-			Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds, Row: row})
-		if errors.Is(err, domain.ErrNoWork) {
-			if paused, perr := o.tx.Paused(o.ctx); perr == nil && paused {
-				return domain.ErrPaused
+	var exclude []string
+	for {
+		var held string
+		err := e.update(ctx, req.AgentID, func(o *op) error {
+			if err := o.checkLeader(req.Leader); err != nil {
+				return err
 			}
-			return err
+			var err error
+			a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
+				LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
+				Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds, Row: row, Exclude: exclude})
+			if errors.Is(err, domain.ErrNoWork) {
+				if paused, perr := o.tx.Paused(o.ctx); perr == nil && paused {
+					return domain.ErrPaused
+				}
+				return err
+			}
+			if err != nil {
+				return err
+			}
+			if held, err = o.pickHeld(a, req); err != nil || held != "" {
+				return errors.Join(err, errPickHeld)
+			}
+			if a.VoyageID != "" && !a.VoyageActive {
+				a.Row = nil // activating the voyage rewrites the row's voyage_active copy
+			}
+			return o.acquired(a, req.Leader)
+		})
+		if !errors.Is(err, errPickHeld) || held == "" {
+			return a, err
 		}
-		if err != nil {
-			return err
+		if exclude = append(exclude, held); len(exclude) > maxHeldPicks {
+			return Acquired{}, domain.ErrNoWork
 		}
-		if a.VoyageID != "" && !a.VoyageActive {
-			a.Row = nil // activating the voyage rewrites the row's voyage_active copy
-		}
-		return o.acquired(a, req.Leader)
-	})
-	return a, err
+	}
+}
+
+// maxHeldPicks bounds how many missions held back by a budget one acquire passes over
+// before it answers that there is no work.
+const maxHeldPicks = 100
+
+// errPickHeld rolls back an acquire whose pick a budget holds back (pickHeld).
+var errPickHeld = errors.New("engine: the picked mission is held back by a budget")
+
+// pickHeld applies VoyageHold (the planner's budget rule) to a mission an untargeted acquire
+// (a pull-mode claim) just picked: its id when a budget holds it back, "" otherwise. A
+// targeted acquire (req.MissionID: the scheduler's planner chose it, holds applied) is not
+// checked again. The hold is logged: the planner records it where get_mission shows it.
+func (o *op) pickHeld(a Acquired, req AcquireRequest) (string, error) {
+	if req.MissionID != "" {
+		return "", nil
+	}
+	m, err := o.tx.MissionGet(o.ctx, a.ID)
+	if err != nil {
+		return "", err
+	}
+	r, err := startHold(o.ctx, o.tx, &m)
+	if err != nil || r == nil {
+		return "", err
+	}
+	o.e.log.Info("claim passed over a mission a budget holds back", "mission_id", a.ID, "agent", req.AgentID, "why", r.Message)
+	return a.ID, nil
 }
 
 // acquired records the acquire event (with the leader lease it was made under, if any) and

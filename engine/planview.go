@@ -38,6 +38,9 @@ type PlanningView struct {
 	Landing LandingView
 	// RateWindows are the limit groups' stored rate-limit windows, by group.
 	RateWindows map[string]RateWindow
+	// TokenLimits are the token limits (input plus output tokens) of the candidates that
+	// have one and already spent tokens, by mission id (VoyageHold's tokens).
+	TokenLimits map[string]int64
 }
 
 // PlanningView reads, in one read transaction, up to limit candidates in pick order with
@@ -47,7 +50,8 @@ func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.T
 	var v PlanningView
 	err := e.view(ctx, func(r Reader) error {
 		var err error
-		v = PlanningView{Edges: map[string]Edges{}, Voyages: map[string]domain.Voyage{}, Subjects: map[string]domain.Mission{}}
+		v = PlanningView{Edges: map[string]Edges{}, Voyages: map[string]domain.Voyage{}, Subjects: map[string]domain.Mission{},
+			TokenLimits: map[string]int64{}}
 		if v.Candidates, err = r.MissionsRunnableOrder(ctx, limit); err != nil {
 			return fmt.Errorf("runnable missions: %w", err)
 		}
@@ -67,8 +71,15 @@ func (e *Engine) PlanningView(ctx context.Context, limit int, agentsSince time.T
 	return v, err
 }
 
-// readCandidate reads one candidate's edges, voyage and review subject.
+// readCandidate reads one candidate's edges, voyage, review subject and token limit.
 func (v *PlanningView) readCandidate(ctx context.Context, r Reader, m *domain.Mission) error {
+	tokens, err := missionTokenLimit(ctx, r, m)
+	if err != nil {
+		return fmt.Errorf("token limit of %s: %w", m.ID, err)
+	}
+	if tokens > 0 {
+		v.TokenLimits[m.ID] = tokens
+	}
 	if m.State.Runnable() {
 		edges, err := ReadEdges(ctx, r, m.ID)
 		if err != nil {

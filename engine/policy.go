@@ -73,13 +73,14 @@ func Signature(f domain.Failure) string {
 
 // failureInput is what the failure policy looks at.
 type failureInput struct {
-	Failure        domain.Failure
-	Signature      string
-	PrevSignature  string
-	AttemptsUsed   int // weighted, before this failure
-	Budget         int
-	CostUSD        float64
-	CostLimitUSD   float64
+	Failure       domain.Failure
+	Signature     string
+	PrevSignature string
+	AttemptsUsed  int // weighted, before this failure
+	Budget        int
+	// Spent is the mission's own budget (cost or token limit) that its spend, this attempt's
+	// included, reached: CheckSpend's answer over the mission alone (nil: none).
+	Spent          *Breach
 	ParallelInRepo bool // other work ran in the same repository during the attempt
 	DebugAvailable bool
 	Kind           domain.MissionKind
@@ -118,9 +119,9 @@ func decideFailure(in failureInput) failureOutcome {
 			Reason: fmt.Sprintf("rate-limited: the provider's usage window is exhausted; no retry spent (%d of %d used), the mission waits for its profile's window to reset",
 				in.AttemptsUsed, in.Budget)}
 	}
-	if in.CostLimitUSD > 0 && in.CostUSD >= in.CostLimitUSD {
+	if in.Spent != nil {
 		return failureOutcome{Decision: domain.DecisionBlock, To: domain.StateBlocked, Route: domain.RouteMainAgent,
-			Reason: fmt.Sprintf("cost limit reached: spent $%.4f of $%.4f", in.CostUSD, in.CostLimitUSD)}
+			Reason: in.Spent.Message()}
 	}
 	weight, repeated := 1, in.PrevSignature != "" && in.Signature == in.PrevSignature
 	if repeated {

@@ -147,6 +147,9 @@ type AcquireQuery struct {
 	Capabilities []string             // the agent's capabilities: every required one must be offered
 	Personas     []string             // the agent's personas: the mission's persona must be one (nil = any)
 	Kinds        []domain.MissionKind // only these kinds (nil = any)
+	// Exclude names missions not to pick (ids; nil = none): those the engine found held back
+	// by a budget after an earlier pick of the same claim (VoyageHold). Ignored with MissionID.
+	Exclude []string
 	// Row returns the whole mission in Acquired.Row, from the acquiring statement itself
 	// (RETURNING every column), instead of a read after the commit.
 	Row bool

@@ -90,7 +90,7 @@ func TestTokenLimit_VoyageHoldsTheRest(t *testing.T) {
 	v, err := b.e.Voyage(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
 	require.Equal(t, int64(100), v.TokenLimit)
-	hold := engine.VoyageHold(&v, ptr(b.get(d.IDs["b"])))
+	hold := engine.VoyageHold(&v, ptr(b.get(d.IDs["b"])), 0)
 	require.NotNil(t, hold)
 	require.Equal(t, engine.WhyBudget, hold.Code)
 	require.Equal(t, "voyage "+d.Voyage.ID+"'s tokens budget is spent (100 tokens of 100 tokens): nothing more starts until it is raised (update_voyage token_limit)", hold.Message)
@@ -98,8 +98,49 @@ func TestTokenLimit_VoyageHoldsTheRest(t *testing.T) {
 	raised, err := b.e.UpdateVoyage(b.ctx, d.Voyage.ID, engine.VoyagePatch{TokenLimit: ptr(int64(500))}, "person")
 	require.NoError(t, err)
 	require.Equal(t, int64(500), raised.TokenLimit)
-	require.Nil(t, engine.VoyageHold(&raised, ptr(b.get(d.IDs["b"]))))
+	require.Nil(t, engine.VoyageHold(&raised, ptr(b.get(d.IDs["b"])), 0))
 	b.verifyReplay()
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// A mission that spent past its token limit on attempt 1 and is retried anyway (retry_mission)
+// does not start attempt 2, neither by a pull-mode claim nor by the planner (its planning view
+// carries the limit): it waits with the budget hold and CheckSpend's sentence. Raising the
+// limit lets it start.
+func TestTokenLimit_RetriedMissionWaitsUntilRaised(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{Title: "a", WriteArea: []string{"a/**"}, TokenLimit: 250})
+	run := b.acquire(m.ID, true)
+	out, err := b.e.Fail(b.ctx, run.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureTest, Summary: "tests fail"},
+		Usage: &domain.Usage{InputTokens: 200, OutputTokens: 60}})
+	require.NoError(t, err)
+	require.Equal(t, domain.StateBlocked, out.State, "a failure past the mission's token limit blocks, it is not retried")
+	hold := "mission " + m.ID + "'s tokens budget is spent (260 tokens of 250 tokens): nothing more starts until it is raised (update_mission token_limit)"
+	require.Equal(t, "mission "+m.ID+"'s tokens budget crossed: spent 260 tokens of 250 tokens; raise it (update_mission token_limit) or cancel", out.Decision.Reason,
+		"the budget rule's sentence (Breach.Message)")
+
+	_, err = b.e.Retry(b.ctx, m.ID, "person")
+	require.NoError(t, err)
+	require.Equal(t, domain.StatePending, b.get(m.ID).State)
+	_, err = b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "puller", Start: true})
+	require.ErrorIs(t, err, domain.ErrNoWork, "a pull-mode claim passes over it")
+	d, err := b.e.GetMission(b.ctx, m.ID)
+	require.NoError(t, err)
+	require.Equal(t, 1, d.Mission.Attempt, "attempt 2 did not start")
+	require.NotEmpty(t, d.WhyNotRunning)
+	require.Equal(t, engine.Reason{Code: engine.WhyBudget, Message: hold}, d.WhyNotRunning[0])
+	view, err := b.e.PlanningView(b.ctx, 50, b.clock.Now())
+	require.NoError(t, err)
+	require.Equal(t, int64(250), view.TokenLimits[m.ID], "the planner sees the limit")
+	require.Equal(t, &engine.Reason{Code: engine.WhyBudget, Message: hold}, engine.VoyageHold(nil, &view.Candidates[0], view.TokenLimits[m.ID]))
+
+	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{TokenLimit: ptr(int64(1000))}, "person")
+	require.NoError(t, err)
+	got, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "puller", Start: true})
+	require.NoError(t, err)
+	require.Equal(t, m.ID, got.ID)
+	require.Equal(t, 2, got.Attempt)
+	b.verifyReplay()
+}

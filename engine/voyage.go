@@ -152,7 +152,11 @@ func (o *op) assessIn(r Reader, v *domain.Voyage, ms []domain.Mission, check Age
 			if err != nil {
 				return false, false, nil, err
 			}
-			if r := VoyageHold(v, m); r != nil {
+			tokens, err := missionTokenLimit(o.ctx, r, m)
+			if err != nil {
+				return false, false, nil, err
+			}
+			if r := VoyageHold(v, m, tokens); r != nil {
 				rs = append(rs, *r)
 			} else if r := agentReason(check, m, rs); r != nil {
 				rs = append(rs, *r)

@@ -53,7 +53,9 @@ var (
 	// pending mission (O(n) per acquire: 15 ms at 10,000 pending); missions_pick walks them in
 	// pick order and stops at the first runnable one.
 	sqlAcquireNext = acquireSet + `
-WHERE id = (SELECT m.id FROM missions AS m INDEXED BY missions_pick WHERE ` + runnableCond + ` ORDER BY ` + pickOrder + ` LIMIT 1)
+WHERE id = (SELECT m.id FROM missions AS m INDEXED BY missions_pick WHERE ` + runnableCond + `
+  AND (@exclude IS NULL OR m.id NOT IN (SELECT value FROM json_each(@exclude)))
+ ORDER BY ` + pickOrder + ` LIMIT 1)
 RETURNING ` + acquiredCols
 	sqlAcquireByID = acquireSet + `
 WHERE id = (SELECT m.id FROM missions AS m WHERE m.id = @id AND ` + runnableCond + `)
@@ -99,7 +101,7 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 		sql.Named("owner", q.Owner), sql.Named("exp", q.Now.Add(q.LeaseTTL).UnixMilli()),
 		sql.Named("profile", q.Profile), sql.Named("id", q.MissionID), sql.Named("repo", q.Repository),
 		sql.Named("kinds", jsonOrNull(kindStrings(q.Kinds))), sql.Named("personas", jsonOrNull(q.Personas)),
-		sql.Named("caps", capsJSON(q.Capabilities)),
+		sql.Named("caps", capsJSON(q.Capabilities)), sql.Named("exclude", jsonOrNull(q.Exclude)),
 	}
 	scan := scanAcquired
 	if q.Row {

@@ -17,6 +17,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
@@ -45,6 +46,9 @@ type setupOpts struct {
 	noRun        bool   // do not start the notifier
 	leaseTTL     time.Duration
 	waitProgress time.Duration // Deps.WaitProgress (0: the default)
+	// pull, when set, makes Deps.Pull from the test's engine and data dir instead of the
+	// gitWorkspaces stand-in (a real scheduler's pull service: pullrate_test.go).
+	pull func(t *testing.T, eng *engine.Engine, dir string) Pull
 }
 
 func setup(t *testing.T, o setupOpts) *bundle {
@@ -67,6 +71,9 @@ func setup(t *testing.T, o setupOpts) *bundle {
 	if !o.noWorkspaces {
 		b.ws = &gitWorkspaces{root: filepath.Join(dir, "worktrees"), eng: eng}
 		deps.Pull, deps.Workspaces = b.ws, b.ws
+	}
+	if o.pull != nil {
+		deps.Pull = o.pull(t, eng, dir)
 	}
 	srv, err := New(deps, Options{Version: "test", ExtraTools: o.extra, ValidateOutput: true})
 	require.NoError(t, err)
@@ -298,6 +305,12 @@ func workKept(ctx context.Context, repo string, ws engine.Workspace) bool {
 	}
 	out, err := git(ctx, repo, "rev-list", "--count", ws.BaseCommit+".."+ws.Branch)
 	return err == nil && out != "0"
+}
+
+// Fail fails the attempt through the engine alone: the scheduler's pull service, which also
+// records a rate-limit window, is tested in engine/scheduler (pullrate_test.go).
+func (g *gitWorkspaces) Fail(ctx context.Context, f domain.Fence, req engine.FailRequest, _ *agent.RateLimit) (domain.Mission, error) {
+	return g.eng.Fail(ctx, f, req)
 }
 
 func (g *gitWorkspaces) Diff(ctx context.Context, m domain.Mission) (Diff, error) {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/prompts"
@@ -84,9 +85,12 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 		Personas: a.Personas, Repository: a.Repository, Wait: wait})
 	stop()
 	var lost *engine.ClaimLostError
+	var limited *engine.RateLimitedError
 	switch {
 	case errors.As(err, &lost):
 		return ClaimResult{Reason: lost.Error()}, nil
+	case errors.As(err, &limited):
+		return ClaimResult{Reason: limited.Error()}, nil
 	case errors.Is(err, domain.ErrNoWork) && err != domain.ErrNoWork:
 		return ClaimResult{Reason: err.Error()}, nil // the pull service says why nothing fits
 	case errors.Is(err, domain.ErrNoWork):
@@ -306,7 +310,7 @@ func CompleteMission(d *Deps) Tool {
 
 // FailureArg describes why an attempt failed.
 type FailureArg struct {
-	Kind       string `json:"kind" jsonschema:"error, test, build, timeout, model; workspace when your workspace was lost (the mission runs again in a fresh one); or, when retrying cannot help, auth, missing_toolchain, quota or permission (these block the mission with an escalation instead of retrying)" enum:"error|test|build|timeout|crash|protocol|model|workspace|auth|missing_toolchain|quota|permission"`
+	Kind       string `json:"kind" jsonschema:"error, test, build, timeout, model; workspace when your workspace was lost (the mission runs again in a fresh one); rate_limit when the provider refused you for an exhausted usage window (no retry budget spent; your claims are refused until the window resets: pass rate_limit); or, when retrying cannot help, auth, missing_toolchain, quota or permission (these block the mission with an escalation instead of retrying)" enum:"error|test|build|timeout|crash|protocol|model|workspace|rate_limit|auth|missing_toolchain|quota|permission"`
 	Tool       string `json:"tool,omitempty" jsonschema:"the tool or command that failed, e.g. go test"`
 	Diagnostic string `json:"diagnostic,omitempty" jsonschema:"its error message"`
 	Location   string `json:"location,omitempty" jsonschema:"file:line or similar"`
@@ -319,6 +323,27 @@ type FailArgs struct {
 	Failure FailureArg `json:"failure" jsonschema:"what failed; the same failure twice in a row counts double against the retry budget"`
 	Summary string     `json:"summary,omitempty" jsonschema:"what you tried"`
 	Usage   *UsageArg  `json:"usage,omitempty" jsonschema:"tokens and cost this attempt used"`
+	// RateLimit is what the provider said of its window, for kind rate_limit.
+	RateLimit *RateLimitArg `json:"rate_limit,omitempty" jsonschema:"for kind rate_limit: when the provider's usage window resets, as far as it said"`
+}
+
+// RateLimitArg is what a rate-limited pull-mode agent knows of its provider's window.
+type RateLimitArg struct {
+	ResetsAt          *time.Time `json:"resets_at,omitempty" jsonschema:"when the window resets (RFC 3339); your claims are refused until then plus the scheduler's rate_limit_margin"`
+	RetryAfterSeconds float64    `json:"retry_after_seconds,omitempty" jsonschema:"the provider's retry-after, in seconds, when it gave no reset time" minimum:"0"`
+	LimitType         string     `json:"limit_type,omitempty" jsonschema:"which window, e.g. five_hour"`
+}
+
+// limit is a as the agent protocol's rejected window (nil: nothing known).
+func (a *RateLimitArg) limit() *agent.RateLimit {
+	if a == nil {
+		return nil
+	}
+	rl := &agent.RateLimit{Status: agent.RateRejected, RetryAfterSeconds: a.RetryAfterSeconds, LimitType: a.LimitType}
+	if a.ResetsAt != nil {
+		rl.ResetsAt = *a.ResetsAt
+	}
+	return rl
 }
 
 // FailResult is fail_mission's answer: the mission with the scheduler's decision.
@@ -336,8 +361,18 @@ func FailMission(d *Deps) Tool {
 		input:       inputSchema[FailArgs](), output: outputSchema[FailResult](),
 		handler: handle(func(ctx context.Context, _ mcp.CallToolRequest, a FailArgs) (FailResult, error) {
 			f := a.Failure
-			m, err := d.Engine.Fail(ctx, a.fence(), engine.FailRequest{Failure: domain.Failure{Kind: f.Kind, Tool: f.Tool,
-				Diagnostic: f.Diagnostic, Location: f.Location, Summary: f.Summary}, Usage: a.Usage.usage(), Summary: a.Summary})
+			req := engine.FailRequest{Failure: domain.Failure{Kind: f.Kind, Tool: f.Tool,
+				Diagnostic: f.Diagnostic, Location: f.Location, Summary: f.Summary}, Usage: a.Usage.usage(), Summary: a.Summary}
+			if a.RateLimit != nil && f.Kind != domain.FailureRateLimit {
+				return FailResult{}, fieldError("rate_limit", "is only for failure kind rate_limit", "drop rate_limit, or set failure.kind to rate_limit")
+			}
+			var m domain.Mission
+			var err error
+			if d.Pull != nil {
+				m, err = d.Pull.Fail(ctx, a.fence(), req, a.RateLimit.limit())
+			} else {
+				m, err = d.Engine.Fail(ctx, a.fence(), req)
+			}
 			return FailResult{Mission: m, Decision: m.Decision}, err
 		}),
 	})

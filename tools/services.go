@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -54,6 +55,10 @@ type Pull interface {
 	// a *domain.WorkspaceLostError (nothing written) when its writable workspace was deleted
 	// before its work was committed; otherwise the engine's Complete errors.
 	Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error)
+	// Fail records the attempt f as failed (the engine's Fail and its errors); a failure of
+	// kind rate_limit also pauses the agent's limit group until rl's reset (rl nil: reset
+	// unknown, backoff), so that its claims are refused until then.
+	Fail(ctx context.Context, f domain.Fence, req engine.FailRequest, rl *agent.RateLimit) (domain.Mission, error)
 }
 
 // Workspaces is the workspace side the tools need (cmd wires one built on worktree.Manager).

@@ -82,6 +82,7 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 		name string
 		m    domain.Mission
 		v    domain.Voyage
+		tl   int64 // the mission's token limit (Snapshot.TokenLimits)
 		want string
 		msg  string // the hold's sentence, when it is a budget's
 	}{
@@ -93,6 +94,10 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 			v: domain.Voyage{ID: "v", RequirementsChanged: true}},
 		{name: "mission cost limit reached", m: mission(1, func(m *domain.Mission) { m.CostLimitUSD, m.Usage.CostUSD = 2, 3 }), want: engine.WhyBudget,
 			msg: "mission m01's cost budget is spent ($3.0000 of $2.0000): nothing more starts until it is raised (update_mission cost_limit_usd)"},
+		{name: "mission token limit reached", m: mission(1, func(m *domain.Mission) { m.Usage.InputTokens, m.Usage.OutputTokens = 200, 60 }),
+			tl: 250, want: engine.WhyBudget,
+			msg: "mission m01's tokens budget is spent (260 tokens of 250 tokens): nothing more starts until it is raised (update_mission token_limit)"},
+		{name: "under the token limit", m: mission(1, func(m *domain.Mission) { m.Usage.InputTokens = 249 }), tl: 250},
 		{name: "under the limits", m: mission(1, voyage("v")), v: domain.Voyage{ID: "v", CostLimitUSD: 1, Usage: domain.Usage{CostUSD: 0.5}}},
 	}
 	for _, c := range cases {
@@ -100,6 +105,7 @@ func TestCompute_VoyageAndCostHolds(t *testing.T) {
 			t.Parallel()
 			s := snap([]domain.Mission{c.m})
 			s.Voyages = map[string]domain.Voyage{"v": c.v}
+			s.TokenLimits = map[string]int64{"m01": c.tl}
 			p := planner.Compute(s, t0, lim, []planner.Profile{gen})
 			if c.want == "" {
 				require.Equal(t, []string{"m01→gen"}, dispatched(p))

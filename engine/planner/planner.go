@@ -79,6 +79,9 @@ type Snapshot struct {
 	Landing LandingSnapshot
 	// RateWindows are the limit groups' paused or warned usage windows, by group.
 	RateWindows map[string]engine.RateWindow
+	// TokenLimits are candidates' own token limits, by mission id (absent: none, or nothing
+	// spent yet): engine.VoyageHold's tokens.
+	TokenLimits map[string]int64
 	// ProfileHolds are the profiles given no new work, by name, with why (a daily budget
 	// spent: engine.ProfileDayHolds).
 	ProfileHolds map[string]engine.Reason

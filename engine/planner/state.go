@@ -120,7 +120,7 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 	if vo, ok := st.s.Voyages[m.VoyageID]; ok && m.VoyageID != "" {
 		v = &vo
 	}
-	if r := engine.VoyageHold(v, m); r != nil {
+	if r := engine.VoyageHold(v, m, st.s.TokenLimits[m.ID]); r != nil {
 		return Dispatch{}, r
 	}
 	eligible, models := st.eligible(m, st.s.SubjectModels[m.ID])

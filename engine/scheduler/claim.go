@@ -43,8 +43,13 @@ func (s *Scheduler) Pull() *PullService { return &PullService{s: s} }
 //     or when no other mission comes within the wait, it returns the last
 //     *engine.ClaimLostError (which wraps ErrNoWork);
 //   - a request that ends before the result is ready abandons the attempt (no budget) and
-//     Claim returns ctx's error.
+//     Claim returns ctx's error;
+//   - an agent whose limit group is rate-limited (a fail_mission of kind rate_limit paused
+//     it) is refused at once with an *engine.RateLimitedError; nothing is acquired.
 func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engine.Claimed, error) {
+	if err := p.rateRefusal(ctx, req.AgentID); err != nil {
+		return engine.Claimed{}, err
+	}
 	deadline := time.Now().Add(req.Wait)
 	var lost error
 	for losses := 0; ; {
@@ -112,7 +117,8 @@ func (p *PullService) prepare(ctx context.Context, m *domain.Mission) (engine.Wo
 // with a *domain.WorkspaceLostError and nothing is written (VerifyWorkspace, the rule managed
 // completions obey too); the agent then fails the attempt and the mission runs again in a
 // fresh workspace. A fence that is not the mission's current lease is left to the engine,
-// which answers lease lost; otherwise the engine's Complete errors.
+// which answers lease lost; otherwise the engine's Complete errors. A completion lifts the
+// agent's limit group's window, as a managed attempt's does.
 func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
 	d, err := p.s.eng.GetMission(ctx, f.MissionID)
 	switch {
@@ -123,5 +129,9 @@ func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.W
 			return domain.Mission{}, err
 		}
 	}
-	return p.s.eng.Complete(ctx, f, res)
+	m, err := p.s.eng.Complete(ctx, f, res)
+	if err == nil && d.Mission.ID != "" {
+		p.rateRoomAfter(ctx, d.Mission.Profile, m.ID, d.Mission.StartedAt) // the model answered: the window has room
+	}
+	return m, err
 }

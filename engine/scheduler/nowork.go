@@ -83,17 +83,18 @@ func (p *PullService) noWorkWhy(ctx context.Context, req engine.ClaimRequest, wa
 	return "of " + of + " waiting missions, " + strings.Join(parts, ", ")
 }
 
-// waitCode is the first reason the engine gives for mission id not being runnable, or
-// "runnable now" when it gives none (it became runnable after the claim looked).
+// waitCode is the first reason get_mission gives for mission id not running (its
+// why_not_running: the runnable rules, then a spent budget), or "runnable now: claim again"
+// when it gives none of those (it became runnable after the claim looked).
 func (p *PullService) waitCode(ctx context.Context, id string) string {
-	rs, err := p.s.eng.Explain(ctx, id)
+	d, err := p.s.eng.GetMission(ctx, id)
 	switch {
 	case err != nil:
 		return "unknown"
-	case len(rs) == 0:
+	case len(d.WhyNotRunning) == 0, d.WhyNotRunning[0].Code == engine.WhyQueued, d.WhyNotRunning[0].Code == engine.WhyNoLeader:
 		return "runnable now: claim again"
 	}
-	return rs[0].Code
+	return d.WhyNotRunning[0].Code
 }
 
 // unoffered names what m asks of an agent that c does not offer.

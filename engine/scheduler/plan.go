@@ -57,7 +57,7 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 	snap := planner.Snapshot{Missions: v.Candidates, Edges: v.Edges, Paused: v.Paused, Running: v.Live,
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
 		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing),
-		RateWindows: v.RateWindows}
+		RateWindows: v.RateWindows, TokenLimits: v.TokenLimits}
 	for _, m := range v.Candidates {
 		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model

@@ -78,6 +78,13 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			require.JSONEq(t, `{"step":2}`, string(r.Checkpoint))
 			require.Equal(t, "m2", second.ID)
 		})
+		run(t, "ExcludeSkipsTheNamed", open, func(t *testing.T, e *env) {
+			seedPickOrder(e)
+			skip := pickOrder[:2]
+			require.Equal(t, pickOrder[2], acquire(e, engine.AcquireQuery{Exclude: skip}).ID, "the first not excluded, in pick order")
+			require.Equal(t, pickOrder[0], acquire(e, engine.AcquireQuery{}).ID, "an excluded mission stays pending")
+			require.Equal(t, pickOrder[1], acquire(e, engine.AcquireQuery{MissionID: pickOrder[1], Exclude: skip}).ID, "ignored with a mission id")
+		})
 		run(t, "NeverTheSameMissionTwice", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			acquire(e, engine.AcquireQuery{})
