@@ -22,6 +22,14 @@ type Budgets struct {
 	Day      *time.Location
 }
 
+// Budgets returns the daily caps in force (Options.Budgets, or the last SetBudgets).
+func (e *Engine) Budgets() Budgets { return *e.budgets.Load() }
+
+// SetBudgets replaces the daily caps and their day while the engine runs (a configuration
+// reload). Spend already recorded stays; the next check, report or plan uses b. b must not be
+// changed after the call.
+func (e *Engine) SetBudgets(b Budgets) { e.budgets.Store(&b) }
+
 // Budget scopes and measures (Breach).
 const (
 	ScopeMission = "mission"
@@ -151,11 +159,12 @@ func sumUsage(a, b domain.Usage) domain.Usage {
 // gives none of them new work (code budget) until the day ends or the cap is raised. Only
 // profiles with a cap are read.
 func (e *Engine) ProfileDayHolds(ctx context.Context) (map[string]Reason, error) {
-	caps := e.opt.Budgets.Profiles
+	b := e.Budgets()
+	caps := b.Profiles
 	if len(caps) == 0 {
 		return nil, nil
 	}
-	day := DayKey(e.Now(), e.opt.Budgets.Day)
+	day := DayKey(e.Now(), b.Day)
 	return viewValue(ctx, e, func(r Reader) (map[string]Reason, error) {
 		running, err := r.UsageRunningList(ctx)
 		if err != nil {

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -53,6 +54,10 @@ type Engine struct {
 	hub   *Hub
 	log   *slog.Logger
 
+	// budgets are the profiles' daily caps and their day: Options.Budgets at New, replaced
+	// whole by SetBudgets (a configuration reload) while the engine runs.
+	budgets atomic.Pointer[Budgets]
+
 	renewMu sync.Mutex
 	renewed map[domain.Fence]renewal // last lease write per attempt, for RenewInterval
 
@@ -81,8 +86,10 @@ func New(store Store, opt Options) *Engine {
 	if opt.ResolveRepository == nil {
 		opt.ResolveRepository = func(p string) (string, error) { return filepath.Abs(p) }
 	}
-	return &Engine{store: store, clock: opt.Clock, opt: opt, ids: newIDGen(), hub: NewHub(),
+	e := &Engine{store: store, clock: opt.Clock, opt: opt, ids: newIDGen(), hub: NewHub(),
 		log: opt.Logger, renewed: map[domain.Fence]renewal{}}
+	e.budgets.Store(&opt.Budgets)
+	return e
 }
 
 // Hub returns the engine's change hub (committed changes, for wake-ups and notifications).

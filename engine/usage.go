@@ -57,8 +57,8 @@ func (e *Engine) ReportUsage(ctx context.Context, u RunningUsage) (*Breach, erro
 // spendOf gathers the spend and limits of m's budgets (CheckSpend's input), counting every
 // attempt in flight from usage_running.
 func (o *op) spendOf(m *domain.Mission, profile string) (Spend, error) {
-	s := Spend{Mission: m, MissionSpent: m.Usage, Profile: profile, Daily: o.e.opt.Budgets.Profiles[profile],
-		Day: DayKey(o.now, o.e.opt.Budgets.Day)}
+	b := o.e.Budgets()
+	s := Spend{Mission: m, MissionSpent: m.Usage, Profile: profile, Daily: b.Profiles[profile], Day: DayKey(o.now, b.Day)}
 	running, err := o.tx.UsageRunningList(o.ctx)
 	if err != nil {
 		return s, err
@@ -130,7 +130,7 @@ func (o *op) closeUsage(m *domain.Mission, reported *domain.Usage) (*domain.Usag
 	if reported == nil || m.Profile == "" || (reported.Tokens() == 0 && reported.CostUSD == 0) {
 		return reported, nil
 	}
-	return reported, o.tx.SpendDayAdd(o.ctx, m.Profile, DayKey(o.now, o.e.opt.Budgets.Day), *reported)
+	return reported, o.tx.SpendDayAdd(o.ctx, m.Profile, DayKey(o.now, o.e.Budgets().Day), *reported)
 }
 
 // RunningUsageOf returns the running spend of a mission's attempt in flight (ErrNotFound:

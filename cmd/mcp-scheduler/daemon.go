@@ -76,6 +76,7 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr strin
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}
 	defer a.startNotifier(ctx, l)()
+	a.reloadOnHangup(ctx, l.s)
 	a.serveMetrics(ctx, &wg, metricsAddr)
 	<-ctx.Done()
 	a.log.Info("mcp-scheduler daemon stopping")

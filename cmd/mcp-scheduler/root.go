@@ -96,13 +96,28 @@ func newRootCmd(a *app) *cobra.Command {
 
 // setup loads and checks the configuration and builds the logger (stderr only).
 func (a *app) setup(cmd *cobra.Command) error {
+	cfg, err := a.readConfig()
+	if err != nil {
+		return err
+	}
+	a.cfg = cfg
+	lvl, _ := parseLevel(cfg.LogLevel)
+	a.level.Set(lvl)
+	a.log = newLogger(a.err, &a.level, a.env)
+	return nil
+}
+
+// readConfig loads the configuration the command line names (--config, $MCP_SCHEDULER_CONFIG
+// or the default path), applies --data-dir and --log-level, and checks it: at start and at
+// every reload (reload.go).
+func (a *app) readConfig() (Config, error) {
 	path, explicit := a.configFlag, a.configFlag != ""
 	if !explicit {
 		path, explicit = defaultConfigPath(a.env), a.env(EnvConfig) != ""
 	}
 	cfg, err := loadConfig(path, explicit, a.env)
 	if err != nil {
-		return err
+		return cfg, err
 	}
 	if a.dataDirFlag != "" {
 		cfg.DataDir = a.dataDirFlag
@@ -114,13 +129,9 @@ func (a *app) setup(cmd *cobra.Command) error {
 		cfg.DataDir = abs
 	}
 	if err := cfg.validate(); err != nil {
-		return fmt.Errorf("invalid configuration:\n%w", err)
+		return cfg, fmt.Errorf("invalid configuration:\n%w", err)
 	}
-	a.cfg = cfg
-	lvl, _ := parseLevel(cfg.LogLevel)
-	a.level.Set(lvl)
-	a.log = newLogger(a.err, &a.level, a.env)
-	return nil
+	return cfg, nil
 }
 
 // open opens the database (creating the data dir 0700) and the engine.

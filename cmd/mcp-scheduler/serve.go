@@ -139,6 +139,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	// loop runs already (a wiring error): then nothing is served and the error is returned.
 	if err = l.s.Start(ctx); err == nil {
 		defer a.startNotifier(ctx, l)()
+		a.reloadOnHangup(ctx, l.s)
 		a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
 			"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
 		if useHTTP {

@@ -22,7 +22,7 @@ func (sv *supervisor) onUsage(ctx context.Context, a *attemptRun, msg agent.Mess
 		return nil
 	}
 	model := a.model()
-	u, priced := sv.cfg.Prices.Price(model, engine.UsageFromWire(wire))
+	u, priced := sv.prices.Load().Price(model, engine.UsageFromWire(wire))
 	br, err := sv.eng.ReportUsage(ctx, engine.RunningUsage{MissionID: a.fence.MissionID, Epoch: a.fence.Epoch,
 		Profile: a.profile.Name, Model: model, Usage: u, Priced: priced})
 	if err != nil || br == nil {
@@ -58,7 +58,7 @@ func (sv *supervisor) price(a *attemptRun, u *domain.Usage) *domain.Usage {
 	if u == nil {
 		return nil
 	}
-	p, _ := sv.cfg.Prices.Price(a.model(), *u)
+	p, _ := sv.prices.Load().Price(a.model(), *u)
 	return &p
 }
 

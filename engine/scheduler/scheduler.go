@@ -128,6 +128,16 @@ func (s *Scheduler) setPhase(p string) { s.phase.Store(p) }
 // Leader reports whether this process currently runs the loop.
 func (s *Scheduler) Leader() bool { return s.leader.leading() }
 
+// SetBudgets puts a reloaded configuration's budget settings in force while the scheduler
+// runs: the profiles' daily caps and their day (engine.SetBudgets) and the price table that
+// turns reported tokens into dollars. The next tick plans with them, so a raised cap lets
+// held missions start without a restart. p must not be changed after the call.
+func (s *Scheduler) SetBudgets(b engine.Budgets, p engine.Prices) {
+	s.eng.SetBudgets(b)
+	s.sup.prices.Store(&p)
+	s.Wake()
+}
+
 // Wake asks for a tick as soon as possible.
 func (s *Scheduler) Wake() {
 	select {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -25,6 +26,9 @@ type supervisor struct {
 	log  *slog.Logger
 	host supervisorHost
 	life lifecycle
+	// prices turn reported tokens into dollars: Config.Prices at New, replaced whole by
+	// Scheduler.SetPrices (a configuration reload).
+	prices atomic.Pointer[engine.Prices]
 
 	mu        sync.Mutex
 	procs     map[string]*attemptRun // mission id → the attempt this process supervises
@@ -46,8 +50,10 @@ type supervisorHost struct {
 }
 
 func newSupervisor(eng *engine.Engine, run *runner.Runner, cfg Config, host supervisorHost) *supervisor {
-	return &supervisor{eng: eng, run: run, cfg: cfg, log: cfg.Logger, host: host, life: lifecycle{name: "supervisor"},
+	sv := &supervisor{eng: eng, run: run, cfg: cfg, log: cfg.Logger, host: host, life: lifecycle{name: "supervisor"},
 		procs: map[string]*attemptRun{}, launching: map[string]bool{}}
+	sv.prices.Store(&cfg.Prices)
+	return sv
 }
 
 // Start runs the lease keeper of the supervised agents until Stop (or ctx ends): every
