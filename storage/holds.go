@@ -52,9 +52,6 @@ func (t *txn) HoldList(ctx context.Context) ([]engine.Hold, error) {
 	return out, translate(rows.Err(), "holds")
 }
 
-// HoldCounts counts the holds of missions that still wait to run (pending, interrupted) or,
-// completed, to land (a landing the planner gives a wait: the landing queue's states, approval
-// and repair). A hold left over from before a mission moved on is not counted.
 // sqlHoldCounts walks the holds (one per waiting mission) and looks each mission up by its
 // key: as a plain join SQLite walked missions_state over every completed mission instead, a
 // cost that grew with history (TestHoldCountsPlan_WalksTheHoldsNotTheHistory).
@@ -64,6 +61,11 @@ const sqlHoldCounts = `SELECT h.code, count(*) FROM holds AS h
     OR (m.state = 'completed' AND m.landing IN ('pending','review','approved','waiting','approval','repair'))))
  GROUP BY h.code`
 
+// HoldCounts counts the holds of missions that still wait to run (pending, interrupted) or,
+// completed, to land (a landing the planner gives a wait: the landing queue's states, approval
+// and repair). A hold left over from before a mission moved on is not counted. The result maps
+// a hold code to its count (codes with no counted hold are absent); a failed read is returned
+// as the store's translated error.
 func (t *txn) HoldCounts(ctx context.Context) (map[string]int, error) {
 	rows, err := t.q.query(ctx, sqlHoldCounts)
 	if err != nil {
