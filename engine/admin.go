@@ -71,6 +71,11 @@ func (e *Engine) UpdateMission(ctx context.Context, id string, patch MissionPatc
 	if patch.TokenLimit != nil && *patch.TokenLimit < 0 {
 		return m, domain.Invalid("token_limit", "is negative", "use 0 for no limit")
 	}
+	if patch.Priority != nil { // 0 would read as "the default" once applied to the spec
+		if err := CheckPriority("priority", *patch.Priority); err != nil {
+			return m, err
+		}
+	}
 	err := e.update(ctx, actor, func(o *op) error {
 		var err error
 		if m, err = o.get(id); err != nil {

@@ -27,12 +27,13 @@ var toolCommands = map[string]string{
 	"retry_mission": "mcp-scheduler missions retry", "voyage_status": "mcp-scheduler voyages show",
 	"cancel_voyage": "mcp-scheduler voyages cancel", "list_escalations": "mcp-scheduler escalations list",
 	"resolve_escalation": "mcp-scheduler escalations resolve", "get_events": "mcp-scheduler events",
+	"update_mission": "mcp-scheduler missions update", "update_voyage": "mcp-scheduler voyages update",
 	"status": "mcp-scheduler status", "resume_scheduler": "mcp-scheduler resume", "pause_scheduler": "mcp-scheduler pause",
 	// Only from an MCP client (or, for the agent's own calls, from the agent).
 	"escalate": "", "block_mission": "", "get_mission_log": "", "get_mission_diff": "",
-	"update_mission": "", "approve_landing": "", "claim_mission": "", "heartbeat": "",
+	"approve_landing": "", "claim_mission": "", "heartbeat": "",
 	"report_progress": "", "checkpoint_mission": "", "yield_mission": "", "complete_mission": "",
-	"fail_mission": "", "list_agents": "", "dispatch": "", "update_voyage": "",
+	"fail_mission": "", "list_agents": "", "dispatch": "",
 }
 
 // flagFields maps, per command (its path), the engine's field names to the flag or argument
@@ -44,17 +45,21 @@ var flagFields = map[string]map[string]string{
 	"mcp-scheduler go": {"title": "TITLE", "brief": "--brief", "priority": "--priority",
 		"voyage_id": "--voyage", "depends_on": "--depends-on", "repository": "--repo", "write_area": "--write-area",
 		"cost_limit_usd": "--cost-limit-usd", "token_limit": "--token-limit"},
-	"mcp-scheduler missions list":       missionsListFields,
-	"mcp-scheduler missions":            missionsListFields, // missions alone lists
-	"mcp-scheduler missions show":       {"mission_id": "MISSION_ID"},
-	"mcp-scheduler missions cancel":     {"mission_id": "MISSION_ID", "reason": "--reason", "skip": "--skip"},
-	"mcp-scheduler missions retry":      {"mission_id": "MISSION_ID"},
+	"mcp-scheduler missions list":   missionsListFields,
+	"mcp-scheduler missions":        missionsListFields, // missions alone lists
+	"mcp-scheduler missions show":   {"mission_id": "MISSION_ID"},
+	"mcp-scheduler missions cancel": {"mission_id": "MISSION_ID", "reason": "--reason", "skip": "--skip"},
+	"mcp-scheduler missions retry":  {"mission_id": "MISSION_ID"},
+	"mcp-scheduler missions update": {"mission_id": "MISSION_ID", "title": "--title", "brief": "--brief",
+		"priority": "--priority", "retry_budget": "--retry-budget", "deadline": "--deadline",
+		"cost_limit_usd": "--cost-limit-usd", "token_limit": "--token-limit"},
 	"mcp-scheduler escalations list":    escalationsListFields,
 	"mcp-scheduler escalations":         escalationsListFields, // escalations alone lists
 	"mcp-scheduler escalations resolve": {"escalation_id": "ESCALATION_ID", "action": "--action", "note": "--note"},
 	"mcp-scheduler voyages show":        {"voyage_id": "VOYAGE_ID"},
 	// voyages list has no tool: it checks its --state and --limit itself.
 	"mcp-scheduler voyages cancel": {"voyage_id": "VOYAGE_ID", "reason": "--reason"},
+	"mcp-scheduler voyages update": {"voyage_id": "VOYAGE_ID", "cost_limit_usd": "--cost-limit-usd", "token_limit": "--token-limit"},
 	"mcp-scheduler events": {"after_seq": "--after", "mission_id": "--mission", "voyage_id": "--voyage",
 		"types": "--type", "limit": "--limit"},
 }
@@ -81,6 +86,7 @@ var commandTools = map[string]string{
 	"mcp-scheduler escalations list": "list_escalations", "mcp-scheduler escalations": "list_escalations",
 	"mcp-scheduler escalations resolve": "resolve_escalation", "mcp-scheduler voyages show": "voyage_status",
 	"mcp-scheduler voyages cancel": "cancel_voyage", "mcp-scheduler events": "get_events",
+	"mcp-scheduler missions update": "update_mission", "mcp-scheduler voyages update": "update_voyage",
 }
 
 // toolWord finds tool names as whole words.

@@ -13,8 +13,8 @@ import (
 
 func newMissionsCmd(a *app) *cobra.Command {
 	list := newMissionsListCmd(a)
-	cmd := listsByDefault(&cobra.Command{Use: "missions", Short: "List (the default), show, cancel and retry missions"}, list)
-	cmd.AddCommand(list, newMissionsShowCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
+	cmd := listsByDefault(&cobra.Command{Use: "missions", Short: "List (the default), show, update, cancel and retry missions"}, list)
+	cmd.AddCommand(list, newMissionsShowCmd(a), newMissionsUpdateCmd(a), newMissionsCancelCmd(a), newMissionsRetryCmd(a))
 	return cmd
 }
 

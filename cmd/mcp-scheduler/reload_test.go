@@ -33,22 +33,8 @@ daily_cost_limit_usd = ` + dailyCap + "\n"
 // nothing.
 func TestDaemon_SIGHUPReloadsTheDailyCaps(t *testing.T) {
 	s := newSandbox(t)
+	d := startReloadDaemon(t, s, reloadConfig("0.10"))
 	cfg := filepath.Join(s.home, "config", "mcp-scheduler", "config.toml")
-	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
-	require.NoError(t, os.WriteFile(cfg, []byte(reloadConfig("0.10")), 0o600))
-	d := s.start(nil, "daemon")
-	t.Cleanup(func() {
-		if d.cmd.ProcessState == nil {
-			_ = d.cmd.Process.Signal(os.Interrupt)
-			d.wait(watchTimeout)
-		}
-	})
-	waitForLong(t, "the daemon to lead", func() bool {
-		st := cliJSON[struct {
-			Loop string `json:"loop"`
-		}](s, "status")
-		return strings.HasPrefix(st.Loop, "leading")
-	})
 	ctx := context.Background()
 	eng := engine.New(teststore.OpenAt(t, filepath.Join(s.dataDir, "mcp-scheduler.db")), engine.Options{DefaultRepository: s.repo})
 	spender, err := eng.CreateMission(ctx, engine.MissionSpec{Title: "spends the day",
@@ -91,4 +77,27 @@ func TestDaemon_SIGHUPReloadsTheDailyCaps(t *testing.T) {
 		return m.State == domain.StateCompleted
 	})
 	require.Contains(t, d.stderrText(), "configuration reloaded")
+}
+
+// startReloadDaemon writes config as the sandbox's configuration file and starts a daemon
+// that leads its data dir (stopped at the test's end).
+func startReloadDaemon(t *testing.T, s *sandbox, config string) *proc {
+	t.Helper()
+	cfg := filepath.Join(s.home, "config", "mcp-scheduler", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	require.NoError(t, os.WriteFile(cfg, []byte(config), 0o600))
+	d := s.start(nil, "daemon")
+	t.Cleanup(func() {
+		if d.cmd.ProcessState == nil {
+			_ = d.cmd.Process.Signal(os.Interrupt)
+			d.wait(watchTimeout)
+		}
+	})
+	waitForLong(t, "the daemon to lead", func() bool {
+		st := cliJSON[struct {
+			Loop string `json:"loop"`
+		}](s, "status")
+		return strings.HasPrefix(st.Loop, "leading")
+	})
+	return d
 }

@@ -19,8 +19,8 @@ var voyageStates = []domain.VoyageState{domain.VoyageOpen, domain.VoyageActive, 
 // through the same engine operations). Voyages are dispatched from an MCP client.
 func newVoyagesCmd(a *app) *cobra.Command {
 	list := newVoyagesListCmd(a)
-	cmd := listsByDefault(&cobra.Command{Use: "voyages", Short: "List (the default), show and cancel voyages"}, list)
-	cmd.AddCommand(list, newVoyagesShowCmd(a), newVoyagesCancelCmd(a))
+	cmd := listsByDefault(&cobra.Command{Use: "voyages", Short: "List (the default), show, update and cancel voyages"}, list)
+	cmd.AddCommand(list, newVoyagesShowCmd(a), newVoyagesUpdateCmd(a), newVoyagesCancelCmd(a))
 	return cmd
 }
 
