@@ -188,6 +188,11 @@ func (e *Engine) ResolveEscalation(ctx context.Context, id, action, note, actor 
 		if esc.State != domain.EscalationOpen {
 			return domain.Invalid("escalation_id", id+" is already resolved", "list open ones with list_escalations")
 		}
+		if action == ResolveRetry {
+			if err := o.refuseRetryIntoSpentBudget(esc); err != nil {
+				return err
+			}
+		}
 		if err := o.closeEscalation(&esc, action, note); err != nil {
 			return err
 		}
@@ -200,6 +205,28 @@ func (e *Engine) ResolveEscalation(ctx context.Context, id, action, note, actor 
 		return o.reopenVoyage(esc.VoyageID, esc.ID)
 	})
 	return out, err
+}
+
+// refuseRetryIntoSpentBudget refuses a retry of esc while a mission it blocks is over its own
+// or its voyage's budget: the retried mission would only be held, and blocked again with the
+// same escalation. The refusal says the budget rule's sentence (CheckSpend), which names what
+// to raise. A profile's daily cap is left out: another profile may take the mission.
+func (o *op) refuseRetryIntoSpentBudget(esc domain.Escalation) error {
+	for _, mid := range esc.MissionIDs {
+		m, err := o.get(mid)
+		if err != nil || m.State != domain.StateBlocked || m.EscalationID != esc.ID {
+			continue // applyResolution passes over it too
+		}
+		s, err := o.spendOf(&m, "")
+		if err != nil {
+			return err
+		}
+		if br := CheckSpend(s); br != nil {
+			return domain.Invalid("action", "retry of "+mid+" would start against a spent budget: "+br.HoldMessage(),
+				"raise that limit first, then retry; or resolve with skip or cancel")
+		}
+	}
+	return nil
 }
 
 func (o *op) closeEscalation(esc *domain.Escalation, action, note string) error {

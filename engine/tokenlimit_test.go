@@ -144,3 +144,33 @@ func TestTokenLimit_RetriedMissionWaitsUntilRaised(t *testing.T) {
 	require.Equal(t, 2, got.Attempt)
 	b.verifyReplay()
 }
+
+// Resolving a budget escalation with retry while the budget is still spent is refused with
+// the budget rule's sentence (the retried mission would only be blocked again by the same
+// escalation); once the limit is raised, the same retry is accepted.
+func TestTokenLimit_RetryOfASpentBudgetIsRefusedUntilRaised(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{Title: "a", WriteArea: []string{"a/**"}, TokenLimit: 250})
+	run := b.acquire(m.ID, true)
+	out, err := b.e.Fail(b.ctx, run.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureTest, Summary: "tests fail"},
+		Usage: &domain.Usage{InputTokens: 200, OutputTokens: 60}})
+	require.NoError(t, err)
+	require.Equal(t, domain.StateBlocked, out.State)
+	require.NotEmpty(t, out.EscalationID)
+
+	_, err = b.e.ResolveEscalation(b.ctx, out.EscalationID, engine.ResolveRetry, "", "person")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "retry of "+m.ID+" would start against a spent budget: mission "+m.ID+"'s tokens budget is spent (260 tokens of 250 tokens)")
+	require.Equal(t, domain.StateBlocked, b.get(m.ID).State, "the refused retry changed nothing")
+	require.Equal(t, out.EscalationID, b.get(m.ID).EscalationID)
+
+	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{TokenLimit: ptr(int64(1000))}, "person")
+	require.NoError(t, err)
+	if st := b.get(m.ID); st.State == domain.StateBlocked { // raising may have resumed it already
+		_, err = b.e.ResolveEscalation(b.ctx, out.EscalationID, engine.ResolveRetry, "", "person")
+		require.NoError(t, err)
+	}
+	require.Equal(t, domain.StatePending, b.get(m.ID).State)
+	b.verifyReplay()
+}

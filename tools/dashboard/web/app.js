@@ -97,7 +97,7 @@ const pages = {
       h('table', {}, field('id', m.id), field('key', m.key), field('kind', m.kind), field('landing', m.landing), field('priority', m.priority),
         field('repository', m.repository), field('target branch', m.target_branch), field('persona', m.persona),
         field('write area', (m.write_area || []).join(', ')), field('attempt', `${m.attempt} (budget ${m.retry_budget}, used ${m.attempts_used})`),
-        field('agent', m.profile), field('progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
+        field('agent', m.profile), field(m.state === 'running' ? 'progress' : 'last progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
         field('result', m.result && m.result.summary), field('last failure', m.last_failure && failureText(m.last_failure))),
       h('div', { class: 'buttons' },
         (d.actions || []).includes('retry') ? h('button', { 'data-action': 'retry', onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry') : null,
