@@ -119,7 +119,7 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 	for id, msg := range said {
 		require.True(t, strings.HasPrefix(msg, "profile claude rate-limited until "), "%s: %s", id, msg)
 		require.Contains(t, msg, "reset time unknown, reported by mission ", "%s: %s", id, msg)
-		require.Contains(t, msg, "on profile claude): backoff step ", "%s: %s", id, msg)
+		require.Contains(t, msg, "on profile claude: backoff step ", "%s: %s", id, msg)
 	}
 	require.Positive(t, counted, "status counts the missions waiting for the window")
 
