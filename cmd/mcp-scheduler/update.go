@@ -82,15 +82,7 @@ func newVoyagesUpdateCmd(a *app) *cobra.Command {
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
-			v, err := a.eng.UpdateVoyage(cmd.Context(), args[0], p, a.actor())
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.out, v)
-			}
-			_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", v.ID, v.State, v.Title)
-			return err
+			return a.printVoyageLine(a.eng.UpdateVoyage(cmd.Context(), args[0], p, a.actor()))
 		},
 	}
 	cmd.Flags().Float64Var(&costLimit, "cost-limit-usd", 0, "hard budget in US dollars (0: none); raising it above the spend resumes the voyage")

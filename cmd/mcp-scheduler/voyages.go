@@ -133,15 +133,7 @@ func newVoyagesCancelCmd(a *app) *cobra.Command {
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
-			v, err := a.eng.CancelVoyage(cmd.Context(), args[0], reason, a.actor())
-			if err != nil {
-				return err
-			}
-			if a.jsonOut {
-				return writeJSON(a.out, v)
-			}
-			_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", v.ID, v.State, v.Title)
-			return err
+			return a.printVoyageLine(a.eng.CancelVoyage(cmd.Context(), args[0], reason, a.actor()))
 		},
 	}
 	cmd.Flags().StringVar(&reason, "reason", "", "why, for the event log")
@@ -170,4 +162,17 @@ func costText(usd float64) string {
 		return "-"
 	}
 	return fmt.Sprintf("$%.4f", usd)
+}
+
+// printVoyageLine prints a voyage a command changed: one line (id, state, title), or its JSON with
+// --json; err, when set, is returned as it is.
+func (a *app) printVoyageLine(v domain.Voyage, err error) error {
+	if err != nil {
+		return err
+	}
+	if a.jsonOut {
+		return writeJSON(a.out, v)
+	}
+	_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", v.ID, v.State, v.Title)
+	return err
 }
