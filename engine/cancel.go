@@ -57,7 +57,29 @@ func (o *op) cancel(m *domain.Mission, reason string, skip bool) error {
 	if err := o.propagateEnd(m); err != nil {
 		return err
 	}
+	if err := o.cancelDebuggers(m); err != nil {
+		return err
+	}
 	return o.childEnded(m)
+}
+
+// cancelDebuggers cancels the unfinished debugger missions about m (kind debug, subject m):
+// they exist only to find why m failed, so a cancelled m leaves them nothing to do, and
+// left alone they would run, and spend, for nobody. Each says why in its decision.
+func (o *op) cancelDebuggers(m *domain.Mission) error {
+	kids, err := o.tx.MissionList(o.ctx, MissionFilter{SubjectID: m.ID, Kind: domain.KindDebug, Limit: 1000})
+	if err != nil {
+		return fmt.Errorf("debugger missions of %s: %w", m.ID, err)
+	}
+	for i := range kids {
+		if kids[i].State.Terminal() {
+			continue
+		}
+		if err := o.cancel(&kids[i], "the mission it debugs, "+m.ID+", was cancelled", false); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // resolveFor closes escalation escID when m was its only blocked mission. An escalation

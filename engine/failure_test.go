@@ -194,3 +194,30 @@ func TestCreate_DependingOnFailedMissionBlocks(t *testing.T) {
 	m := b.create(engine.MissionSpec{Title: "late", DependsOn: []string{failed.ID}})
 	require.Equal(t, domain.StateBlocked, b.get(m.ID).State)
 }
+
+// Cancelling a mission cancels the debugger mission about it that has not finished: it was
+// there only to find why that mission failed. The debugger's decision names the cancelled
+// mission.
+func TestRetry_CancelledMissionCancelsItsDebugger(t *testing.T) {
+	t.Parallel()
+	b := setup(t, func(o *engine.Options) { o.DebugAvailable = func() bool { return true } })
+	m := b.create(engine.MissionSpec{Title: "stubborn", WriteArea: []string{"s/**"}, RetryBudget: budget(5)})
+	f := domain.Failure{Kind: "test", Summary: "nil pointer"}
+	b.failRunning(m.ID, f)
+	b.clock.Advance(time.Minute)
+	require.Equal(t, domain.DecisionDebug, b.failRunning(m.ID, f).Decision.Kind)
+	kids, err := b.e.ListMissions(b.ctx, engine.MissionFilter{SubjectID: m.ID})
+	require.NoError(t, err)
+	require.Len(t, kids, 1)
+	dbg := kids[0]
+	b.acquire(dbg.ID, true) // the debugger is running when its subject is cancelled
+
+	_, err = b.e.Cancel(b.ctx, m.ID, "not needed any more", false, "person")
+	require.NoError(t, err)
+	got, err := b.e.GetMission(b.ctx, dbg.ID)
+	require.NoError(t, err)
+	require.Equal(t, domain.StateCancelled, got.Mission.State)
+	require.NotNil(t, got.Mission.Decision)
+	require.Equal(t, "the mission it debugs, "+m.ID+", was cancelled", got.Mission.Decision.Reason)
+	require.Equal(t, domain.OutcomeCancelled, got.Attempts[len(got.Attempts)-1].Outcome)
+}
