@@ -283,6 +283,7 @@ func (o *op) blockVoyage(v *domain.Voyage, stuck map[string][]Reason) error {
 	slices.Sort(ids)
 	var evidence []string
 	kind, decision := "deadlock", "nothing in this voyage can run: remove or change the blocking dependencies, or cancel the missions involved"
+	spent := "" // the first budget hold's sentence: what a budget report says
 	for _, id := range ids {
 		var msgs []string
 		for _, r := range stuck[id] {
@@ -293,6 +294,7 @@ func (o *op) blockVoyage(v *domain.Voyage, stuck map[string][]Reason) error {
 			case r.Code == WhyBudget && kind == "deadlock":
 				// not a dependency problem: telling the caller to remove dependencies would mislead
 				kind, decision = "budget", "raise the voyage's cost limit (update_voyage) or the mission's (update_mission), or cancel"
+				spent = r.Message
 			case r.Code == WhyUnavailable && kind == "deadlock":
 				kind, decision = KindNoAgent, "configure an agent profile that offers what the missions need, start an agent that claims with it, change the missions' persona or capabilities (update_mission), or cancel them"
 			}
@@ -300,6 +302,9 @@ func (o *op) blockVoyage(v *domain.Voyage, stuck map[string][]Reason) error {
 		evidence = append(evidence, id+": "+strings.Join(msgs, "; "))
 	}
 	reason := fmt.Sprintf("voyage %s (%s) cannot go on without a decision: %d mission(s) stuck", v.ID, v.Title, len(ids))
+	if kind == "budget" {
+		reason = fmt.Sprintf("voyage %s (%s) stopped at a budget: %d mission(s) wait, since %s", v.ID, v.Title, len(ids), spent)
+	}
 	if kind == KindNoAgent {
 		reason = fmt.Sprintf("voyage %s (%s) waits for an agent nobody offers: no agent took %d mission(s) within the grace period", v.ID, v.Title, len(ids))
 	}
