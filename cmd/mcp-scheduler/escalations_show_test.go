@@ -76,8 +76,8 @@ func TestCLI_EscalationsShow(t *testing.T) {
 	require.Regexp(t, `(?m)^\s+show\s`, out)
 }
 
-// A mission held by its spent cost budget says so in missions show with the command that
-// raises the limit (its flag, its id), not the MCP tool and field that do it. (A failed
+// A mission held by its spent cost budget says so in missions show (and watch) with the
+// command that raises the limit (its flag, its id), not the MCP tool and field that do it. (A failed
 // attempt that spends past the limit blocks the mission instead: the limit is lowered to
 // what the first attempt spent, from the command line, to hold it.)
 func TestCLI_BudgetHoldNamesTheCommand(t *testing.T) {
@@ -110,4 +110,12 @@ func TestCLI_BudgetHoldNamesTheCommand(t *testing.T) {
 	require.Contains(t, out, "mcp-scheduler missions update "+m.ID+" --cost-limit-usd")
 	require.NotContains(t, out, "update_mission")
 	require.NotContains(t, out, "cost_limit_usd")
+
+	out, errs, code = s.cli("watch", "--once") // piped: the plain view, the same words
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "mcp-scheduler missions update "+m.ID+" --cost-limit-usd", out)
+	require.NotContains(t, out, "update_mission")
+	out, errs, code = s.cli("watch", "--once", "--json")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "update_mission cost_limit_usd", "--json carries the engine's own sentence")
 }
