@@ -35,6 +35,12 @@ const (
 	LandWaiting LandStatus = "waiting_for_clean_checkout"
 )
 
+// LandStatuses are every landing outcome above, in their order: for a list that names each
+// (the landings_total metric exports every one, 0 included).
+func LandStatuses() []LandStatus {
+	return []LandStatus{LandLanded, LandAlreadyLanded, LandNothingToLand, LandConflicted, LandChecksFailed, LandWaiting}
+}
+
 // LandRequest asks to land one attempt.
 type LandRequest struct {
 	// Repo is the repository (required).

@@ -56,7 +56,10 @@ var flagFields = map[string]map[string]string{
 	"mcp-scheduler escalations list":    escalationsListFields,
 	"mcp-scheduler escalations":         escalationsListFields, // escalations alone lists
 	"mcp-scheduler escalations resolve": {"escalation_id": "ESCALATION_ID", "action": "--action", "note": "--note"},
-	"mcp-scheduler voyages show":        {"voyage_id": "VOYAGE_ID"},
+	// escalations show has no tool (MCP clients read escalations with list_escalations): its
+	// argument is checked by the command itself, and named by it here.
+	"mcp-scheduler escalations show": {"escalation_id": "ESCALATION_ID"},
+	"mcp-scheduler voyages show":     {"voyage_id": "VOYAGE_ID"},
 	// voyages list has no tool: it checks its --state and --limit itself.
 	"mcp-scheduler voyages cancel": {"voyage_id": "VOYAGE_ID", "reason": "--reason"},
 	"mcp-scheduler voyages update": {"voyage_id": "VOYAGE_ID", "cost_limit_usd": "--cost-limit-usd", "token_limit": "--token-limit"},
@@ -136,21 +139,90 @@ func translate(path, msg string) (string, string) {
 
 // commandWords replaces the tool names in msg by their commands, except inside a quoted
 // value (`"list_missions" is not a mission id` quotes what the user typed, which stays as typed).
-func commandWords(msg string) string {
+// A tool name followed (past an optional "with") by one of its fields that the command takes
+// as a flag becomes a whole command line: "update_mission cost_limit_usd" is
+// "mcp-scheduler missions update MISSION_ID --cost-limit-usd", "resolve_escalation with
+// action retry" is "mcp-scheduler escalations resolve ESCALATION_ID --action retry". A tool
+// followed by a field its command has no flag for keeps its name (it is done from an MCP
+// client). ids fill the placeholders: an id with the mission prefix replaces MISSION_ID, and
+// so on.
+func commandWords(msg string, ids ...string) string {
 	var b strings.Builder
 	last := 0
 	for _, loc := range toolWord.FindAllStringIndex(msg, -1) {
+		if loc[0] < last {
+			continue // inside the field just consumed
+		}
 		c := toolCommands[msg[loc[0]:loc[1]]]
 		if c == "" || strings.Count(msg[:loc[0]], `"`)%2 == 1 {
 			continue
 		}
+		line, n, ok := commandLine(c, msg[loc[1]:], ids)
+		if !ok {
+			continue
+		}
 		b.WriteString(msg[last:loc[0]])
-		b.WriteString(c)
-		last = loc[1]
+		b.WriteString(line)
+		last = loc[1] + n
 	}
 	b.WriteString(msg[last:])
 	return b.String()
 }
+
+// toolField finds the word after a tool name: " cost_limit_usd", " with action".
+var toolField = regexp.MustCompile(`^ (?:with )?([a-z]+(?:_[a-z]+)*)\b`)
+
+// commandLine is what replaces a tool whose command is c, given the text after the tool's
+// name: the command (consuming nothing), or the command with its argument and the flag of
+// the field that follows (consuming the field); ok is false when the field that follows is
+// one the command has no flag for.
+func commandLine(c, after string, ids []string) (line string, consumed int, ok bool) {
+	m := toolField.FindStringSubmatch(after)
+	if m == nil {
+		return c, 0, true
+	}
+	flag := flagFields[c][m[1]]
+	if !strings.HasPrefix(flag, "--") {
+		_, isTool := toolCommands[m[1]]
+		return c, 0, isTool || !strings.Contains(m[1], "_") // a plain word, not a field
+	}
+	parts := []string{c}
+	if arg := commandArg(c); arg != "" {
+		parts = append(parts, placeholderValue(arg, ids))
+	}
+	return strings.Join(append(parts, flag), " "), len(m[0]), true
+}
+
+// commandArg is the argument placeholder a command takes (MISSION_ID), "" when none.
+func commandArg(c string) string {
+	for field, f := range flagFields[c] {
+		if strings.HasSuffix(field, "_id") && !strings.HasPrefix(f, "--") {
+			return f
+		}
+	}
+	return ""
+}
+
+// placeholders are the argument placeholders an id fills, by the id's prefix.
+var placeholders = map[string]string{"MISSION_ID": domain.PrefixMission, "VOYAGE_ID": domain.PrefixVoyage,
+	"ESCALATION_ID": domain.PrefixEscalation}
+
+// placeholderValue is the first of ids that is an id of the placeholder's kind, else the
+// placeholder itself.
+func placeholderValue(arg string, ids []string) string {
+	for _, id := range ids {
+		if p, ok := placeholders[arg]; ok && domain.ValidID(p, id) {
+			return id
+		}
+	}
+	return arg
+}
+
+// cliText is a sentence of the engine (a reason a mission waits, a decision an escalation
+// asks for, a next step) told in the command line's words for printing: commandWords, with
+// ids (the mission, voyage, escalation being shown) filling the commands' arguments. The
+// engine's sentence stays the one source; MCP clients read it as it is.
+func cliText(s string, ids ...string) string { return commandWords(s, ids...) }
 
 // flagText names a flag, with which of its repeated values when the field was a list item
 // ("--depends-on (the 2nd)").

@@ -27,22 +27,31 @@ const demoTimeout = 2 * time.Minute
 func newDemoCmd(a *app) *cobra.Command {
 	var keep bool
 	var httpAddr string
+	var pace time.Duration
 	cmd := &cobra.Command{
 		Use:   "demo",
 		Short: "Run a sample voyage end to end: a real repository, real worktrees, the bundled reference agent",
 		Long: "Create a small sample repository and a private data dir in a temporary directory, start the\n" +
 			"scheduler, dispatch a voyage of six missions (dependencies, a write-area conflict, a review and a\n" +
 			"flaky mission that is retried), show its progress live and end with the landed history.\n" +
-			"Nothing outside the temporary directory is touched; --keep leaves it for a look around.",
+			"Nothing outside the temporary directory is touched; --keep leaves it for a look around.\n" +
+			"It takes a few seconds; --pace 2s makes each step of each demo agent wait 2s, to watch the\n" +
+			"dashboard's graph or `watch` fill in.",
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return a.demo(cmd.Context(), keep, httpAddr) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if pace < 0 || pace > maxDemoPace {
+				return usageError{fmt.Errorf("--pace %v is out of range: give 0 (no waiting) to %v, for example --pace 2s", pace, maxDemoPace)}
+			}
+			return a.demo(cmd.Context(), keep, httpAddr, pace)
+		},
 	}
+	cmd.Flags().DurationVar(&pace, "pace", 0, "wait this long after each step of each demo agent (progress, write, commit), to watch the voyage fill in; 0: full speed")
 	cmd.Flags().BoolVar(&keep, "keep", false, "keep the temporary repository and data dir and print where they are")
 	cmd.Flags().StringVar(&httpAddr, "http", "", "also serve the web dashboard (and MCP) on this host:port while the demo runs, and keep serving after it ends until interrupted (not loopback: needs $"+EnvToken+" or [http] token_file)")
 	return cmd
 }
 
-func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
+func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Duration) error {
 	start := time.Now()
 	token := ""
 	if httpAddr != "" {
@@ -85,7 +94,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 	}
 	sub := a.eng.Hub().Subscribe()
 	defer sub.Close()
-	d, err := a.eng.Dispatch(ctx, demoVoyage(), "demo")
+	d, err := a.eng.Dispatch(ctx, demoVoyage(pace), "demo")
 	if err != nil {
 		return err
 	}
@@ -102,7 +111,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string) error {
 		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
 	fmt.Fprintf(a.out, "\nWatch it live from another terminal: mcp-scheduler --data-dir %s watch\n\n", a.cfg.DataDir)
-	runCtx, cancel := context.WithTimeout(ctx, demoTimeout)
+	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
 	if err := l.s.Start(runCtx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
@@ -148,8 +157,18 @@ func (a *app) demoConfig(dataDir, repo string) {
 		Personas: []string{"implementer", "reviewer"}, MaxConcurrency: 3}}
 }
 
-// demoVoyage is a small handbook written by six missions.
-func demoVoyage() engine.VoyageSpec {
+// demoVoyage is a small handbook written by six missions, each agent step waiting pace
+// (paced).
+func demoVoyage(pace time.Duration) engine.VoyageSpec {
+	v := demoMissions()
+	for i := range v.Missions {
+		v.Missions[i].Brief = paced(v.Missions[i].Brief, pace)
+	}
+	return v
+}
+
+// demoMissions is the demo's voyage at full speed.
+func demoMissions() engine.VoyageSpec {
 	w := func(path, text, msg string) string {
 		return fmt.Sprintf("@heartbeat 200ms\n@progress 30 drafting %s\n@sleep 300ms\n@write %s %q\n@progress 80 committing\n@commit %s\n@done %s", path, path, text, msg, msg)
 	}
@@ -255,7 +274,7 @@ func (p *demoPrinter) follow(ctx context.Context, sub *engine.Subscription, voya
 		}
 		if !sub.Wait(ctx, 500*time.Millisecond) && ctx.Err() != nil {
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return st.Voyage.State, fmt.Errorf("the demo did not finish within %s", demoTimeout)
+				return st.Voyage.State, fmt.Errorf("the demo did not finish in time (%s at full speed, more with --pace)", demoTimeout)
 			}
 			return st.Voyage.State, ctx.Err()
 		}

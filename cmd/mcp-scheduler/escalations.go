@@ -10,12 +10,12 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// newEscalationsCmd lists and resolves escalations: the blocker reports that wait for a
-// decision (the CLI's list_escalations and resolve_escalation).
+// newEscalationsCmd lists, shows and resolves escalations: the blocker reports that wait for
+// a decision (the CLI's list_escalations and resolve_escalation).
 func newEscalationsCmd(a *app) *cobra.Command {
 	list := newEscalationsListCmd(a)
-	cmd := listsByDefault(&cobra.Command{Use: "escalations", Short: "List (the default) and resolve escalations (what waits for a decision)"}, list)
-	cmd.AddCommand(list, newEscalationsResolveCmd(a))
+	cmd := listsByDefault(&cobra.Command{Use: "escalations", Short: "List (the default), show and resolve escalations (what waits for a decision)"}, list)
+	cmd.AddCommand(list, newEscalationsShowCmd(a), newEscalationsResolveCmd(a))
 	return cmd
 }
 
@@ -47,7 +47,7 @@ func newEscalationsListCmd(a *app) *cobra.Command {
 			}
 			t := newTable(a.out, "ID", "STATE", "KIND", "ROUTE", "MISSIONS", "CREATED", "REASON")
 			for _, e := range es {
-				t.row(e.ID, e.State, e.Kind, e.Route, strings.Join(e.MissionIDs, " "), e.CreatedAt, e.Reason)
+				t.row(e.ID, e.State, e.Kind, e.Route, strings.Join(e.MissionIDs, " "), e.CreatedAt, cliText(e.Reason, escalationIDs(e)...))
 			}
 			return t.flush()
 		},
@@ -83,7 +83,7 @@ func newEscalationsResolveCmd(a *app) *cobra.Command {
 			return err
 		},
 	}
-	cmd.Flags().StringVar(&action, "action", "", "retry (blocked missions run again), skip, cancel or acknowledge (close the report only)")
+	cmd.Flags().StringVar(&action, "action", "", resolveActionsHelp())
 	cmd.Flags().StringVar(&note, "note", "", "the decision, for the record (the next attempt's brief carries it on retry)")
 	return cmd
 }
@@ -95,7 +95,7 @@ func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
 		return err
 	}
 	for _, e := range es {
-		fmt.Fprintf(a.out, "escalation  %s (%s, for %s): %s — decide: %s\n", e.ID, e.Kind, e.Route, e.Reason, e.DecisionRequired)
+		a.printEscalationLine(e)
 		for _, ev := range e.Evidence {
 			fmt.Fprintf(a.out, "            evidence: %s\n", cut(ev, 200))
 		}

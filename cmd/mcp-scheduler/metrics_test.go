@@ -298,8 +298,27 @@ func TestMetrics_ScrapedAfterARealVoyage(t *testing.T) {
 	require.Equal(t, 0, p.wait(20*time.Second))
 }
 
+// requireZeros checks a fresh store's scrape: every known label value of the gauges and of
+// landings_total is present with 0 (a panel shows 0, not no data).
+func requireZeros(t *testing.T, fams map[string]*dto.MetricFamily) {
+	t.Helper()
+	for _, s := range domain.AllStates() {
+		requireSample(t, fams, "mcp_scheduler_missions", map[string]string{"state": string(s)}, 0)
+	}
+	for _, s := range domain.AllVoyageStates() {
+		requireSample(t, fams, "mcp_scheduler_voyages", map[string]string{"state": string(s)}, 0)
+	}
+	for _, c := range engine.HoldCodes() {
+		requireSample(t, fams, "mcp_scheduler_held_missions", map[string]string{"reason": c}, 0)
+	}
+	for _, r := range engine.LandingResults() {
+		requireSample(t, fams, "mcp_scheduler_landings_total", map[string]string{"result": r}, 0)
+	}
+	requireSample(t, fams, "mcp_scheduler_landing_queue", map[string]string{"landing": string(domain.LandingPending)}, 0)
+}
+
 // TestMetrics_LoopbackListener: `serve --metrics 127.0.0.1:0` (stdio) and `daemon --metrics`
-// serve /metrics without a token on loopback, refuse a foreign Host or Origin, and a
+// serve /metrics without a token on loopback, on a fresh store every known label with 0, refuse a foreign Host or Origin, and a
 // non-loopback --metrics or [http] metrics_addr is refused before anything starts, naming it.
 func TestMetrics_LoopbackListener(t *testing.T) {
 	s := newSandbox(t)
@@ -331,7 +350,7 @@ func TestMetrics_LoopbackListener(t *testing.T) {
 		require.NotEmpty(t, addr, "%v exited: %s", args, p.stderrText())
 		code, fams := scrape(t, "http://"+addr+"/metrics", nil)
 		require.Equal(t, http.StatusOK, code, args)
-		requireSample(t, fams, "mcp_scheduler_missions", map[string]string{"state": "pending"}, 0)
+		requireZeros(t, fams)
 		code, _ = scrape(t, "http://"+addr+"/metrics", map[string]string{"Origin": "http://evil.example"})
 		require.Equal(t, http.StatusForbidden, code, args)
 		req, err := http.NewRequest(http.MethodGet, "http://"+addr+"/metrics", nil)

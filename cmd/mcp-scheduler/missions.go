@@ -101,7 +101,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "%s  %s\n", m.ID, m.Title)
 			fmt.Fprintf(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
 			if d.LandingReason != "" {
-				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, d.LandingReason)
+				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, cliText(d.LandingReason, m.ID))
 			}
 			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
 			fmt.Fprintf(w, "repository  %s\n", m.Repository)
@@ -115,13 +115,13 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, "lease       %s, epoch %d, expires %s\n", m.Lease.Owner, m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
 			}
 			if m.Decision != nil {
-				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, m.Decision.Reason)
+				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, cliText(m.Decision.Reason, m.ID, m.VoyageID))
 			}
 			if m.Abandons > 0 {
 				fmt.Fprintf(w, "abandoned   %d attempt(s) in a row: claimed, then never heard from (no budget spent)\n", m.Abandons)
 			}
 			for _, r := range d.WhyNotRunning {
-				fmt.Fprintf(w, "waiting     %s: %s%s\n", r.Code, r.Message, sinceText(r.Since))
+				fmt.Fprintf(w, "waiting     %s: %s%s\n", r.Code, cliText(r.Message, m.ID, m.VoyageID), sinceText(r.Since))
 			}
 			for _, dep := range d.DependsOn {
 				fmt.Fprintf(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)

@@ -40,7 +40,7 @@ func newStatusCmd(a *app) *cobra.Command {
 			if loop == "idle" { // no process runs the loop: say so, and what starts one
 				loop = tools.LoopIdleText
 			}
-			fmt.Fprintf(a.out, "loop        %s%s\n", loop, paused)
+			fmt.Fprintf(a.out, "loop        %s%s\n", cliText(loop), paused)
 			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[domain.VoyageOpen],
 				st.Voyages[domain.VoyageActive], st.Voyages[domain.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)

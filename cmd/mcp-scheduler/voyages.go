@@ -101,7 +101,7 @@ func (a *app) printVoyage(d engine.VoyageDetail) error {
 		fmt.Fprintf(w, "cost        %s (limit %s)\n", costText(v.Usage.CostUSD), costText(v.CostLimitUSD))
 	}
 	for _, e := range d.Escalations {
-		fmt.Fprintf(w, "escalation  %s (%s, for %s): %s — decide: %s\n", e.ID, e.Kind, e.Route, e.Reason, e.DecisionRequired)
+		a.printEscalationLine(e)
 	}
 	if len(d.Missions) == 0 {
 		return nil
@@ -113,7 +113,7 @@ func (a *app) printVoyage(d engine.VoyageDetail) error {
 		if len(m.Why) > 0 {
 			var parts []string
 			for _, r := range m.Why {
-				parts = append(parts, r.Code+": "+r.Message)
+				parts = append(parts, r.Code+": "+cliText(r.Message, m.ID, v.ID))
 			}
 			why = strings.Join(parts, "; ")
 		}

@@ -41,10 +41,13 @@ func newWatchCmd(a *app) *cobra.Command {
 			}
 			src := watch.EngineSource{Engine: a.eng, Actor: a.actor(),
 				Logs: tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()}}
-			if once || a.jsonOut || !isTerminal(a.out) {
+			if a.jsonOut { // the engine's own sentences, as every --json prints them
 				return a.watchPlain(cmd.Context(), src, interval, once)
 			}
-			return a.watchTerminal(cmd.Context(), src, interval)
+			if once || !isTerminal(a.out) {
+				return a.watchPlain(cmd.Context(), cliWordsSource{src}, interval, once)
+			}
+			return a.watchTerminal(cmd.Context(), cliWordsSource{src}, interval)
 		},
 	}
 	cmd.Flags().DurationVar(&interval, "interval", 2*time.Second, "the longest between two refreshes when nothing changes (it also refreshes on every change)")

@@ -1,6 +1,9 @@
 package domain
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // Landing wait codes: why a completed mission's landing does not move now. The planner
 // (engine/planner, the landing part of a plan) gives one to every landing it does not start,
@@ -56,6 +59,18 @@ func (l LandingState) Wait() (LandingWait, bool) {
 
 // Explain is the wait's sentence for mission id.
 func (w LandingWait) Explain(id string) string { return strings.ReplaceAll(w.Text, "{mission}", id) }
+
+// LandingWaitCodes are every landing wait code, each once, in the table's order with
+// LandWaitTargetBusy last.
+func LandingWaitCodes() []string {
+	var out []string
+	for _, w := range landingWaits {
+		if !slices.Contains(out, w.Code) {
+			out = append(out, w.Code)
+		}
+	}
+	return append(out, LandWaitTargetBusy)
+}
 
 // IsLandingWait reports whether a reason code is one of the landing waits above.
 func IsLandingWait(code string) bool {

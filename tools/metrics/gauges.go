@@ -3,18 +3,21 @@ package metrics
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // storeGauges is the prometheus.Collector of the gauges that count stored rows: one
 // Engine.MetricCounts per scrape (a read whose cost follows the live work, not the history),
-// turned into constant metrics. Every state of a fixed set (missions, voyages, unsettled
-// landings) is written, zeros included, so that a query sees a state go to 0; open-ended
-// labels (hold codes, profiles) are written when their count is not 0.
+// turned into constant metrics. Every value of a known set (mission and voyage states,
+// unsettled landings, hold codes: engine.HoldCodes) is written, zeros included, so that a
+// query sees a count go to 0 and a fresh store shows 0 rather than no data; open-ended labels
+// (profiles, a hold code this build does not know) are written when their count is not 0.
 type storeGauges struct {
 	counts  CountsFunc
 	timeout time.Duration
@@ -70,8 +73,11 @@ func (g *storeGauges) Collect(ch chan<- prometheus.Metric) {
 	for _, l := range unsettledLandings {
 		gauge(descLandings, c.Landings[l], string(l))
 	}
-	for code, n := range c.Holds {
-		if n != 0 {
+	for _, code := range engine.HoldCodes() {
+		gauge(descHeld, c.Holds[code], code)
+	}
+	for code, n := range c.Holds { // a code no list names yet (a newer process's) still shows
+		if n != 0 && !slices.Contains(engine.HoldCodes(), code) {
 			gauge(descHeld, n, code)
 		}
 	}

@@ -7,6 +7,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -28,6 +29,9 @@ func (c *Collector) define() {
 	c.tokens = counter("agent_tokens_total", "Tokens the agents reported in the usage of the attempts this process ended, by profile and kind (input, output, and any other *_tokens field of the stored usage).", "profile", "kind")
 	c.cost = counter("agent_cost_usd_total", "Cost in US dollars of the attempts this process ended, as stored in their usage, by profile.", "profile")
 	c.landings = counter("landings_total", "Landings run on git by this process, by result.", "result")
+	for _, r := range engine.LandingResults() { // every result from the start, at 0
+		c.landings.WithLabelValues(r)
+	}
 	c.tick = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "tick_duration_seconds",
 		Help: "Duration of the scheduler ticks this process ran as the leader (recovery, supervision, planning, dispatch, settlement).", Buckets: tickBuckets})
 	c.landing = prometheus.NewHistogram(prometheus.HistogramOpts{Namespace: Namespace, Name: "landing_duration_seconds",

@@ -64,21 +64,62 @@ func (m Model) View() string {
 	return strings.Join(out, "\n")
 }
 
-// footer is the status line (an outcome, an error, a question) and the help line.
+// footer is the status line (an outcome, an error, a question) and the help line, each
+// wrapped to the terminal's width (the help between its " · " items), never cut.
 func (m Model) footer(help string) []string {
 	var out []string
+	styled := func(st lipgloss.Style, lines []string) {
+		for _, l := range lines {
+			out = append(out, st.Render(l))
+		}
+	}
 	switch {
 	case m.confirm != nil:
-		out = append(out, styleAlert.Render(fmt.Sprintf("resolve %s with %s? y to confirm, any other key keeps it open", m.confirm.escalation, m.confirm.action)))
+		styled(styleAlert, wrapRow(fmt.Sprintf("resolve %s with %s? y to confirm, any other key keeps it open", m.confirm.escalation, m.confirm.action), m.width))
 	case m.loadErr != nil:
-		out = append(out, styleAlert.Render("reading the data dir failed: "+m.loadErr.Error()))
+		styled(styleAlert, wrapRow("reading the data dir failed: "+oneLine(m.loadErr.Error()), m.width))
 	case m.message != "":
-		out = append(out, m.message)
+		out = append(out, wrapRow(oneLine(m.message), m.width)...)
 	}
 	if m.showHelp {
-		out = append(out, styleHelp.Render(helpMore))
+		styled(styleHelp, wrapRow(helpMore, m.width))
 	}
-	return append(out, styleHelp.Render(help))
+	styled(styleHelp, wrapHelp(help, m.width))
+	return out
+}
+
+// helpSep separates the items of a help line.
+const helpSep = " · "
+
+// wrapHelp lays a help line out on lines of at most width columns, breaking between its
+// items (an item wider than a line is wrapped by itself, wrapRow).
+func wrapHelp(help string, width int) []string {
+	var out []string
+	line := ""
+	for _, item := range strings.Split(help, helpSep) {
+		switch {
+		case line == "":
+			line = item
+		case ansi.StringWidth(line+helpSep+item) <= width:
+			line += helpSep + item
+		default:
+			out, line = append(out, line), item
+		}
+		if ansi.StringWidth(line) > width {
+			parts := wrapRow(line, width)
+			out, line = append(out, parts[:len(parts)-1]...), strings.TrimLeft(parts[len(parts)-1], " ")
+		}
+	}
+	return append(out, line)
+}
+
+// wrapLines wraps each of lines to width (wrapRow), keeping their order.
+func wrapLines(lines []string, width int) []string {
+	out := make([]string, 0, len(lines))
+	for _, l := range lines {
+		out = append(out, wrapRow(l, width)...)
+	}
+	return out
 }
 
 func (m Model) headerLines() []string {
@@ -95,7 +136,7 @@ func (m Model) headerLines() []string {
 		}
 		out = append(out, l)
 	}
-	return append(out, h[2:]...)
+	return append(out, wrapLines(h[2:], m.width)...)
 }
 
 // overviewLines is the header and the sections, scrolled so that the selected row shows.
@@ -218,7 +259,7 @@ func (m Model) missionLines() []string {
 	if m.mission == nil {
 		return append(out, "reading …")
 	}
-	lines := missionText(*m.mission, m.snap)
+	lines := wrapLines(missionText(*m.mission, m.snap), m.width) // a long reason goes on, not cut
 	start := min(m.scroll, max(len(lines)-1, 0))
 	return append(out, lines[start:]...)
 }
@@ -277,8 +318,9 @@ func missionText(v MissionView, s Snapshot) []string {
 	return out
 }
 
-// logLines is the log screen: the attempt's events and the tail of its output, showing the
-// end (following it) unless scrolled up.
+// logLines is the log screen: the attempt's events and the tail of its output, wrapped to the
+// terminal's width, opening at the end (the newest lines) and following it as lines arrive,
+// unless scrolled up (m.scroll lines from the end).
 func (m Model) logLines() []string {
 	out := []string{styleTitle.Render("log of " + m.missionID)}
 	if m.detailErr != nil {
@@ -287,7 +329,7 @@ func (m Model) logLines() []string {
 	if m.log == nil {
 		return append(out, "reading …")
 	}
-	lines := logText(*m.log)
+	lines := wrapLines(logText(*m.log), m.width)
 	avail := max(m.height-len(out)-len(m.footer(helpLog)), 1)
 	end := max(len(lines)-m.scroll, min(avail, len(lines)))
 	start := max(end-avail, 0)

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+)
+
+// `watch` in a real 80×24 pseudo-terminal: the key help shows whole (wrapped, not cut), the
+// mission screen wraps a long question, and the log screen of a mission with more output than
+// the screen holds opens at its end.
+func TestWatch_In80Columns(t *testing.T) {
+	w := newWatchSandbox(t)
+	question := "which of the three candidate titles should the second page of the handbook carry, given that the first page already uses the word guide?"
+	var brief strings.Builder
+	for i := range 40 {
+		fmt.Fprintf(&brief, "@progress %d \"step %02d of the long task\"\n", i+1, i)
+	}
+	brief.WriteString("@block \"" + question + "\"")
+	d, err := w.eng.Dispatch(context.Background(), engine.VoyageSpec{Title: "narrow", Missions: []engine.MissionSpec{
+		{Key: "long", Title: "a long log", Brief: brief.String()}}}, "test")
+	require.NoError(t, err)
+	id := d.IDs["long"]
+
+	cmd := exec.Command(binary, "watch", "--interval", "1s")
+	cmd.Dir, cmd.Env = w.repo, append(append([]string{}, w.env...), "TERM=xterm-256color")
+	term := startInTerminal(t, cmd, 80, 24)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		term.close()
+	}()
+
+	scr := term.waitScreen("the overview with its whole key help", "VOYAGES (1)", "(retry/skip/cancel/acknowledge)", "q quit")
+	require.NotContains(t, lastLines(scr, 3), "…", "the help is not cut:\n%s", scr)
+	term.waitScreen("the mission blocked, its row selected", "▸   "+id, "blocked")
+	term.press("\r")
+	scr = term.waitScreen("the mission screen", "mission "+id, "esc back", "q quit")
+	waitForLong(t, "the whole question, wrapped", func() bool {
+		return strings.Contains(strings.Join(strings.Fields(term.screen()), " "), question)
+	})
+	term.press("l")
+	scr = term.waitScreen("the log's end", "log of "+id, "result blocked", "f follow the end")
+	require.NotContains(t, scr, "step 00 of the long task", "the log opens at its end, not its top:\n%s", scr)
+	term.press("q")
+	require.NoError(t, <-exited, "q exits 0")
+}
+
+// lastLines is the last n non-empty lines of a screen.
+func lastLines(scr string, n int) string {
+	var out []string
+	lines := strings.Split(strings.TrimRight(scr, "\n "), "\n")
+	for i := len(lines) - 1; i >= 0 && len(out) < n; i-- {
+		if strings.TrimSpace(lines[i]) != "" {
+			out = append(out, lines[i])
+		}
+	}
+	return strings.Join(out, "\n")
+}
