@@ -48,9 +48,25 @@ func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
 	h.answer(w, vs, err)
 }
 
+// VoyagePage is the voyage page's data: the voyage graph and, when a budget holds the voyage
+// or one of its missions, the voyage's spend and limits for the form that raises them.
+type VoyagePage struct {
+	engine.VoyageGraph
+	Budget *BudgetView `json:"budget,omitempty"`
+}
+
 func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 	g, err := h.deps.Engine.VoyageGraph(r.Context(), r.PathValue("id"))
-	h.answer(w, g, err)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	p := VoyagePage{VoyageGraph: g}
+	if voyageBudgetHeld(g) {
+		b := voyageBudget(g.Voyage)
+		p.Budget = &b
+	}
+	writeJSON(w, p)
 }
 
 // MissionPage is the mission page's data: get_mission's detail plus every escalation that
@@ -62,6 +78,9 @@ type MissionPage struct {
 	// blocked or cancelled mission), "skip" (one not finished), "approve_landing" (a landing
 	// that waits for approval).
 	Actions []string `json:"actions"`
+	// Budgets are the spend and limits a person may raise, present only while a budget
+	// holds or blocks the mission: its own, then its voyage's (BudgetView).
+	Budgets []BudgetView `json:"budgets,omitempty"`
 }
 
 // missionActions are the actions the engine would accept on m now.
@@ -87,7 +106,12 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escs, err := h.deps.Engine.Escalations(ctx, engine.EscalationFilter{MissionID: d.Mission.ID, Limit: listLimit})
-	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs, Actions: missionActions(d.Mission)}, err)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	budgets, err := h.missionBudgets(ctx, d, escs)
+	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs, Actions: missionActions(d.Mission), Budgets: budgets}, err)
 }
 
 // MissionLog is the output tail of one attempt.

@@ -81,6 +81,7 @@ const pages = {
       h('h2', {}, g.voyage.title || g.voyage.id, ' ', h('span', { class: 'muted', id: 'voyage-state' }, g.voyage.state)),
       h('p', {}, counts),
       h('div', { class: 'legend' }, ['hard', 'soft', 'serialization', 'conflict', 'inferred_conflict'].map(k => h('span', { class: k }, k.replace('_', ' ')))),
+      g.budget ? budgetForm(g.budget) : null,
       renderGraph(g, mid => { location.hash = '#/mission/' + mid; }),
       waiting.length ? [h('h3', {}, 'Waiting'), h('table', {}, waiting.map(m => h('tr', {}, h('td', {}, missionLink(m.id, m.key || m.title)), h('td', {}, whyList(m.why)))))] : null,
       g.escalations && g.escalations.length ? [h('h3', {}, 'Open escalations'), g.escalations.map(escCard)] : null);
@@ -104,6 +105,7 @@ const pages = {
         (d.actions || []).includes('skip') ? h('button', { 'data-action': 'skip', onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip') : null,
         (d.actions || []).includes('approve_landing') ? h('button', { 'data-action': 'approve_landing', onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
       d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running)] : null,
+      (d.budgets || []).length ? [h('h3', {}, 'Budget'), d.budgets.map(budgetForm)] : null,
       h('h3', {}, 'Dependencies'),
       (d.depends_on || []).length ? h('ul', {}, d.depends_on.map(e => h('li', {}, e.type, ' on ', missionLink(e.depends_on), e.reason ? ` (${e.reason})` : ''))) : h('p', { class: 'muted' }, 'none'),
       h('h3', {}, 'Attempts'),
@@ -148,6 +150,30 @@ const pages = {
   },
 };
 
+// budgetForm shows a held mission's or voyage's spend and limits (b: the API's BudgetView)
+// with a form that sets new limits: POST /api/{missions|voyages}/ID/budget with the fields
+// filled in (an empty field stays as it is). A refusal shows the engine's sentence.
+function budgetForm(b) {
+  const path = `/api/${b.scope}s/${encodeURIComponent(b.id)}/budget`;
+  const input = (name, step) => h('input', { type: 'number', name, step, 'data-keep': `${b.scope}:${b.id}:${name}` });
+  const cost = input('cost_limit_usd', 'any'), tok = input('token_limit', '1');
+  const submit = ev => {
+    ev.preventDefault();
+    const body = {};
+    if (cost.value !== '') body.cost_limit_usd = Number(cost.value);
+    if (tok.value !== '') body.token_limit = Number(tok.value);
+    act(path, body);
+  };
+  const limit = (n, show) => n ? show(n) : 'no limit';
+  return h('form', { class: 'card budget', 'data-budget': b.scope, 'data-id': b.id, onsubmit: submit },
+    h('strong', {}, `The ${b.scope}'s budget`),
+    h('p', {}, 'Cost: spent ', h('span', { 'data-spent': 'cost' }, usd(b.spent_usd) || '$0'), ' of ', h('span', { 'data-limit': 'cost' }, limit(b.cost_limit_usd, usd)),
+      ' · tokens: spent ', h('span', { 'data-spent': 'tokens' }, b.spent_tokens || 0), ' of ', h('span', { 'data-limit': 'tokens' }, limit(b.token_limit, String))),
+    h('label', {}, 'New cost limit (USD) ', cost), ' ', h('label', {}, 'New token limit ', tok), ' ',
+    h('button', { type: 'submit', 'data-action': 'set-budget' }, 'Set limits'),
+    h('p', { class: 'muted' }, '0 removes a limit; a field left empty stays as it is.'));
+}
+
 function escCard(e) {
   const enc = encodeURIComponent(e.id);
   const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
@@ -181,6 +207,7 @@ async function render() {
       document.querySelectorAll('header nav a').forEach(a => a.classList.toggle('current', a.dataset.nav === r.name || (a.dataset.nav === 'voyages' && r.name === 'voyage')));
       try {
         const node = await pages[r.name](r.id ? decodeURIComponent(r.id) : undefined);
+        keepInputs(node);
         page.replaceChildren(node);
         document.body.dataset.page = r.name;
         document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
@@ -191,6 +218,15 @@ async function render() {
     } while (again);
   })();
   try { await rendering; } finally { rendering = null; }
+}
+
+// keepInputs carries what a person typed into the page's fields (data-keep) over to the page
+// drawn again on a change, so a live update never loses it.
+function keepInputs(node) {
+  for (const old of page.querySelectorAll('input[data-keep]')) {
+    const now = node.querySelector(`input[data-keep="${CSS.escape(old.dataset.keep)}"]`);
+    if (now && old.value !== '') now.value = old.value;
+  }
 }
 
 async function header() {
