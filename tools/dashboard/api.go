@@ -52,7 +52,10 @@ func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
 // or one of its missions, the voyage's spend and limits for the form that raises them.
 type VoyagePage struct {
 	engine.VoyageGraph
-	Budget *BudgetView `json:"budget,omitempty"`
+	// Escalations are the voyage's open escalations in the dashboard's words (they hide
+	// VoyageDetail's).
+	Escalations []EscalationView `json:"escalations,omitempty"`
+	Budget      *BudgetView      `json:"budget,omitempty"`
 }
 
 func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
@@ -61,7 +64,7 @@ func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	p := VoyagePage{VoyageGraph: g}
+	p := VoyagePage{VoyageGraph: g, Escalations: escalationViews(g.Escalations)}
 	if voyageBudgetHeld(g) {
 		b := voyageBudget(g.Voyage)
 		p.Budget = &b
@@ -73,7 +76,7 @@ func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 // names the mission (open and resolved).
 type MissionPage struct {
 	engine.MissionDetail
-	Escalations []domain.Escalation `json:"escalations"`
+	Escalations []EscalationView `json:"escalations"`
 	// Actions are the buttons the page offers, by the engine's own rules: "retry" (a failed,
 	// blocked or cancelled mission), "skip" (one not finished), "approve_landing" (a landing
 	// that waits for approval).
@@ -111,7 +114,7 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	budgets, err := h.missionBudgets(ctx, d, escs)
-	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs, Actions: missionActions(d.Mission), Budgets: budgets}, err)
+	h.answer(w, MissionPage{MissionDetail: d, Escalations: escalationViews(escs), Actions: missionActions(d.Mission), Budgets: budgets}, err)
 }
 
 // MissionLog is the output tail of one attempt.
@@ -204,7 +207,7 @@ func (h *Handler) escalations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escs, err := h.deps.Engine.Escalations(r.Context(), engine.EscalationFilter{State: state, Limit: listLimit})
-	h.answer(w, escs, err)
+	h.answer(w, escalationViews(escs), err)
 }
 
 // AgentsPage is what runs where and what waits to land.

@@ -51,6 +51,17 @@ func TestBudget_RaiseFromTheDashboard(t *testing.T) {
 		{Scope: "voyage", ID: d.Voyage.ID, SpentUSD: 0.5, SpentTokens: 1100, CostLimitUSD: 3},
 	}, page.Budgets)
 
+	var escs []dashboard.EscalationView
+	f.getJSON("/api/escalations", &escs)
+	require.NotEmpty(t, escs)
+	for _, e := range escs {
+		if e.Kind == "budget" {
+			require.Equal(t, "resolve_escalation with action retry once fixed", e.SafeNextStep, "the engine's sentence is kept")
+			require.Equal(t, "the retry button of this escalation once fixed", e.PageNextStep)
+			require.Contains(t, e.PageDecision, "the budget form on the mission's or the voyage's page")
+		}
+	}
+
 	auth := map[string]string{"Authorization": "Bearer " + token, "Origin": f.base, "Content-Type": "application/json"}
 	post := func(path, body string, h map[string]string) (int, string) {
 		code, b, _ := f.do(http.MethodPost, path, body, h)

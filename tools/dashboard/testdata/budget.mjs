@@ -58,6 +58,10 @@ try {
   check(await form.locator('[data-spent=cost]').innerText() === '$0.5000', 'the spend shown');
   check(await form.locator('[data-limit=cost]').innerText() === '$0.2500', 'the limit shown');
   check(await page.locator('form[data-budget=voyage]').count() === 1, 'the voyage budget is offered too');
+  // The escalation's safe next step names the page's button, not the MCP tool.
+  const steps = await page.locator('.card[data-escalation][data-state=open] [data-next-step]').allInnerTexts();
+  check(steps.some(s => s.includes('the retry button of this escalation')), `safe next steps: ${steps}`);
+  check(!steps.some(s => /resolve_escalation|get_mission|voyage_status|retry_mission/.test(s)), `safe next steps name tools: ${steps}`);
   await shot(page, 'budget');
 
   // A negative limit is refused with the engine's sentence, and changes nothing.

@@ -179,8 +179,8 @@ function escCard(e) {
   const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
   return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
     h('strong', {}, e.kind, ': '), e.reason,
-    h('p', {}, h('em', {}, 'Decision: '), e.decision_required),
-    e.safe_next_step ? h('p', {}, h('em', {}, 'Safe next step: '), e.safe_next_step) : null,
+    h('p', {}, h('em', {}, 'Decision: '), e.page_decision || e.decision_required),
+    e.safe_next_step ? h('p', { 'data-next-step': '' }, h('em', {}, 'Safe next step: '), e.page_next_step || e.safe_next_step) : null,
     (e.evidence || []).length ? h('ul', {}, e.evidence.map(x => h('li', {}, x))) : null,
     h('p', { class: 'muted' }, 'missions: ', (e.mission_ids || []).map(id => [missionLink(id), ' ']), e.state === 'resolved' ? ` · resolved (${e.resolution}) by ${e.resolved_by}` : ''),
     e.state === 'open' ? h('div', { class: 'buttons' },
