@@ -25,6 +25,8 @@ const logTail = 16 << 10
 type Overview struct {
 	Status  tools.StatusResult `json:"status"`
 	Voyages []domain.Voyage    `json:"voyages"`
+	// Badges count every mission by group (badges), as each voyage page counts its own.
+	Badges []Badge `json:"badges"`
 	// Login is true when the server has a token (the page offers to log out).
 	Login bool `json:"login"`
 }
@@ -40,7 +42,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, Overview{Status: st, Voyages: vs, Login: !h.auth.open()})
+	writeJSON(w, Overview{Status: st, Voyages: vs, Badges: badges(st.Counts), Login: !h.auth.open()})
 }
 
 func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
@@ -55,7 +57,9 @@ type VoyagePage struct {
 	// Escalations are the voyage's open escalations in the dashboard's words (they hide
 	// VoyageDetail's).
 	Escalations []EscalationView `json:"escalations,omitempty"`
-	Budget      *BudgetView      `json:"budget,omitempty"`
+	// Badges count the voyage's missions by group, as the header counts every mission.
+	Badges []Badge     `json:"badges"`
+	Budget *BudgetView `json:"budget,omitempty"`
 }
 
 func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
@@ -64,7 +68,7 @@ func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	p := VoyagePage{VoyageGraph: g, Escalations: escalationViews(g.Escalations)}
+	p := VoyagePage{VoyageGraph: g, Escalations: escalationViews(g.Escalations), Badges: badges(g.Counts)}
 	if voyageBudgetHeld(g) {
 		b := voyageBudget(g.Voyage)
 		p.Budget = &b

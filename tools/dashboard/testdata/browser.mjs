@@ -105,6 +105,15 @@ try {
   await page.goto(BASE + '/#/agents');
   await page.waitForSelector(`tr[data-mission="${IDS.c}"]`);
   await shot(page, 'agents');
+  // The header counts the same groups as the voyage's badges (the only voyage: they agree).
+  await page.goto(BASE + '/#/voyage/' + VOYAGE);
+  await page.waitForSelector(`g.node[data-mission="${IDS.c}"][data-state="running"]`);
+  await page.waitForFunction(() => {
+    const t = sel => [...document.querySelectorAll(sel)].map(b => b.textContent).join('|');
+    return t('#voyage-badges .badge') !== '' && t('#summary .badge') === t('#voyage-badges .badge');
+  });
+  const badges = await page.locator('#voyage-badges .badge').allInnerTexts();
+  check(badges.includes('1 running') && badges.includes('3 waiting'), `voyage badges ${badges}`);
   check(foreign.length === 0, `requests to other hosts: ${foreign}`);
   say('done');
 } catch (e) {

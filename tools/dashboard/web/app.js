@@ -18,6 +18,9 @@ function h(tag, attrs, ...kids) {
 }
 
 const state = s => h('span', { class: 'state', 'data-state': s }, s);
+// badgeList shows mission counts by group (the API's badges): the header and every voyage
+// page draw theirs with it, from the same groups.
+const badgeList = bs => (bs || []).map(b => h('span', { class: 'badge', 'data-badge': b.key, title: b.states.join(', ') }, `${b.count} ${b.key}`));
 const link = (href, text) => h('a', { href }, text);
 const missionLink = (id, text) => link('#/mission/' + id, text || id);
 const when = t => t && !t.startsWith('0001') ? new Date(t).toLocaleString() : '';
@@ -74,12 +77,11 @@ const pages = {
 
   async voyage(id) {
     const g = await api('/api/voyages/' + encodeURIComponent(id));
-    const counts = Object.entries(g.counts || {}).map(([s, n]) => h('span', {}, state(s), ' ', n, ' '));
     g.missions = g.missions || [];
     const waiting = g.missions.filter(m => m.why && m.why.length);
     return h('section', { 'data-voyage': g.voyage.id },
       h('h2', {}, g.voyage.title || g.voyage.id, ' ', h('span', { class: 'muted', id: 'voyage-state' }, g.voyage.state)),
-      h('p', {}, counts),
+      h('p', { id: 'voyage-badges' }, badgeList(g.badges)),
       h('div', { class: 'legend' }, ['hard', 'soft', 'serialization', 'conflict', 'inferred_conflict'].map(k => h('span', { class: k }, k.replace('_', ' ')))),
       g.budget ? budgetForm(g.budget) : null,
       renderGraph(g, mid => { location.hash = '#/mission/' + mid; }),
@@ -232,8 +234,7 @@ function keepInputs(node) {
 async function header() {
   try {
     const o = await api('/api/overview');
-    const c = o.status.counts || {};
-    document.getElementById('summary').textContent = Object.entries(c).filter(([, n]) => n).map(([s, n]) => `${n} ${s}`).join(' · ') + (o.status.paused ? ' · PAUSED' : '');
+    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '');
     document.getElementById('esc-count').textContent = o.status.open_escalations ? `(${o.status.open_escalations})` : '';
     document.getElementById('logout').hidden = !o.login;
   } catch { /* the page shows the error */ }
