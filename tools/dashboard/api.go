@@ -221,7 +221,10 @@ type AgentsPage struct {
 	Running []domain.Mission `json:"running"`
 	// Landing are the completed missions not landed yet, each with why it waits.
 	Landing []LandingItem `json:"landing"`
-	// CostUSD sums what the running and waiting-to-land missions' agents reported.
+	// Spend is what each profile spent today: on attempts that ended today and on those in
+	// flight (engine.SpendToday, the figures the profiles' daily caps count).
+	Spend []engine.ProfileSpend `json:"spend"`
+	// CostUSD is today's spend of every profile, ended and in flight, in US dollars.
 	CostUSD float64 `json:"cost_usd"`
 }
 
@@ -259,10 +262,12 @@ func (h *Handler) agentsPage(ctx context.Context) (AgentsPage, error) {
 			return p, err
 		}
 		p.Landing = append(p.Landing, LandingItem{Mission: m, Why: why})
-		p.CostUSD += m.Usage.CostUSD
 	}
-	for _, m := range p.Running {
-		p.CostUSD += m.Usage.CostUSD
+	if p.Spend, err = e.SpendToday(ctx); err != nil {
+		return p, err
+	}
+	for _, s := range p.Spend {
+		p.CostUSD += s.Total().CostUSD
 	}
 	return p, nil
 }

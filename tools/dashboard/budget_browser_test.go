@@ -20,7 +20,7 @@ import (
 // real Chromium, another site's page cannot raise it (form and script posts are refused, the
 // limit stays); the mission page shows the spend, the limit and the form; a negative limit
 // is refused with the engine's sentence; a new limit resumes the mission, which completes,
-// recorded with the dashboard's actor.
+// recorded with the dashboard's actor; the agents page counts both attempts' spend today.
 func TestBrowser_RaiseBudget(t *testing.T) {
 	f := startScheduled(t, "budget-browser-token")
 	usage := `{"type":"task.usage","usage":{"input_tokens":1000,"output_tokens":100,"cost_usd":0.5}}` + "\n"
@@ -59,7 +59,7 @@ func TestBrowser_RaiseBudget(t *testing.T) {
 			b.next()
 		}
 	}
-	b.finish(2)
+	b.finish(3)
 	m := limit()
 	require.Equal(t, domain.StateCompleted, m.State)
 	require.Equal(t, 5.0, m.CostLimitUSD)

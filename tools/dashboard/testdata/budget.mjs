@@ -76,6 +76,12 @@ try {
   await page.waitForSelector(`section[data-mission="${MISSION}"][data-state="completed"]`);
   check(await page.locator('form[data-budget]').count() === 0, 'the budget form is gone once nothing holds the mission');
   await shot(page, 'budget-raised');
+
+  // The agents page counts what the profile spent today on both attempts (both ended).
+  await page.goto(BASE + '/#/agents');
+  await page.waitForSelector('#spend tr[data-profile=ref] td[data-cost]:has-text("$1.0000")');
+  check(await page.locator('#cost-today').innerText() === '$1.0000', 'the cost so far today');
+  await shot(page, 'agents-spend');
   say('done');
 } catch (e) {
   const page = ctx.pages()[0];

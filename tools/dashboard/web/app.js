@@ -136,7 +136,7 @@ const pages = {
 
   async agents() {
     const p = await api('/api/agents');
-    for (const k of ['agents', 'running', 'landing']) p[k] = p[k] || [];
+    for (const k of ['agents', 'running', 'landing', 'spend']) p[k] = p[k] || [];
     return h('section', {},
       h('h2', {}, 'Agents'),
       p.agents.length ? h('table', {}, h('tr', {}, ['agent', 'kind', 'profile', 'running', 'last seen'].map(t => h('th', {}, t))),
@@ -148,7 +148,12 @@ const pages = {
       h('h2', {}, 'Landing queue'),
       p.landing.length ? h('table', {}, h('tr', {}, ['mission', 'landing', 'why it waits'].map(t => h('th', {}, t))),
         p.landing.map(l => h('tr', { 'data-mission': l.mission.id }, h('td', {}, missionLink(l.mission.id, l.mission.key || l.mission.title)), h('td', {}, l.mission.landing), h('td', {}, whyList(l.why))))) : h('p', { class: 'muted' }, 'Nothing waits to land.'),
-      h('p', {}, 'Cost reported so far by running and waiting missions: ', h('strong', {}, usd(p.cost_usd) || '$0')));
+      h('h2', {}, 'Spend today', p.spend.length ? ` (${p.spend[0].day})` : ''),
+      p.spend.length ? h('table', { id: 'spend' }, h('tr', {}, ['profile', 'ended today', 'in flight', 'cost today', 'tokens today'].map(t => h('th', {}, t))),
+        p.spend.map(s => h('tr', { 'data-profile': s.profile }, h('td', {}, s.profile || '(none)'), h('td', {}, usd(s.ended.cost_usd) || '$0'),
+          h('td', {}, usd(s.in_flight.cost_usd) || '$0'), h('td', { 'data-cost': '' }, usd((s.ended.cost_usd || 0) + (s.in_flight.cost_usd || 0)) || '$0'),
+          h('td', {}, tokens({ input_tokens: (s.ended.input_tokens || 0) + (s.in_flight.input_tokens || 0), output_tokens: (s.ended.output_tokens || 0) + (s.in_flight.output_tokens || 0) }))))) : null,
+      h('p', {}, 'Cost so far today, ended and in flight: ', h('strong', { id: 'cost-today' }, usd(p.cost_usd) || '$0')));
   },
 };
 
