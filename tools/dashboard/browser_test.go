@@ -16,7 +16,8 @@ import (
 // with the raw token as cookie or from a foreign Origin are refused; the login page sets the
 // session; the graph shows every mission with its state and every edge kind; a mission that
 // starts turns running on the page without a reload; resolving its escalation from the page
-// sends it back to pending; a screenshot of each page is kept (their paths are logged).
+// sends it back to pending; the header counts as the voyage's badges; a review edge and a
+// conflict that ended are drawn; a screenshot of each page is kept (their paths are logged).
 func TestBrowser(t *testing.T) {
 	const token = "browser-test-token"
 	f := start(t, token)
@@ -53,9 +54,16 @@ func TestBrowser(t *testing.T) {
 			require.NoError(t, err)
 			f.run(d.IDs["c"]) // something running for the agents page
 			b.next()
+		case "edges": // c completes (its conflict with d is dropped) and b gets a reviewer
+			m, err := f.eng.Mission(f.ctx, d.IDs["c"])
+			require.NoError(t, err)
+			_, err = f.eng.Complete(f.ctx, m.Fence(), domain.WorkerResult{Status: domain.ResultCompleted, Summary: "written"})
+			require.NoError(t, err)
+			f.review(d.Voyage.ID, d.IDs["b"])
+			b.next()
 		}
 	}
-	b.finish(6)
+	b.finish(7)
 	for _, want := range []string{"refused", "live"} {
 		require.True(t, b.seen[want], "step %s", want)
 	}

@@ -64,6 +64,10 @@ function failureText(f) {
   return what ? `${f.kind}: ${what}${tool}` : `${f.kind}${tool}`;
 }
 
+// legend names the graph's edge kinds (graph.js draws them; style.css styles both alike).
+const legend = [['hard', 'hard'], ['soft', 'soft'], ['serialization', 'serialization'], ['conflict', 'conflict'],
+  ['inferred_conflict', 'inferred conflict'], ['ended', 'conflict that ended'], ['review', 'review of'], ['subject', 'repair / verify / debug of']];
+
 // Pages: each returns the node to show.
 const pages = {
   async voyages() {
@@ -82,7 +86,7 @@ const pages = {
     return h('section', { 'data-voyage': g.voyage.id },
       h('h2', {}, g.voyage.title || g.voyage.id, ' ', h('span', { class: 'muted', id: 'voyage-state' }, g.voyage.state)),
       h('p', { id: 'voyage-badges' }, badgeList(g.badges)),
-      h('div', { class: 'legend' }, ['hard', 'soft', 'serialization', 'conflict', 'inferred_conflict'].map(k => h('span', { class: k }, k.replace('_', ' ')))),
+      h('div', { class: 'legend' }, legend.map(([k, text]) => h('span', { class: k }, text))),
       g.budget ? budgetForm(g.budget) : null,
       renderGraph(g, mid => { location.hash = '#/mission/' + mid; }),
       waiting.length ? [h('h3', {}, 'Waiting'), h('table', {}, waiting.map(m => h('tr', {}, h('td', {}, missionLink(m.id, m.key || m.title)), h('td', {}, whyList(m.why)))))] : null,
