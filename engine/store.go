@@ -334,6 +334,9 @@ type Reader interface {
 	UsageRunningList(ctx context.Context) ([]RunningUsage, error)
 	// SpendDayGet returns what profile spent on day (DayKey); zero usage when nothing.
 	SpendDayGet(ctx context.Context, profile, day string) (domain.Usage, error)
+	// SpendDayList returns what every profile spent on day (DayKey), by profile name; an
+	// empty map when nothing was spent.
+	SpendDayList(ctx context.Context, day string) (map[string]domain.Usage, error)
 	// MissionTokenLimitGet returns a mission's token limit (input plus output tokens; 0:
 	// none), kept out of the mission's row as MissionGet returns it; ErrNotFound: no mission.
 	MissionTokenLimitGet(ctx context.Context, id string) (int64, error)

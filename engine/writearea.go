@@ -133,7 +133,8 @@ func (o *op) detachWriteArea(m *domain.Mission) error {
 		if other == m.ID {
 			other = d.MissionID
 		}
-		if err := o.emit("conflict.dropped", m, "", map[string]any{"with": other}); err != nil {
+		// source and reason let the voyage graph keep drawing the conflict once it ended
+		if err := o.emit("conflict.dropped", m, "", map[string]any{"with": other, "source": d.Source, "reason": d.Reason}); err != nil {
 			return err
 		}
 	}

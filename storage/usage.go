@@ -88,3 +88,24 @@ func (t *txn) SpendDayGet(ctx context.Context, profile, day string) (domain.Usag
 	}
 	return u, translate(err, "spend of profile "+profile+" on "+day)
 }
+
+// SpendDayList reads every profile's row of one day: a scan of spend_daily, whose rows are
+// one per profile and day (it grows with days, not with history of missions).
+func (t *txn) SpendDayList(ctx context.Context, day string) (map[string]domain.Usage, error) {
+	rows, err := t.q.query(ctx, `SELECT profile, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd
+ FROM spend_daily WHERE day = ? ORDER BY profile`, day)
+	if err != nil {
+		return nil, translate(err, "spend of "+day)
+	}
+	defer rows.Close()
+	out := map[string]domain.Usage{}
+	for rows.Next() {
+		var p string
+		var u domain.Usage
+		if err := rows.Scan(&p, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.CostUSD); err != nil {
+			return nil, translate(err, "spend of "+day)
+		}
+		out[p] = u
+	}
+	return out, translate(rows.Err(), "spend of "+day)
+}

@@ -10,7 +10,7 @@ import (
 )
 
 // exerciseUsage covers UsageRunningPut, UsageRunningGet, UsageRunningList,
-// UsageRunningDelete, SpendDayAdd and SpendDayGet (hard budgets).
+// UsageRunningDelete, SpendDayAdd, SpendDayGet and SpendDayList (hard budgets).
 func exerciseUsage(t *testing.T, open Opener) {
 	group(t, "UsageRunningPut", func(t *testing.T) {
 		run(t, "InsertsThenReplacesEveryField", open, func(t *testing.T, e *env) {
@@ -92,6 +92,25 @@ func exerciseUsage(t *testing.T, open Opener) {
 			require.Equal(t, domain.Usage{OutputTokens: 2}, spendGet(e, "codex", "2026-12-01"))
 		})
 	})
+	group(t, "SpendDayList", func(t *testing.T) {
+		run(t, "EveryProfileOfTheDay", open, func(t *testing.T, e *env) {
+			add := func(profile, day string, u domain.Usage) {
+				e.update(func(tx engine.Tx) error { return tx.SpendDayAdd(e.ctx, profile, day, u) })
+			}
+			add("claude", "2026-12-01", domain.Usage{InputTokens: 100, OutputTokens: 10, CacheReadTokens: 60, CacheWriteTokens: 5, CostUSD: 0.0016})
+			add("claude", "2026-12-01", domain.Usage{InputTokens: 50, CostUSD: 0.0008})
+			add("codex", "2026-12-01", domain.Usage{OutputTokens: 2})
+			add("claude", "2026-12-02", domain.Usage{InputTokens: 1})
+			require.Equal(t, map[string]domain.Usage{
+				"claude": {InputTokens: 150, OutputTokens: 10, CacheReadTokens: 60, CacheWriteTokens: 5, CostUSD: 0.0024},
+				"codex":  {OutputTokens: 2},
+			}, spendList(e, "2026-12-01"))
+			require.Equal(t, map[string]domain.Usage{"claude": {InputTokens: 1}}, spendList(e, "2026-12-02"))
+		})
+		run(t, "NothingSpentIsEmpty", open, func(t *testing.T, e *env) {
+			require.Empty(t, spendList(e, "2026-12-01"))
+		})
+	})
 	group(t, "SpendDayGet", func(t *testing.T) {
 		run(t, "NothingSpentIsZero", open, func(t *testing.T, e *env) {
 			require.Equal(t, domain.Usage{}, spendGet(e, "claude", "2026-12-01"))
@@ -130,4 +149,15 @@ func spendGet(e *env, profile, day string) domain.Usage {
 		return err
 	})
 	return u
+}
+
+func spendList(e *env, day string) map[string]domain.Usage {
+	e.t.Helper()
+	var out map[string]domain.Usage
+	e.view(func(r engine.Reader) error {
+		var err error
+		out, err = r.SpendDayList(e.ctx, day)
+		return err
+	})
+	return out
 }

@@ -25,6 +25,8 @@ const logTail = 16 << 10
 type Overview struct {
 	Status  tools.StatusResult `json:"status"`
 	Voyages []domain.Voyage    `json:"voyages"`
+	// Badges count every mission by group (badges), as each voyage page counts its own.
+	Badges []Badge `json:"badges"`
 	// Login is true when the server has a token (the page offers to log out).
 	Login bool `json:"login"`
 }
@@ -40,7 +42,7 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, Overview{Status: st, Voyages: vs, Login: !h.auth.open()})
+	writeJSON(w, Overview{Status: st, Voyages: vs, Badges: badges(st.Counts), Login: !h.auth.open()})
 }
 
 func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
@@ -48,20 +50,44 @@ func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
 	h.answer(w, vs, err)
 }
 
+// VoyagePage is the voyage page's data: the voyage graph and, when a budget holds the voyage
+// or one of its missions, the voyage's spend and limits for the form that raises them.
+type VoyagePage struct {
+	engine.VoyageGraph
+	// Escalations are the voyage's open escalations in the dashboard's words (they hide
+	// VoyageDetail's).
+	Escalations []EscalationView `json:"escalations,omitempty"`
+	// Badges count the voyage's missions by group, as the header counts every mission.
+	Badges []Badge     `json:"badges"`
+	Budget *BudgetView `json:"budget,omitempty"`
+}
+
 func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 	g, err := h.deps.Engine.VoyageGraph(r.Context(), r.PathValue("id"))
-	h.answer(w, g, err)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	p := VoyagePage{VoyageGraph: g, Escalations: escalationViews(g.Escalations), Badges: badges(g.Counts)}
+	if voyageBudgetHeld(g) {
+		b := voyageBudget(g.Voyage)
+		p.Budget = &b
+	}
+	writeJSON(w, p)
 }
 
 // MissionPage is the mission page's data: get_mission's detail plus every escalation that
 // names the mission (open and resolved).
 type MissionPage struct {
 	engine.MissionDetail
-	Escalations []domain.Escalation `json:"escalations"`
+	Escalations []EscalationView `json:"escalations"`
 	// Actions are the buttons the page offers, by the engine's own rules: "retry" (a failed,
 	// blocked or cancelled mission), "skip" (one not finished), "approve_landing" (a landing
 	// that waits for approval).
 	Actions []string `json:"actions"`
+	// Budgets are the spend and limits a person may raise, present only while a budget
+	// holds or blocks the mission: its own, then its voyage's (BudgetView).
+	Budgets []BudgetView `json:"budgets,omitempty"`
 }
 
 // missionActions are the actions the engine would accept on m now.
@@ -87,7 +113,12 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escs, err := h.deps.Engine.Escalations(ctx, engine.EscalationFilter{MissionID: d.Mission.ID, Limit: listLimit})
-	h.answer(w, MissionPage{MissionDetail: d, Escalations: escs, Actions: missionActions(d.Mission)}, err)
+	if err != nil {
+		h.fail(w, err)
+		return
+	}
+	budgets, err := h.missionBudgets(ctx, d, escs)
+	h.answer(w, MissionPage{MissionDetail: d, Escalations: escalationViews(escs), Actions: missionActions(d.Mission), Budgets: budgets}, err)
 }
 
 // MissionLog is the output tail of one attempt.
@@ -180,7 +211,7 @@ func (h *Handler) escalations(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	escs, err := h.deps.Engine.Escalations(r.Context(), engine.EscalationFilter{State: state, Limit: listLimit})
-	h.answer(w, escs, err)
+	h.answer(w, escalationViews(escs), err)
 }
 
 // AgentsPage is what runs where and what waits to land.
@@ -190,7 +221,10 @@ type AgentsPage struct {
 	Running []domain.Mission `json:"running"`
 	// Landing are the completed missions not landed yet, each with why it waits.
 	Landing []LandingItem `json:"landing"`
-	// CostUSD sums what the running and waiting-to-land missions' agents reported.
+	// Spend is what each profile spent today: on attempts that ended today and on those in
+	// flight (engine.SpendToday, the figures the profiles' daily caps count).
+	Spend []engine.ProfileSpend `json:"spend"`
+	// CostUSD is today's spend of every profile, ended and in flight, in US dollars.
 	CostUSD float64 `json:"cost_usd"`
 }
 
@@ -228,10 +262,12 @@ func (h *Handler) agentsPage(ctx context.Context) (AgentsPage, error) {
 			return p, err
 		}
 		p.Landing = append(p.Landing, LandingItem{Mission: m, Why: why})
-		p.CostUSD += m.Usage.CostUSD
 	}
-	for _, m := range p.Running {
-		p.CostUSD += m.Usage.CostUSD
+	if p.Spend, err = e.SpendToday(ctx); err != nil {
+		return p, err
+	}
+	for _, s := range p.Spend {
+		p.CostUSD += s.Total().CostUSD
 	}
 	return p, nil
 }

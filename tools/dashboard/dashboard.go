@@ -78,6 +78,8 @@ func (h *Handler) routes() {
 	authed("POST /api/missions/{id}/retry", h.retry)
 	authed("POST /api/missions/{id}/skip", h.skip)
 	authed("POST /api/missions/{id}/approve-landing", h.approveLanding)
+	authed("POST /api/missions/{id}/budget", h.missionBudget)
+	authed("POST /api/voyages/{id}/budget", h.voyageBudget)
 }
 
 // ServeHTTP serves the dashboard.

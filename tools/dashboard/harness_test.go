@@ -33,11 +33,18 @@ type fixture struct {
 
 func start(t testing.TB, token string) *fixture {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
 	st := teststore.OpenAt(t, teststore.LocationIn(dir))
 	eng := engine.New(st, engine.Options{DefaultRepository: dir})
-	deps := tools.Deps{Engine: eng, Logs: tools.FileLogs{DataDir: dir}}
+	return serve(t, token, dir, tools.Deps{Engine: eng, Logs: tools.FileLogs{DataDir: dir}})
+}
+
+// serve starts the MCP server over deps on a loopback port with the dashboard mounted (dir
+// is the data dir).
+func serve(t testing.TB, token, dir string, deps tools.Deps) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	eng := deps.Engine
 	srv, err := tools.New(deps, tools.Options{Version: "test"})
 	require.NoError(t, err)
 	dash, err := dashboard.New(dashboard.Options{Deps: deps, Token: token})

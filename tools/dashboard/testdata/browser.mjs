@@ -105,6 +105,24 @@ try {
   await page.goto(BASE + '/#/agents');
   await page.waitForSelector(`tr[data-mission="${IDS.c}"]`);
   await shot(page, 'agents');
+  // The header counts the same groups as the voyage's badges (the only voyage: they agree).
+  await page.goto(BASE + '/#/voyage/' + VOYAGE);
+  await page.waitForSelector(`g.node[data-mission="${IDS.c}"][data-state="running"]`);
+  await page.waitForFunction(() => {
+    const t = sel => [...document.querySelectorAll(sel)].map(b => b.textContent).join('|');
+    return t('#voyage-badges .badge') !== '' && t('#summary .badge') === t('#voyage-badges .badge');
+  });
+  const badges = await page.locator('#voyage-badges .badge').allInnerTexts();
+  check(badges.includes('1 running') && badges.includes('3 waiting'), `voyage badges ${badges}`);
+
+  // A review mission is linked to what it reviews; the conflict of c and d stays drawn
+  // (faded) after c completes and the store drops it.
+  await go('edges');
+  await page.waitForSelector(`path.edge[data-kind=review][data-from="${IDS.b}"]`, { state: 'attached' });
+  await page.waitForSelector('path.edge[data-kind=inferred_conflict][data-ended]', { state: 'attached' });
+  check(await page.locator('path.edge[data-kind=inferred_conflict]:not([data-ended])').count() === 0, 'the live conflict is gone');
+  check(await page.locator('.legend .review').count() === 1 && await page.locator('.legend .ended').count() === 1, 'the legend names the new kinds');
+  await shot(page, 'voyage-edges');
   check(foreign.length === 0, `requests to other hosts: ${foreign}`);
   say('done');
 } catch (e) {

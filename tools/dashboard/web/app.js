@@ -18,6 +18,9 @@ function h(tag, attrs, ...kids) {
 }
 
 const state = s => h('span', { class: 'state', 'data-state': s }, s);
+// badgeList shows mission counts by group (the API's badges): the header and every voyage
+// page draw theirs with it, from the same groups.
+const badgeList = bs => (bs || []).map(b => h('span', { class: 'badge', 'data-badge': b.key, title: b.states.join(', ') }, `${b.count} ${b.key}`));
 const link = (href, text) => h('a', { href }, text);
 const missionLink = (id, text) => link('#/mission/' + id, text || id);
 const when = t => t && !t.startsWith('0001') ? new Date(t).toLocaleString() : '';
@@ -61,6 +64,10 @@ function failureText(f) {
   return what ? `${f.kind}: ${what}${tool}` : `${f.kind}${tool}`;
 }
 
+// legend names the graph's edge kinds (graph.js draws them; style.css styles both alike).
+const legend = [['hard', 'hard'], ['soft', 'soft'], ['serialization', 'serialization'], ['conflict', 'conflict'],
+  ['inferred_conflict', 'inferred conflict'], ['ended', 'conflict that ended'], ['review', 'review of'], ['subject', 'repair / verify / debug of']];
+
 // Pages: each returns the node to show.
 const pages = {
   async voyages() {
@@ -74,13 +81,13 @@ const pages = {
 
   async voyage(id) {
     const g = await api('/api/voyages/' + encodeURIComponent(id));
-    const counts = Object.entries(g.counts || {}).map(([s, n]) => h('span', {}, state(s), ' ', n, ' '));
     g.missions = g.missions || [];
     const waiting = g.missions.filter(m => m.why && m.why.length);
     return h('section', { 'data-voyage': g.voyage.id },
       h('h2', {}, g.voyage.title || g.voyage.id, ' ', h('span', { class: 'muted', id: 'voyage-state' }, g.voyage.state)),
-      h('p', {}, counts),
-      h('div', { class: 'legend' }, ['hard', 'soft', 'serialization', 'conflict', 'inferred_conflict'].map(k => h('span', { class: k }, k.replace('_', ' ')))),
+      h('p', { id: 'voyage-badges' }, badgeList(g.badges)),
+      h('div', { class: 'legend' }, legend.map(([k, text]) => h('span', { class: k }, text))),
+      g.budget ? budgetForm(g.budget) : null,
       renderGraph(g, mid => { location.hash = '#/mission/' + mid; }),
       waiting.length ? [h('h3', {}, 'Waiting'), h('table', {}, waiting.map(m => h('tr', {}, h('td', {}, missionLink(m.id, m.key || m.title)), h('td', {}, whyList(m.why)))))] : null,
       g.escalations && g.escalations.length ? [h('h3', {}, 'Open escalations'), g.escalations.map(escCard)] : null);
@@ -104,6 +111,7 @@ const pages = {
         (d.actions || []).includes('skip') ? h('button', { 'data-action': 'skip', onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip') : null,
         (d.actions || []).includes('approve_landing') ? h('button', { 'data-action': 'approve_landing', onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
       d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running)] : null,
+      (d.budgets || []).length ? [h('h3', {}, 'Budget'), d.budgets.map(budgetForm)] : null,
       h('h3', {}, 'Dependencies'),
       (d.depends_on || []).length ? h('ul', {}, d.depends_on.map(e => h('li', {}, e.type, ' on ', missionLink(e.depends_on), e.reason ? ` (${e.reason})` : ''))) : h('p', { class: 'muted' }, 'none'),
       h('h3', {}, 'Attempts'),
@@ -132,7 +140,7 @@ const pages = {
 
   async agents() {
     const p = await api('/api/agents');
-    for (const k of ['agents', 'running', 'landing']) p[k] = p[k] || [];
+    for (const k of ['agents', 'running', 'landing', 'spend']) p[k] = p[k] || [];
     return h('section', {},
       h('h2', {}, 'Agents'),
       p.agents.length ? h('table', {}, h('tr', {}, ['agent', 'kind', 'profile', 'running', 'last seen'].map(t => h('th', {}, t))),
@@ -144,17 +152,46 @@ const pages = {
       h('h2', {}, 'Landing queue'),
       p.landing.length ? h('table', {}, h('tr', {}, ['mission', 'landing', 'why it waits'].map(t => h('th', {}, t))),
         p.landing.map(l => h('tr', { 'data-mission': l.mission.id }, h('td', {}, missionLink(l.mission.id, l.mission.key || l.mission.title)), h('td', {}, l.mission.landing), h('td', {}, whyList(l.why))))) : h('p', { class: 'muted' }, 'Nothing waits to land.'),
-      h('p', {}, 'Cost reported so far by running and waiting missions: ', h('strong', {}, usd(p.cost_usd) || '$0')));
+      h('h2', {}, 'Spend today', p.spend.length ? ` (${p.spend[0].day})` : ''),
+      p.spend.length ? h('table', { id: 'spend' }, h('tr', {}, ['profile', 'ended today', 'in flight', 'cost today', 'tokens today'].map(t => h('th', {}, t))),
+        p.spend.map(s => h('tr', { 'data-profile': s.profile }, h('td', {}, s.profile || '(none)'), h('td', {}, usd(s.ended.cost_usd) || '$0'),
+          h('td', {}, usd(s.in_flight.cost_usd) || '$0'), h('td', { 'data-cost': '' }, usd((s.ended.cost_usd || 0) + (s.in_flight.cost_usd || 0)) || '$0'),
+          h('td', {}, tokens({ input_tokens: (s.ended.input_tokens || 0) + (s.in_flight.input_tokens || 0), output_tokens: (s.ended.output_tokens || 0) + (s.in_flight.output_tokens || 0) }))))) : null,
+      h('p', {}, 'Cost so far today, ended and in flight: ', h('strong', { id: 'cost-today' }, usd(p.cost_usd) || '$0')));
   },
 };
+
+// budgetForm shows a held mission's or voyage's spend and limits (b: the API's BudgetView)
+// with a form that sets new limits: POST /api/{missions|voyages}/ID/budget with the fields
+// filled in (an empty field stays as it is). A refusal shows the engine's sentence.
+function budgetForm(b) {
+  const path = `/api/${b.scope}s/${encodeURIComponent(b.id)}/budget`;
+  const input = (name, step) => h('input', { type: 'number', name, step, 'data-keep': `${b.scope}:${b.id}:${name}` });
+  const cost = input('cost_limit_usd', 'any'), tok = input('token_limit', '1');
+  const submit = ev => {
+    ev.preventDefault();
+    const body = {};
+    if (cost.value !== '') body.cost_limit_usd = Number(cost.value);
+    if (tok.value !== '') body.token_limit = Number(tok.value);
+    act(path, body);
+  };
+  const limit = (n, show) => n ? show(n) : 'no limit';
+  return h('form', { class: 'card budget', 'data-budget': b.scope, 'data-id': b.id, onsubmit: submit },
+    h('strong', {}, `The ${b.scope}'s budget`),
+    h('p', {}, 'Cost: spent ', h('span', { 'data-spent': 'cost' }, usd(b.spent_usd) || '$0'), ' of ', h('span', { 'data-limit': 'cost' }, limit(b.cost_limit_usd, usd)),
+      ' · tokens: spent ', h('span', { 'data-spent': 'tokens' }, b.spent_tokens || 0), ' of ', h('span', { 'data-limit': 'tokens' }, limit(b.token_limit, String))),
+    h('label', {}, 'New cost limit (USD) ', cost), ' ', h('label', {}, 'New token limit ', tok), ' ',
+    h('button', { type: 'submit', 'data-action': 'set-budget' }, 'Set limits'),
+    h('p', { class: 'muted' }, '0 removes a limit; a field left empty stays as it is.'));
+}
 
 function escCard(e) {
   const enc = encodeURIComponent(e.id);
   const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
   return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
     h('strong', {}, e.kind, ': '), e.reason,
-    h('p', {}, h('em', {}, 'Decision: '), e.decision_required),
-    e.safe_next_step ? h('p', {}, h('em', {}, 'Safe next step: '), e.safe_next_step) : null,
+    h('p', {}, h('em', {}, 'Decision: '), e.page_decision || e.decision_required),
+    e.safe_next_step ? h('p', { 'data-next-step': '' }, h('em', {}, 'Safe next step: '), e.page_next_step || e.safe_next_step) : null,
     (e.evidence || []).length ? h('ul', {}, e.evidence.map(x => h('li', {}, x))) : null,
     h('p', { class: 'muted' }, 'missions: ', (e.mission_ids || []).map(id => [missionLink(id), ' ']), e.state === 'resolved' ? ` · resolved (${e.resolution}) by ${e.resolved_by}` : ''),
     e.state === 'open' ? h('div', { class: 'buttons' },
@@ -181,6 +218,7 @@ async function render() {
       document.querySelectorAll('header nav a').forEach(a => a.classList.toggle('current', a.dataset.nav === r.name || (a.dataset.nav === 'voyages' && r.name === 'voyage')));
       try {
         const node = await pages[r.name](r.id ? decodeURIComponent(r.id) : undefined);
+        keepInputs(node);
         page.replaceChildren(node);
         document.body.dataset.page = r.name;
         document.body.dataset.rendered = String(Number(document.body.dataset.rendered || 0) + 1);
@@ -193,11 +231,19 @@ async function render() {
   try { await rendering; } finally { rendering = null; }
 }
 
+// keepInputs carries what a person typed into the page's fields (data-keep) over to the page
+// drawn again on a change, so a live update never loses it.
+function keepInputs(node) {
+  for (const old of page.querySelectorAll('input[data-keep]')) {
+    const now = node.querySelector(`input[data-keep="${CSS.escape(old.dataset.keep)}"]`);
+    if (now && old.value !== '') now.value = old.value;
+  }
+}
+
 async function header() {
   try {
     const o = await api('/api/overview');
-    const c = o.status.counts || {};
-    document.getElementById('summary').textContent = Object.entries(c).filter(([, n]) => n).map(([s, n]) => `${n} ${s}`).join(' · ') + (o.status.paused ? ' · PAUSED' : '');
+    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '');
     document.getElementById('esc-count').textContent = o.status.open_escalations ? `(${o.status.open_escalations})` : '';
     document.getElementById('logout').hidden = !o.login;
   } catch { /* the page shows the error */ }

@@ -1,7 +1,7 @@
 // The voyage graph: missions as nodes coloured by state (fill) and landing (border), edges by
 // kind, laid out by dagre (vendored, see web/package.json). Ordering edges (hard, soft,
-// serialization) decide the layout; conflict edges order nothing, so they are drawn between
-// the placed nodes without moving them.
+// serialization, review) decide the layout; conflict edges (live and ended) and the other
+// subject edges order nothing, so they are drawn between the placed nodes without moving them.
 import dagre from './vendor/dagre.esm.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
@@ -32,11 +32,21 @@ export function renderGraph(graph, open) {
   const inVoyage = new Set(missions.map(m => m.id));
   for (const m of missions) g.setNode(m.id, { width: NODE_W, height: NODE_H, m });
   const edges = (graph.edges || []).map(e => ({ ...e, kind: edgeKind(e) }));
+  // A mission made about another (review, repair, verify, debug) points from its subject; a
+  // review also orders the layout (it comes after what it reviews), the others are drawn
+  // between the placed nodes (a debug mission already runs before its subject: a hard edge).
+  for (const s of graph.subjects || []) {
+    edges.push({ mission_id: s.mission_id, depends_on: s.subject_id, type: 'subject', kind: s.kind === 'review' ? 'review' : 'subject',
+      reason: `${s.kind} of ${s.subject_id}` });
+  }
+  // Conflicts that ended (one of their missions finished) stay drawn, faded.
+  for (const e of graph.ended_conflicts || []) edges.push({ ...e, kind: edgeKind(e), ended: true });
+  const ordering = e => e.type !== 'conflict' && e.kind !== 'subject';
   for (const e of edges) {
     for (const id of [e.mission_id, e.depends_on]) {
       if (!inVoyage.has(id) && !g.hasNode(id)) g.setNode(id, { width: NODE_W, height: NODE_H, external: true });
     }
-    if (e.type !== 'conflict') g.setEdge(e.depends_on, e.mission_id, { kind: e.kind }, e.kind + ':' + e.depends_on + '>' + e.mission_id);
+    if (ordering(e)) g.setEdge(e.depends_on, e.mission_id, { kind: e.kind }, e.kind + ':' + e.depends_on + '>' + e.mission_id);
   }
   dagre.layout(g);
   const { width, height } = g.graph();
@@ -51,11 +61,13 @@ export function renderGraph(graph, open) {
     const d = 'M ' + pts.map(p => `${p.x} ${p.y}`).join(' L ');
     el('path', { class: 'edge', d, 'data-kind': g.edge(ref).kind, 'data-from': ref.v, 'data-to': ref.w, 'marker-end': 'url(#arrow)' }, edgeLayer);
   }
-  for (const e of edges.filter(e => e.type === 'conflict')) {
+  for (const e of edges.filter(e => !ordering(e))) {
     const a = g.node(e.depends_on), b = g.node(e.mission_id);
     const mx = (a.x + b.x) / 2, my = (a.y + b.y) / 2 - 30;
-    el('path', { class: 'edge', d: `M ${a.x} ${a.y} Q ${mx} ${my} ${b.x} ${b.y}`, 'data-kind': e.kind,
-      'data-from': e.depends_on, 'data-to': e.mission_id }, edgeLayer).appendChild(title(e.reason || e.kind));
+    const attrs = { class: 'edge', d: `M ${a.x} ${a.y} Q ${mx} ${my} ${b.x} ${b.y}`, 'data-kind': e.kind, 'data-from': e.depends_on, 'data-to': e.mission_id };
+    if (e.ended) attrs['data-ended'] = '';
+    if (e.kind === 'subject') attrs['marker-end'] = 'url(#arrow)';
+    el('path', attrs, edgeLayer).appendChild(title((e.ended ? 'ended: ' : '') + (e.reason || e.kind)));
   }
   const nodeLayer = el('g', { class: 'nodes' }, svg);
   for (const id of g.nodes()) {
