@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"path/filepath"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
+)
+
+// StorageConfig chooses the database: the embedded SQLite file data_dir/mcp-scheduler.db
+// (URL empty, the default), or a PostgreSQL server (URL "postgres://user:pass@host:5432/db?…",
+// or $MCP_SCHEDULER_DATABASE_URL, which overrides the file) that several nodes may share
+// (docs/configuration.md, [storage]).
+type StorageConfig struct {
+	URL string `toml:"url"`
+}
+
+// Backend names the configured database for messages: "sqlite" or "postgres".
+func (s StorageConfig) Backend() string {
+	if s.URL == "" {
+		return "sqlite"
+	}
+	return "postgres"
+}
+
+// validate reports a URL that is not a postgres:// one, without echoing its password.
+func (s StorageConfig) validate() []error {
+	if s.URL == "" {
+		return nil
+	}
+	u, err := url.Parse(s.URL)
+	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
+		return []error{fmt.Errorf("storage.url (or %s): %q is not a postgres://host/database URL; leave it empty for the embedded SQLite database in data_dir",
+			EnvDatabaseURL, redactedURL(s.URL))}
+	}
+	return nil
+}
+
+// redactedURL hides the password of a database URL (an unparsable one is not shown).
+func redactedURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable URL)"
+	}
+	return u.Redacted()
+}
+
+// openStore opens the configured database, migrating it: SQLite in the data directory, or
+// PostgreSQL at storage.url. A PostgreSQL store is logged with its redacted URL.
+func (a *app) openStore(ctx context.Context) (engine.Store, error) {
+	log := a.log.With("component", "storage")
+	if a.cfg.Storage.URL == "" {
+		return storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: log})
+	}
+	st, err := postgres.Open(ctx, a.cfg.Storage.URL, postgres.Options{Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("database", "backend", "postgres", "url", redactedURL(a.cfg.Storage.URL))
+	return st, nil
+}
