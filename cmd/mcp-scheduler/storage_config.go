@@ -27,6 +27,15 @@ func (s StorageConfig) Backend() string {
 	return "postgres"
 }
 
+// describe says where the database is, for doctor: the SQLite file under dataDir, or
+// "postgres <redacted URL>".
+func (s StorageConfig) describe(dataDir string) string {
+	if s.URL == "" {
+		return filepath.Join(dataDir, "mcp-scheduler.db")
+	}
+	return "postgres " + redactedURL(s.URL)
+}
+
 // validate reports a URL that is not a postgres:// one, without echoing its password.
 func (s StorageConfig) validate() []error {
 	if s.URL == "" {
