@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
@@ -172,7 +173,8 @@ func defaults(env getenv) Config {
 			BatchPause: agent.Duration(engine.DefaultPrunePause)},
 		HTTP: HTTPConfig{Addr: tools.DefaultHTTPAddr, MaxSessions: tools.DefaultMaxSessions,
 			SessionIdle: agent.Duration(tools.DefaultSessionIdle)},
-		Git: GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		Git:     GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		Storage: StorageConfig{ConnectWait: agent.Duration(postgres.DefaultConnectWait)},
 	}
 }
 

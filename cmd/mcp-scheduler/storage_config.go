@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"net/url"
 	"path/filepath"
+	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/agent"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
@@ -17,6 +20,9 @@ import (
 // (docs/configuration.md, [storage]).
 type StorageConfig struct {
 	URL string `toml:"url"`
+	// ConnectWait is how long a process keeps retrying a PostgreSQL server it cannot reach at
+	// start (down, starting up, out of connection slots) before it exits non-zero; default 1m.
+	ConnectWait agent.Duration `toml:"connect_wait"`
 }
 
 // Backend names the configured database for messages: "sqlite" or "postgres".
@@ -25,6 +31,14 @@ func (s StorageConfig) Backend() string {
 		return "sqlite"
 	}
 	return "postgres"
+}
+
+// connectWait is ConnectWait for postgres.Options: 0s in the file means no wait (one try).
+func (s StorageConfig) connectWait() time.Duration {
+	if s.ConnectWait == 0 {
+		return -1
+	}
+	return s.ConnectWait.D()
 }
 
 // describe says where the database is, for doctor: the SQLite file under dataDir, or
@@ -38,6 +52,9 @@ func (s StorageConfig) describe(dataDir string) string {
 
 // validate reports a URL that is not a postgres:// one, without echoing its password.
 func (s StorageConfig) validate() []error {
+	if s.ConnectWait < 0 {
+		return []error{fmt.Errorf("storage.connect_wait: %v must not be negative (a Go duration such as \"1m\"; 0s: no wait)", s.ConnectWait.D())}
+	}
 	if s.URL == "" {
 		return nil
 	}
@@ -65,7 +82,7 @@ func (a *app) openStore(ctx context.Context) (engine.Store, error) {
 	if a.cfg.Storage.URL == "" {
 		return storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: log})
 	}
-	st, err := postgres.Open(ctx, a.cfg.Storage.URL, postgres.Options{Logger: log})
+	st, err := postgres.Open(ctx, a.cfg.Storage.URL, postgres.Options{Logger: log, ConnectWait: a.cfg.Storage.connectWait()})
 	if err != nil {
 		return nil, err
 	}

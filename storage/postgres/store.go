@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -21,6 +20,9 @@ var ErrClosed = errors.New("postgres: store closed")
 type Options struct {
 	// Logger receives the store's warnings (a lost change listener); nil discards them.
 	Logger *slog.Logger
+	// ConnectWait is how long Open keeps retrying a server it cannot reach (0:
+	// DefaultConnectWait; negative: no retry).
+	ConnectWait time.Duration
 }
 
 // Store is the engine's store seam (engine.Store) on PostgreSQL. Update runs at SERIALIZABLE
@@ -42,20 +44,20 @@ type Store struct {
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value connection string),
-// brings its schema to SchemaVersion (Migrate: a newer schema is refused with ErrSchemaTooNew)
+// waiting up to opt.ConnectWait for a server that cannot be reached yet (connect), brings its schema to SchemaVersion (Migrate: a newer schema is refused with ErrSchemaTooNew)
 // and returns the store. Errors name what failed: the URL, the connection, or the migration.
 func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	pool, err := pgxpool.New(ctx, url)
-	if err != nil {
-		return nil, fmt.Errorf("postgres: open %s: %w", redactURL(url), err)
+	wait := opt.ConnectWait
+	if wait == 0 {
+		wait = DefaultConnectWait
 	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("postgres: connect to %s: %w", redactURL(url), err)
+	pool, err := connect(ctx, url, wait, log)
+	if err != nil {
+		return nil, err
 	}
 	if err := Migrate(ctx, pool, log); err != nil {
 		pool.Close()
