@@ -295,11 +295,6 @@ func (t *txn) MissionsLandingAwaiting(ctx context.Context, limit int) (r0 []doma
 	return
 }
 
-func (t *txn) RateWindowList(ctx context.Context) (r0 []engine.RateWindow, err error) {
-	err = notYet("RateWindowList")
-	return
-}
-
 func (t *txn) MetricCounts(ctx context.Context) (r0 engine.MetricCounts, err error) {
 	err = notYet("MetricCounts")
 	return
@@ -320,54 +315,6 @@ func (t *txn) VoyagePruneCandidates(ctx context.Context, q engine.PruneQuery) (r
 	return
 }
 
-func (t *txn) NoticeCursor(ctx context.Context) (r0 int64, err error) {
-	err = notYet("NoticeCursor")
-	return
-}
-
-func (t *txn) NoticesDue(ctx context.Context, now time.Time, limit int) (r0 []engine.Notice, err error) {
-	err = notYet("NoticesDue")
-	return
-}
-
-func (t *txn) NoticeCounts(ctx context.Context) (r0 engine.NoticeCounts, err error) {
-	err = notYet("NoticeCounts")
-	return
-}
-
-func (t *txn) NoticesGaveUp(ctx context.Context, limit int) (r0 []engine.Notice, err error) {
-	err = notYet("NoticesGaveUp")
-	return
-}
-
-func (t *txn) UsageRunningGet(ctx context.Context, missionID string) (r0 engine.RunningUsage, err error) {
-	err = notYet("UsageRunningGet")
-	return
-}
-
-func (t *txn) UsageRunningList(ctx context.Context) (r0 []engine.RunningUsage, err error) {
-	err = notYet("UsageRunningList")
-	return
-}
-
-func (t *txn) SpendDayGet(ctx context.Context, profile, day string) (r0 domain.Usage, err error) {
-	err = notYet("SpendDayGet")
-	return
-}
-
-func (t *txn) MissionTokenLimitGet(ctx context.Context, id string) (r0 int64, err error) {
-	err = notYet("MissionTokenLimitGet")
-	return
-}
-
-func (t *txn) RateWindowPut(ctx context.Context, w *engine.RateWindow) error {
-	return notYet("RateWindowPut")
-}
-
-func (t *txn) RateWindowDelete(ctx context.Context, group string) error {
-	return notYet("RateWindowDelete")
-}
-
 func (t *txn) MissionPrune(ctx context.Context, id string) (r0 engine.PruneCounts, err error) {
 	err = notYet("MissionPrune")
 	return
@@ -381,35 +328,6 @@ func (t *txn) VoyagePrune(ctx context.Context, id string) (r0 engine.PruneCounts
 func (t *txn) PruneGlobal(ctx context.Context, before time.Time, limit int) (r0 engine.PruneCounts, err error) {
 	err = notYet("PruneGlobal")
 	return
-}
-
-func (t *txn) NoticeEnqueue(ctx context.Context, cursor int64, ns []engine.Notice) error {
-	return notYet("NoticeEnqueue")
-}
-
-func (t *txn) NoticeDelete(ctx context.Context, id int64) error { return notYet("NoticeDelete") }
-
-func (t *txn) NoticeRetry(ctx context.Context, n *engine.Notice) error { return notYet("NoticeRetry") }
-
-func (t *txn) NoticePrune(ctx context.Context, before time.Time) (r0 int, err error) {
-	err = notYet("NoticePrune")
-	return
-}
-
-func (t *txn) UsageRunningPut(ctx context.Context, u *engine.RunningUsage) error {
-	return notYet("UsageRunningPut")
-}
-
-func (t *txn) UsageRunningDelete(ctx context.Context, missionID string) error {
-	return notYet("UsageRunningDelete")
-}
-
-func (t *txn) SpendDayAdd(ctx context.Context, profile, day string, u domain.Usage) error {
-	return notYet("SpendDayAdd")
-}
-
-func (t *txn) MissionTokenLimitSet(ctx context.Context, id string, tokens int64) error {
-	return notYet("MissionTokenLimitSet")
 }
 
 // ---- end P3 ----
