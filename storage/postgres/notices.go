@@ -74,18 +74,25 @@ func (t *txn) NoticePrune(ctx context.Context, before time.Time) (int, error) {
 	return int(tag.RowsAffected()), nil
 }
 
+// sqlNoticesDue and sqlNoticesGaveUp repeat the WHERE of the partial indexes notices_due and
+// notices_gave_up literally, so that PostgreSQL can prove the index applies.
+const (
+	sqlNoticesDue = `SELECT ` + noticeCols + ` FROM notices
+ WHERE gave_up_at IS NULL AND next_at <= $1 ORDER BY next_at, id LIMIT $2`
+	sqlNoticesGaveUp = `SELECT ` + noticeCols + ` FROM notices
+ WHERE gave_up_at IS NOT NULL ORDER BY gave_up_at DESC, id DESC LIMIT $1`
+)
+
 // NoticesDue returns the notices not given up that are due at now, by next_at then id,
-// through the partial index notices_due (its WHERE, literally).
+// through the partial index notices_due.
 func (t *txn) NoticesDue(ctx context.Context, now time.Time, limit int) ([]engine.Notice, error) {
-	return t.notices(ctx, `SELECT `+noticeCols+` FROM notices
- WHERE gave_up_at IS NULL AND next_at <= $1 ORDER BY next_at, id LIMIT $2`, ms0(now), pageLimit(limit))
+	return t.notices(ctx, sqlNoticesDue, ms0(now), pageLimit(limit))
 }
 
 // NoticesGaveUp returns the given-up notices, most recently given up first, through the
 // partial index notices_gave_up.
 func (t *txn) NoticesGaveUp(ctx context.Context, limit int) ([]engine.Notice, error) {
-	return t.notices(ctx, `SELECT `+noticeCols+` FROM notices
- WHERE gave_up_at IS NOT NULL ORDER BY gave_up_at DESC, id DESC LIMIT $1`, pageLimit(limit))
+	return t.notices(ctx, sqlNoticesGaveUp, pageLimit(limit))
 }
 
 // NoticeCounts counts the pending (and of them the failing) and the given-up notices.
