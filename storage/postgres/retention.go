@@ -39,7 +39,10 @@ func parseCursor(c string) (state int, created int64, id string) {
 
 // The candidate walk continues after (created_at, id) in two searches, as the SQLite
 // backend's: the rest of the cursor's millisecond by id, then the later ones (by created_at
-// from missions_state, then id).
+// from missions_state, then id). missions_state has no id column (the schema matches
+// SQLite's, whose index ends in the rowid), so a page inside one millisecond reads every
+// finished mission of that millisecond and sorts them by id: cheap unless a bulk import put
+// very many in one millisecond; an index on (state, created_at, id) would be a schema change.
 const (
 	finishedCond   = `state IN ('completed','failed','cancelled')`
 	sqlPruneSameMs = `SELECT id, created_at FROM missions
