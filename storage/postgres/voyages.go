@@ -75,14 +75,15 @@ func (t *txn) VoyageByIdempotencyKey(ctx context.Context, key string) (domain.Vo
 }
 
 // VoyageList returns voyages newest id first, at most limit (≤ 0 or over 1000: 100), only
-// those in states when states is not nil (through voyages_state).
+// those in states when states names any (through voyages_state); none named: every state,
+// as the SQLite backend does.
 func (t *txn) VoyageList(ctx context.Context, states []domain.VoyageState, limit int) ([]domain.Voyage, error) {
 	if limit <= 0 || limit > 1000 {
 		limit = 100
 	}
 	var rows pgx.Rows
 	var err error
-	if states == nil {
+	if len(states) == 0 {
 		rows, err = t.q.Query(ctx, `SELECT `+voyageCols+` FROM voyages ORDER BY id DESC LIMIT $1`, limit)
 	} else {
 		ss := make([]string, 0, len(states))
