@@ -155,8 +155,3 @@ func guarded(tag pgconn.CommandTag, what string) error {
 	}
 	return nil
 }
-
-// notYet is the error of a seam method not ported yet (unported.go).
-func notYet(method string) error {
-	return fmt.Errorf("postgres: %s is not implemented yet", method)
-}
