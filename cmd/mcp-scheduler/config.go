@@ -16,6 +16,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
@@ -40,6 +41,8 @@ type Config struct {
 	Notifications NotificationsConfig `toml:"notifications"`
 	// Prices turn token counts into US dollars where an agent reports no cost (budgets.go).
 	Prices engine.Prices `toml:"prices"`
+	// Storage chooses the database (storage_config.go): SQLite in data_dir by default.
+	Storage StorageConfig `toml:"storage"`
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
@@ -144,6 +147,7 @@ const (
 	EnvToken          = "MCP_SCHEDULER_TOKEN"
 	EnvTokenFile      = "MCP_SCHEDULER_TOKEN_FILE"
 	EnvAllowedOrigins = "MCP_SCHEDULER_ALLOWED_ORIGINS"
+	EnvDatabaseURL    = "MCP_SCHEDULER_DATABASE_URL"
 )
 
 // getenv is how configuration reads the environment (tests replace it).
@@ -169,7 +173,8 @@ func defaults(env getenv) Config {
 			BatchPause: agent.Duration(engine.DefaultPrunePause)},
 		HTTP: HTTPConfig{Addr: tools.DefaultHTTPAddr, MaxSessions: tools.DefaultMaxSessions,
 			SessionIdle: agent.Duration(tools.DefaultSessionIdle)},
-		Git: GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		Git:     GitConfig{AuthorName: "mcp-scheduler", AuthorEmail: "mcp-scheduler@localhost"},
+		Storage: StorageConfig{ConnectWait: agent.Duration(postgres.DefaultConnectWait)},
 	}
 }
 
@@ -239,6 +244,9 @@ func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 	if v := env(EnvAllowedOrigins); v != "" {
 		c.HTTP.AllowedOrigins = strings.Split(v, ",")
 	}
+	if v := env(EnvDatabaseURL); v != "" {
+		c.Storage.URL = v
+	}
 	return c, nil
 }
 
@@ -295,6 +303,7 @@ func (c *Config) validate() error {
 		bad("resources", "limits must not be negative (0 turns a check off)")
 	}
 	errs = append(errs, c.Retention.validate()...)
+	errs = append(errs, c.Storage.validate()...)
 	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
 		bad("http.addr", "%v", err)
 	}

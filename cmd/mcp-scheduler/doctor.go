@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -84,7 +83,7 @@ func (a *app) doctor(ctx context.Context) []check {
 	add("git ≥ 2.38", err, "git "+v)
 	add("data dir writable", checkWritable(a.cfg.DataDir), a.cfg.DataDir)
 	err = a.open(ctx)
-	add("database", err, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"))
+	add("database", err, a.cfg.Storage.describe(a.cfg.DataDir))
 	if err == nil {
 		if a.repos.defaultRepo == "" {
 			add("default repository", nil, "none: the working directory is not in a git repository, so missions must name a configured one")

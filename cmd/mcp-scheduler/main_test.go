@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 	"io"
 	"os"
 	"os/exec"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, "build:", err)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := pgtest.Main(m) // m.Run, with a PostgreSQL server for the postgres_test.go cases
 	_ = os.RemoveAll(dir)
 	if code == 0 {
 		if err := goleak.Find(); err != nil {

@@ -15,7 +15,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
-	"github.com/mcp-scheduler/mcp-scheduler/storage"
 	"github.com/mcp-scheduler/mcp-scheduler/tools/metrics"
 )
 
@@ -41,7 +40,7 @@ type app struct {
 	cfg   Config
 	log   *slog.Logger
 	level slog.LevelVar
-	store *storage.Store
+	store engine.Store
 	eng   *engine.Engine
 	repos *repositories
 	loop  *loop // the scheduler loop, when the command runs it (serve, daemon, demo)
@@ -159,7 +158,7 @@ func (a *app) open(ctx context.Context) error {
 	if a.repos, err = newRepositories(ctx, &a.cfg, dir); err != nil {
 		return err
 	}
-	st, err := storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: a.log.With("component", "storage")})
+	st, err := a.openStore(ctx)
 	if err != nil {
 		return err
 	}

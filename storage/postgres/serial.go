@@ -4,14 +4,27 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/cenkalti/backoff/v5"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// maxSerialAttempts bounds how often serializable retries one transaction before giving up.
-const maxSerialAttempts = 20
+// maxSerialAttempts bounds how often serializable runs one transaction before giving up.
+const maxSerialAttempts = 30
+
+// serialBackOff is the pause before running a conflicted transaction again: exponential from
+// serialFirstPause to serialMaxPause, randomised (±50%), so that writers that conflicted do
+// not all come back at once and conflict again. Every mission state change updates the same
+// mission_counts rows, so concurrent acquires conflict (40001) whatever missions they take;
+// without the pause an agent among several lost 20 immediate attempts in a row (two nodes,
+// six agents, under -race).
+const (
+	serialFirstPause = time.Millisecond
+	serialMaxPause   = 100 * time.Millisecond
+)
 
 // retryable reports whether err is PostgreSQL's serialization_failure (40001) or
 // deadlock_detected (40P01): the transaction was rolled back and may simply be run again.
@@ -22,16 +35,36 @@ func retryable(err error) bool {
 
 // serializable runs fn in a SERIALIZABLE transaction and commits it, running it again from
 // the start (fn must have no effects outside tx) when PostgreSQL aborts it as a serialization
-// failure or deadlock, so that rules spanning rows hold under concurrent writers. fn's own
-// errors roll back and are returned as they are; after maxSerialAttempts conflicts the last
-// one is returned, wrapped with the count.
+// failure or deadlock, after a randomised, growing pause (serialBackOff), so that rules
+// spanning rows hold under concurrent writers. fn's own errors roll back and are returned as
+// they are; after maxSerialAttempts conflicts the last one is returned, wrapped with the
+// count; ctx ending during a pause returns ctx's error.
 func serializable(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = serialFirstPause, serialMaxPause
 	var err error
-	for range maxSerialAttempts {
+	for attempt := range maxSerialAttempts {
+		if attempt > 0 {
+			if werr := pause(ctx, b.NextBackOff()); werr != nil {
+				return fmt.Errorf("postgres: transaction conflicted (%w), then: %w", err, werr)
+			}
+		}
 		err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
 		if !retryable(err) {
 			return err
 		}
 	}
 	return fmt.Errorf("postgres: transaction still conflicts after %d attempts: %w", maxSerialAttempts, err)
+}
+
+// pause waits d, or until ctx ends (its error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }

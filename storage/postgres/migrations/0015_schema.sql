@@ -176,10 +176,12 @@ CREATE TABLE dependencies (
 );
 CREATE INDEX dependencies_reverse ON dependencies (depends_on, type);
 
+-- prefix compares bytes (COLLATE "C", SQLite's BINARY) whatever the database's collation:
+-- WriteAreaOverlaps finds the prefixes starting with p as the index range [p, p || U+10FFFF).
 CREATE TABLE write_areas (
   mission_id TEXT NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
   repository TEXT NOT NULL,
-  prefix     TEXT NOT NULL,
+  prefix     TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (repository, prefix, mission_id)
 );
 CREATE INDEX write_areas_mission ON write_areas (mission_id);

@@ -1,0 +1,82 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/cenkalti/backoff/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// DefaultConnectWait is how long Open waits for an unreachable server when Options.ConnectWait
+// is 0.
+const DefaultConnectWait = time.Minute
+
+// connect opens a pool on url and pings it, retrying while the server cannot be reached (down,
+// starting up, out of connection slots) with capped exponential backoff for at most wait,
+// logging each failure with its reason (wait ≤ 0: one try). Failures that waiting cannot cure
+// (a malformed URL, wrong credentials, a database that does not exist) return at once. Error
+// messages show the URL without its password.
+func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logger) (*pgxpool.Pool, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("postgres: %s is not a usable connection URL: %s", redactURL(url), hidePassword(err.Error(), url))
+	}
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = 250*time.Millisecond, 5*time.Second
+	start, tries := time.Now(), 0
+	op := func() (*pgxpool.Pool, error) {
+		tries++
+		pool, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err == nil {
+			err = pool.Ping(ctx)
+			if err != nil {
+				pool.Close()
+			}
+		}
+		if err == nil {
+			if tries > 1 {
+				log.Info("database reachable", "url", redactURL(url), "tries", tries, "waited", time.Since(start).Round(time.Millisecond))
+			}
+			return pool, nil
+		}
+		msg := hidePassword(err.Error(), url)
+		if !transient(err) {
+			return nil, backoff.Permanent(fmt.Errorf("postgres: connect to %s: %s", redactURL(url), msg))
+		}
+		log.Warn("database not reachable; retrying", "url", redactURL(url), "err", msg, "tries", tries,
+			"waited", time.Since(start).Round(time.Millisecond), "gives_up_after", wait)
+		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries): %s", redactURL(url),
+			time.Since(start).Round(time.Second), tries, msg)
+	}
+	limit := backoff.WithMaxTries(1) // wait ≤ 0: one try
+	if wait > 0 {
+		limit = backoff.WithMaxElapsedTime(wait)
+	}
+	return backoff.Retry(ctx, op, backoff.WithBackOff(b), limit)
+}
+
+// transient reports whether a connection failure may pass by waiting: the server is down or
+// unreachable (no PostgreSQL error at all), starting up or shutting down (57P03), or out of
+// connection slots (53300). Wrong credentials (class 28) or a missing database (3D000) do not.
+func transient(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "57P01"
+	}
+	return !errors.Is(err, context.Canceled)
+}
+
+// hidePassword removes url's password from a driver message, should the driver quote it.
+func hidePassword(msg, url string) string {
+	cfg, err := pgconn.ParseConfig(url)
+	if err != nil || cfg.Password == "" {
+		return msg
+	}
+	return strings.ReplaceAll(msg, cfg.Password, "xxxxx")
+}

@@ -1,0 +1,127 @@
+package postgres
+
+import (
+	"io"
+	"log/slog"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
+)
+
+// lateProxy forwards connections on a loopback port to target, but only once open is called:
+// before that nothing listens on the port, as when the database server is not up yet.
+type lateProxy struct {
+	addr   string
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+}
+
+func newLateProxy(t *testing.T, target string) *lateProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	p := &lateProxy{addr: ln.Addr().String(), target: target}
+	require.NoError(t, ln.Close()) // the port is free again until open
+	t.Cleanup(func() {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if p.ln != nil {
+			_ = p.ln.Close()
+		}
+	})
+	return p
+}
+
+func (p *lateProxy) open(t *testing.T) {
+	ln, err := net.Listen("tcp", p.addr)
+	require.NoError(t, err)
+	p.mu.Lock()
+	p.ln = ln
+	p.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.pipe(c)
+		}
+	}()
+}
+
+func (p *lateProxy) pipe(c net.Conn) {
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		_ = c.Close()
+		return
+	}
+	go func() { _, _ = io.Copy(s, c); _ = s.Close() }()
+	_, _ = io.Copy(c, s)
+	_ = c.Close()
+}
+
+// via returns u with its host replaced by addr.
+func via(t *testing.T, u, addr string) string {
+	p, err := url.Parse(u)
+	require.NoError(t, err)
+	p.Host = addr
+	return p.String()
+}
+
+// A server that comes up after the store started opening is waited for: Open retries, logs
+// why it waits, and succeeds once the server answers.
+func TestOpen_WaitsForAServerThatComesUpLate(t *testing.T) {
+	ctx := testCtx(t)
+	u := pgtest.Database(t)
+	pu, err := url.Parse(u)
+	require.NoError(t, err)
+	proxy := newLateProxy(t, pu.Host)
+	logs := &testenv.SyncBuffer{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	go func() {
+		for !strings.Contains(logs.String(), "database not reachable; retrying") {
+			if t.Context().Err() != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		proxy.open(t)
+	}()
+	s, err := Open(ctx, via(t, u, proxy.addr), Options{Logger: log, ConnectWait: 10 * time.Minute})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	require.Contains(t, logs.String(), "database reachable")
+}
+
+// With nothing listening, Open gives up after ConnectWait with an error that says so and
+// never shows the password.
+func TestOpen_GivesUpAfterConnectWait(t *testing.T) {
+	ctx := testCtx(t)
+	proxy := newLateProxy(t, "127.0.0.1:1") // never opened
+	_, err := Open(ctx, "postgres://sched:hunter2@"+proxy.addr+"/db", Options{ConnectWait: 700 * time.Millisecond})
+	require.ErrorContains(t, err, "not reachable after")
+	require.NotContains(t, err.Error(), "hunter2")
+	require.Contains(t, err.Error(), "sched:xxxxx@")
+}
+
+// A failure that waiting cannot cure (here a database that does not exist) is returned at
+// once, with no retry.
+func TestOpen_MissingDatabaseFailsAtOnce(t *testing.T) {
+	ctx := testCtx(t)
+	u := pgtest.Database(t)
+	p, err := url.Parse(u)
+	require.NoError(t, err)
+	p.Path = "/no_such_database_here"
+	logs := &testenv.SyncBuffer{}
+	_, err = Open(ctx, p.String(), Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ConnectWait: 10 * time.Minute})
+	require.ErrorContains(t, err, "no_such_database_here")
+	require.NotContains(t, logs.String(), "retrying")
+}
