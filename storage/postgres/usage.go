@@ -103,3 +103,23 @@ func (t *txn) SpendDayGet(ctx context.Context, profile, day string) (domain.Usag
 	}
 	return u, translate(err, "spend of profile "+profile+" on "+day)
 }
+
+// SpendDayList returns what every profile spent on day, by profile name (empty: nothing).
+func (t *txn) SpendDayList(ctx context.Context, day string) (map[string]domain.Usage, error) {
+	rows, err := t.q.Query(ctx, `SELECT profile, input_tokens, output_tokens, cache_read_tokens, cache_write_tokens, cost_usd
+ FROM spend_daily WHERE day = $1 ORDER BY profile`, day)
+	if err != nil {
+		return nil, translate(err, "spend of "+day)
+	}
+	defer rows.Close()
+	out := map[string]domain.Usage{}
+	for rows.Next() {
+		var p string
+		var u domain.Usage
+		if err := rows.Scan(&p, &u.InputTokens, &u.OutputTokens, &u.CacheReadTokens, &u.CacheWriteTokens, &u.CostUSD); err != nil {
+			return nil, translate(err, "spend of "+day)
+		}
+		out[p] = u
+	}
+	return out, translate(rows.Err(), "spend of "+day)
+}
