@@ -54,14 +54,13 @@ func TestProperty_EngineMatchesModel(t *testing.T) {
 	dir := t.TempDir()
 	var n atomic.Int64
 	rapid.Check(t, func(rt *rapid.T) {
-		path := filepath.Join(dir, fmt.Sprintf("p%d.db", n.Add(1)))
-		st, err := teststore.Open(context.Background(), path)
+		sub := filepath.Join(dir, fmt.Sprintf("p%d", n.Add(1)))
+		require.NoError(rt, os.MkdirAll(sub, 0o700))
+		st, err := teststore.Open(context.Background(), teststore.LocationIn(sub))
 		require.NoError(rt, err)
 		defer func() {
 			require.NoError(rt, st.Close())
-			for _, suffix := range []string{"", "-wal", "-shm"} {
-				_ = os.Remove(path + suffix)
-			}
+			require.NoError(rt, teststore.Remove(sub))
 		}()
 		clock := engine.NewFakeClock(t0)
 		pm := &propMachine{

@@ -1,15 +1,17 @@
 // Package teststore is the one place the engine's and the scheduler's tests get a store: the
-// backend named by MCP_SCHEDULER_TEST_STORE (default and today only "sqlite"), opened through
-// the engine's Store seam. A second backend (PostgreSQL) runs every engine test by adding its
-// case here; the tests themselves name no backend. Only tests import this package.
+// backend named by MCP_SCHEDULER_TEST_STORE ("sqlite", the default, or "postgres"), opened
+// through the engine's Store seam, so that the same engine and scheduler tests run on both
+// backends; the tests themselves name no backend. Only tests import this package.
 //
 // A store is named by a location string: what a test hands to a helper process, or opens
 // again after closing a store, to reach the same database. On SQLite it is the database
-// file's path.
+// file's path; on PostgreSQL the URL of a database of its own on the server
+// MCP_SCHEDULER_TEST_DATABASE_URL names (postgres.go).
 package teststore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -19,6 +21,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 )
 
 // Env names the backend the tests run against.
@@ -36,11 +39,23 @@ func Backend() string {
 }
 
 // LocationIn returns the location of the store kept with data dir dir (SQLite: the file
-// scheduler.db in it, where the server keeps it).
-func LocationIn(dir string) string { return filepath.Join(dir, "scheduler.db") }
+// scheduler.db in it, where the server keeps it; PostgreSQL: a database named after dir).
+func LocationIn(dir string) string {
+	if Backend() == Postgres {
+		return pgLocation(dir)
+	}
+	return filepath.Join(dir, "scheduler.db")
+}
 
-// Location returns a fresh location for t, in a new t.TempDir().
-func Location(t testing.TB) string { return LocationIn(t.TempDir()) }
+// Location returns a fresh location for t, in a new t.TempDir() (PostgreSQL: its database is
+// dropped when t ends).
+func Location(t testing.TB) string {
+	dir := t.TempDir()
+	if Backend() == Postgres {
+		t.Cleanup(func() { require.NoError(t, pgDrop(dir)) })
+	}
+	return LocationIn(dir)
+}
 
 // Open opens the store at loc, creating and migrating it when new. The error names the
 // variable to fix when the backend is unknown.
@@ -60,8 +75,13 @@ func Open(ctx context.Context, loc string) (engine.Store, error) {
 			return nil, err
 		}
 		return s, nil
+	case Postgres:
+		if err := pgCreate(ctx, loc); err != nil {
+			return nil, err
+		}
+		return postgres.Open(ctx, loc, postgres.Options{})
 	default:
-		return nil, fmt.Errorf("teststore: %s=%q is not a known test store; set it to %q or unset it", Env, b, SQLite)
+		return nil, fmt.Errorf("teststore: %s=%q is not a known test store; set it to %q, %q or unset it", Env, b, SQLite, Postgres)
 	}
 }
 
@@ -76,3 +96,20 @@ func OpenAt(t testing.TB, loc string) engine.Store {
 
 // New returns a fresh, empty store for t, closed when t ends.
 func New(t testing.TB) engine.Store { return OpenAt(t, Location(t)) }
+
+// Remove deletes the store kept with data dir dir (LocationIn(dir)), which must be closed:
+// SQLite's file and its -wal and -shm companions, or PostgreSQL's database. For tests that
+// make many stores in one test (property checks) and must not keep them all.
+func Remove(dir string) error {
+	if Backend() == Postgres {
+		return pgDrop(dir)
+	}
+	loc := LocationIn(dir)
+	var errs []error
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(loc + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
