@@ -4,9 +4,12 @@
 -- same schema version for the same tables. Column comments are in the SQLite files.
 -- Types: SQLite INTEGER is BIGINT (times are unix milliseconds, flags are 0/1 so that both
 -- backends scan the same Go types), REAL is DOUBLE PRECISION, lists and records are JSON text.
+-- Ids (id, *_id, depends_on) and write-area prefixes are COLLATE "C": they compare and sort
+-- bytewise, as SQLite's do, whatever the database's default collation (listings and cursors
+-- go in id order).
 
 CREATE TABLE voyages (
-  id                   TEXT PRIMARY KEY,
+  id                   TEXT COLLATE "C" PRIMARY KEY,
   idempotency_key      TEXT UNIQUE,
   title                TEXT NOT NULL,
   goal                 TEXT NOT NULL DEFAULT '',
@@ -18,7 +21,7 @@ CREATE TABLE voyages (
   output_tokens        BIGINT NOT NULL DEFAULT 0,
   cost_usd             DOUBLE PRECISION NOT NULL DEFAULT 0,
   requirements_changed BIGINT NOT NULL DEFAULT 0,
-  escalation_id        TEXT,
+  escalation_id        TEXT COLLATE "C",
   created_at           BIGINT NOT NULL,
   updated_at           BIGINT NOT NULL,
   settled_at           BIGINT,
@@ -27,9 +30,9 @@ CREATE TABLE voyages (
 CREATE INDEX voyages_state ON voyages (state, id);
 
 CREATE TABLE missions (
-  id              TEXT PRIMARY KEY,
-  voyage_id       TEXT REFERENCES voyages(id) ON DELETE SET NULL,
-  parent_id       TEXT,
+  id              TEXT COLLATE "C" PRIMARY KEY,
+  voyage_id       TEXT COLLATE "C" REFERENCES voyages(id) ON DELETE SET NULL,
+  parent_id       TEXT COLLATE "C",
   idempotency_key TEXT UNIQUE,
   client_key      TEXT NOT NULL DEFAULT '',
   title           TEXT NOT NULL,
@@ -38,7 +41,7 @@ CREATE TABLE missions (
   target_branch   TEXT NOT NULL DEFAULT '',
   priority        BIGINT NOT NULL DEFAULT 100,
   kind            TEXT NOT NULL DEFAULT 'work',
-  subject_id      TEXT,
+  subject_id      TEXT COLLATE "C",
   persona         TEXT NOT NULL DEFAULT '',
   capabilities    TEXT NOT NULL DEFAULT '[]',
   write_area      TEXT,
@@ -72,7 +75,7 @@ CREATE TABLE missions (
   input_tokens    BIGINT NOT NULL DEFAULT 0,
   output_tokens   BIGINT NOT NULL DEFAULT 0,
   cost_usd        DOUBLE PRECISION NOT NULL DEFAULT 0,
-  escalation_id   TEXT,
+  escalation_id   TEXT COLLATE "C",
   deadline_escalated BIGINT NOT NULL DEFAULT 0,
   run             TEXT,
   created_at      BIGINT NOT NULL,
@@ -166,8 +169,8 @@ CREATE TRIGGER voyages_active_copy AFTER UPDATE OF state ON voyages
   FOR EACH ROW WHEN (OLD.state <> NEW.state) EXECUTE FUNCTION voyages_active_copy();
 
 CREATE TABLE dependencies (
-  mission_id TEXT NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
-  depends_on TEXT NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
+  mission_id TEXT COLLATE "C" NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
+  depends_on TEXT COLLATE "C" NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
   type       TEXT NOT NULL CHECK (type IN ('hard','soft','conflict','serialization')),
   reason     TEXT NOT NULL DEFAULT '',
   source     TEXT NOT NULL,
@@ -179,7 +182,7 @@ CREATE INDEX dependencies_reverse ON dependencies (depends_on, type);
 -- prefix compares bytes (COLLATE "C", SQLite's BINARY) whatever the database's collation:
 -- WriteAreaOverlaps finds the prefixes starting with p as the index range [p, p || U+10FFFF).
 CREATE TABLE write_areas (
-  mission_id TEXT NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
+  mission_id TEXT COLLATE "C" NOT NULL REFERENCES missions(id) ON DELETE CASCADE,
   repository TEXT NOT NULL,
   prefix     TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (repository, prefix, mission_id)
@@ -187,7 +190,7 @@ CREATE TABLE write_areas (
 CREATE INDEX write_areas_mission ON write_areas (mission_id);
 
 CREATE TABLE attempts (
-  mission_id TEXT NOT NULL,
+  mission_id TEXT COLLATE "C" NOT NULL,
   attempt    BIGINT NOT NULL,
   epoch      BIGINT NOT NULL,
   agent      TEXT NOT NULL DEFAULT '',
@@ -236,7 +239,7 @@ CREATE TRIGGER attempts_outcome_update AFTER UPDATE OF profile, persona, outcome
   FOR EACH ROW EXECUTE FUNCTION attempts_outcome();
 
 CREATE TABLE workspaces (
-  mission_id    TEXT NOT NULL,
+  mission_id    TEXT COLLATE "C" NOT NULL,
   attempt       BIGINT NOT NULL,
   path          TEXT NOT NULL,
   branch        TEXT NOT NULL DEFAULT '',
@@ -247,17 +250,17 @@ CREATE TABLE workspaces (
   removed_at    BIGINT,
   read_only     BIGINT NOT NULL DEFAULT 0,
   resumed       BIGINT NOT NULL DEFAULT 0,
-  repo_id       TEXT NOT NULL DEFAULT '',
+  repo_id       TEXT COLLATE "C" NOT NULL DEFAULT '',
   target_branch TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (mission_id, attempt)
 );
 
 CREATE TABLE landings (
-  mission_id    TEXT NOT NULL,
+  mission_id    TEXT COLLATE "C" NOT NULL,
   attempt       BIGINT NOT NULL,
   status        TEXT NOT NULL,
   target_branch TEXT NOT NULL DEFAULT '',
-  commit_id     TEXT NOT NULL DEFAULT '',
+  commit_id     TEXT COLLATE "C" NOT NULL DEFAULT '',
   old_target    TEXT NOT NULL DEFAULT '',
   new_target    TEXT NOT NULL DEFAULT '',
   changed       TEXT NOT NULL DEFAULT '[]',
@@ -278,12 +281,12 @@ CREATE TABLE waves (
 );
 
 CREATE TABLE escalations (
-  id                TEXT PRIMARY KEY,
+  id                TEXT COLLATE "C" PRIMARY KEY,
   mission_ids       TEXT NOT NULL DEFAULT '[]',
-  voyage_id         TEXT,
+  voyage_id         TEXT COLLATE "C",
   route             TEXT NOT NULL CHECK (route IN ('main_agent','architect','person','debugger')),
   kind              TEXT NOT NULL,
-  cause_id          TEXT,
+  cause_id          TEXT COLLATE "C",
   reason            TEXT NOT NULL,
   decision_required TEXT NOT NULL,
   evidence          TEXT NOT NULL DEFAULT '[]',
@@ -301,7 +304,7 @@ CREATE INDEX escalations_cause ON escalations (cause_id) WHERE cause_id IS NOT N
 CREATE UNIQUE INDEX escalations_once ON escalations (once_key) WHERE once_key IS NOT NULL AND state = 'open';
 
 CREATE TABLE agents (
-  id           TEXT PRIMARY KEY,
+  id           TEXT COLLATE "C" PRIMARY KEY,
   kind         TEXT NOT NULL,
   profile      TEXT NOT NULL DEFAULT '',
   capabilities TEXT NOT NULL DEFAULT '[]',
@@ -315,8 +318,8 @@ CREATE TABLE events (
   seq        BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY,
   at         BIGINT NOT NULL,
   type       TEXT NOT NULL,
-  mission_id TEXT,
-  voyage_id  TEXT,
+  mission_id TEXT COLLATE "C",
+  voyage_id  TEXT COLLATE "C",
   epoch      BIGINT NOT NULL DEFAULT 0,
   attempt    BIGINT NOT NULL DEFAULT 0,
   actor      TEXT NOT NULL DEFAULT '',
@@ -348,10 +351,10 @@ CREATE TABLE leader (
 INSERT INTO leader (id) VALUES (1);
 
 CREATE TABLE holds (
-  mission_id TEXT PRIMARY KEY REFERENCES missions(id) ON DELETE CASCADE,
+  mission_id TEXT COLLATE "C" PRIMARY KEY REFERENCES missions(id) ON DELETE CASCADE,
   code       TEXT NOT NULL,
   message    TEXT NOT NULL,
-  other_id   TEXT NOT NULL DEFAULT '',
+  other_id   TEXT COLLATE "C" NOT NULL DEFAULT '',
   until_at   BIGINT,
   since      BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
@@ -387,17 +390,17 @@ CREATE TABLE rate_windows (
   limit_type TEXT NOT NULL DEFAULT '',
   steps      BIGINT NOT NULL DEFAULT 0,
   profile    TEXT NOT NULL DEFAULT '',
-  mission_id TEXT NOT NULL DEFAULT '',
+  mission_id TEXT COLLATE "C" NOT NULL DEFAULT '',
   why        TEXT NOT NULL DEFAULT '',
   since      BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
 
 CREATE TABLE usage_running (
-  mission_id         TEXT PRIMARY KEY REFERENCES missions(id) ON DELETE CASCADE,
+  mission_id         TEXT COLLATE "C" PRIMARY KEY REFERENCES missions(id) ON DELETE CASCADE,
   attempt            BIGINT NOT NULL,
   epoch              BIGINT NOT NULL,
-  voyage_id          TEXT NOT NULL DEFAULT '',
+  voyage_id          TEXT COLLATE "C" NOT NULL DEFAULT '',
   profile            TEXT NOT NULL DEFAULT '',
   model              TEXT NOT NULL DEFAULT '',
   input_tokens       BIGINT NOT NULL DEFAULT 0,
