@@ -55,6 +55,15 @@ func fillSQLite(t *testing.T, path string) {
 	require.NoError(t, e.TouchAgent(ctx, domain.Agent{ID: "agent-1", Kind: "external", Capabilities: []string{"go"}, LastSeen: time.Now()}))
 	_, err = e.RecordWave(ctx, domain.Wave{At: time.Now(), Runnable: 2})
 	require.NoError(t, err)
+	route := func(ev domain.Event) []engine.Notice {
+		if ev.Type != "escalation.raised" {
+			return nil
+		}
+		return []engine.Notice{{Sink: "hook", Type: ev.Type, Body: []byte(`{"seq":` + fmt.Sprint(ev.Seq) + `}`), NextAt: time.Now()}}
+	}
+	_, queued, err := e.FillOutbox(ctx, route, 1000)
+	require.NoError(t, err)
+	require.Equal(t, 1, queued)
 }
 
 func acquire(t *testing.T, e *engine.Engine, id, agent string) domain.Mission {
@@ -99,7 +108,7 @@ func TestImportSQLite_CopiesEveryRow(t *testing.T) {
 		require.Len(t, got, int(tc.Postgres), tc.Table)
 		seen[tc.Table] = tc.Postgres
 	}
-	for _, table := range []string{"voyages", "missions", "dependencies", "write_areas", "attempts", "landings", "escalations", "events", "holds", "waves", "agents"} {
+	for _, table := range []string{"voyages", "missions", "dependencies", "write_areas", "attempts", "landings", "escalations", "events", "holds", "waves", "agents", "notices"} {
 		require.Positive(t, seen[table], "the fill put rows in %s", table)
 	}
 	st, err := postgres.Open(context.Background(), url, postgres.Options{})
@@ -240,5 +249,29 @@ func TestImportSQLite_BadURLHidesThePassword(t *testing.T) {
 		_, err := importFile(t, path, url)
 		require.Error(t, err, url)
 		require.NotContains(t, err.Error(), "s3cr3t")
+	}
+}
+
+// TestImportSQLite_MismatchRollsBack gives the SQLite store a counter that disagrees with its
+// rows: the import fails saying which table, and leaves no row in PostgreSQL.
+func TestImportSQLite_MismatchRollsBack(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mcp-scheduler.db")
+	fillSQLite(t, path)
+	db, err := sql.Open("sqlite", "file:"+path)
+	require.NoError(t, err)
+	_, err = db.Exec("UPDATE mission_counts SET n = n + 5 WHERE state = 'pending'")
+	require.NoError(t, err)
+	require.NoError(t, db.Close())
+	url := pgtest.Database(t)
+	_, err = importFile(t, path, url)
+	require.ErrorIs(t, err, postgres.ErrImportMismatch)
+	require.ErrorContains(t, err, "mission_counts")
+	pg, err := pgx.Connect(context.Background(), url)
+	require.NoError(t, err)
+	defer pg.Close(context.Background())
+	for _, table := range []string{"voyages", "missions", "events", "attempts"} {
+		var n int64
+		require.NoError(t, pg.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n))
+		require.Zero(t, n, "%s: the failed copy was rolled back", table)
 	}
 }
