@@ -164,8 +164,11 @@ func (im importer) run(ctx context.Context, rep *ImportReport) error {
 	if err := im.checkTables(ctx); err != nil {
 		return err
 	}
+	if _, err := im.dst.Exec(ctx, "SET LOCAL lock_timeout = '30s'"); err != nil {
+		return fmt.Errorf("postgres: %w", err)
+	}
 	if _, err := im.dst.Exec(ctx, "LOCK TABLE "+strings.Join(importTables, ", ")+" IN ACCESS EXCLUSIVE MODE"); err != nil {
-		return fmt.Errorf("postgres: lock tables: %w", err)
+		return fmt.Errorf("postgres: lock the tables (waited 30 s: does a scheduler run on this database? stop it, or give another database): %w", err)
 	}
 	if err := im.checkEmpty(ctx); err != nil {
 		return err
