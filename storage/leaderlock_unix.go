@@ -22,6 +22,9 @@ type leaderLock struct {
 	closed bool     // the Store is closed: the lock is never taken again
 }
 
+// leaderLockProves: a lock held by another process proves a live leader (OpenExport).
+const leaderLockProves = true
+
 func newLeaderLock(dbPath string) *leaderLock { return &leaderLock{path: dbPath + "-leader"} }
 
 // try takes the lock without waiting; true when this Store holds it (now or already).

@@ -66,6 +66,7 @@ var commands = []func(*app) *cobra.Command{
 	newDemoCmd,
 	newCleanupCmd,
 	newWatchCmd,
+	newMigrateCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

@@ -76,15 +76,20 @@ func (a *app) otherLeader(ctx context.Context) (string, error) {
 
 // leaderText is "pid 4242 on host build-1, leading since 2026-12-01 18:12:39 (epoch 3)".
 func leaderText(l engine.Leader, since time.Time) string {
-	who := "process " + l.Owner
-	if parts := strings.Split(l.Owner, ":"); len(parts) >= 3 {
-		who = "pid " + parts[len(parts)-2] + " on host " + strings.Join(parts[:len(parts)-2], ":")
-	}
-	s := who + ", leading"
+	s := ownerText(l.Owner) + ", leading"
 	if !since.IsZero() {
 		s += " since " + cellText(since)
 	}
 	return fmt.Sprintf("%s (epoch %d)", s, l.Epoch)
+}
+
+// ownerText names a leader lease's owner ("host:pid:random") as "pid 4242 on host build-1"
+// ("process OWNER" when it has another form).
+func ownerText(owner string) string {
+	if parts := strings.Split(owner, ":"); len(parts) >= 3 {
+		return "pid " + parts[len(parts)-2] + " on host " + strings.Join(parts[:len(parts)-2], ":")
+	}
+	return "process " + owner
 }
 
 // leaderSince finds when the leader's epoch began: the time of the leader.elected event of

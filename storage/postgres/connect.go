@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"strings"
 	"time"
 
 	"github.com/cenkalti/backoff/v5"
@@ -70,13 +69,4 @@ func transient(err error) bool {
 		return pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "57P01"
 	}
 	return !errors.Is(err, context.Canceled)
-}
-
-// hidePassword removes url's password from a driver message, should the driver quote it.
-func hidePassword(msg, url string) string {
-	cfg, err := pgconn.ParseConfig(url)
-	if err != nil || cfg.Password == "" {
-		return msg
-	}
-	return strings.ReplaceAll(msg, cfg.Password, "xxxxx")
 }
