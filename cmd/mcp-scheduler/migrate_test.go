@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
@@ -59,6 +60,28 @@ func TestMigrate_CopiesTheStoreOnceTheDaemonStopped(t *testing.T) {
 	require.Equal(t, 1, code, out)
 	require.Contains(t, errs, "is not empty")
 	require.Contains(t, errs, "CREATE DATABASE")
+
+	// The copy is a working store: the CLI on it shows each mission as SQLite did, and a
+	// daemon on it runs new work.
+	before := map[string]engine.MissionDetail{}
+	for _, id := range ids {
+		before[id] = cliJSON[engine.MissionDetail](s, "missions", "show", id)
+	}
+	s.env = append(s.env, EnvDatabaseURL+"="+url)
+	for _, id := range ids {
+		after := cliJSON[engine.MissionDetail](s, "missions", "show", id)
+		require.Equal(t, before[id].Mission.State, after.Mission.State, id)
+		require.Equal(t, before[id].Mission.Landing, after.Mission.Landing, id)
+		require.Equal(t, len(before[id].Attempts), len(after.Attempts), id)
+	}
+	pg := startReloadDaemon(t, s, reloadConfig("0")) // a reference-agent profile
+	m := cliJSON[domain.Mission](s, "go", "third, on PostgreSQL", "--brief", "@done ok", "--write-area", "third.txt")
+	waitForLong(t, "the mission on the copy to complete", func() bool {
+		if pg.cmd.ProcessState != nil {
+			t.Fatalf("the daemon on the copy exited: %s", pg.stderrText())
+		}
+		return cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State == domain.StateCompleted
+	})
 }
 
 // The table form lists every table with both counts; a bad URL fails without its password.
@@ -83,3 +106,4 @@ func TestMigrate_TableAndBadURL(t *testing.T) {
 	var res migrateResult
 	require.Error(t, json.Unmarshal([]byte(out), &res), "nothing printed on stdout: %q", out)
 }
+
