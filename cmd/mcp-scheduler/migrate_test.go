@@ -106,4 +106,3 @@ func TestMigrate_TableAndBadURL(t *testing.T) {
 	var res migrateResult
 	require.Error(t, json.Unmarshal([]byte(out), &res), "nothing printed on stdout: %q", out)
 }
-
