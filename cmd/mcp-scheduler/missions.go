@@ -138,7 +138,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 					if at.Failure != nil {
 						sum = at.Failure.Kind + ": " + at.Failure.Summary
 					}
-					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, sum)
+					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, cliText(sum, m.ID, m.VoyageID))
 				}
 				if err := t.flush(); err != nil {
 					return err
