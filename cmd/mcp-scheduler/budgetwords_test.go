@@ -73,3 +73,56 @@ func TestCLI_BadVoyageIDNamesCommands(t *testing.T) {
 	require.NotContains(t, errs, "dispatch's answer")
 	require.NotContains(t, errs, "voyage_id")
 }
+
+// missions show prints the limits beside the spend; an update that leaves the budget spent
+// succeeds but says so (the rule of engine.CheckSpend) and the mission stays blocked; one
+// above the spend resumes it without a warning. voyages update warns the same way.
+func TestCLI_BudgetSpendShownAndStillSpentWarned(t *testing.T) {
+	s := newSandbox(t)
+	m := cliJSON[domain.Mission](s, "go", "spends its budget", "--cost-limit-usd", "0.25", "--token-limit", "5000")
+	blockOnBudget(t, s, m.ID, 0.25)
+	out, errs, code := s.cli("missions", "show", m.ID)
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "cost        $0.5000 (limit $0.2500)")
+	require.Contains(t, out, "tokens      1100 (limit 5000)")
+
+	for _, limit := range []string{"0.3", "0.5"} {
+		out, errs, code = s.cli("missions", "update", m.ID, "--cost-limit-usd", limit)
+		require.Equal(t, 0, code, errs)
+		require.Contains(t, out, m.ID+"  blocked")
+		require.Contains(t, errs, "warning: the budget is still spent: mission "+m.ID+"'s cost budget is spent ($0.5000 of $"+limit+"000): nothing more starts until it is raised (mcp-scheduler missions update "+m.ID+" --cost-limit-usd); it stays blocked", limit)
+	}
+	out, errs, code = s.cli("missions", "update", m.ID, "--cost-limit-usd", "1")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, m.ID+"  pending", "raised above the spend: it resumes")
+	require.NotContains(t, errs, "warning")
+	out, errs, code = s.cli("missions", "update", m.ID, "--token-limit", "1000")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, errs, "warning: the budget is still spent: mission "+m.ID+"'s tokens budget is spent (1100 tokens of 1000 tokens)", "the token limit by the same rule")
+	require.Contains(t, errs, "; nothing more of it starts")
+	_, errs, code = s.cli("missions", "update", m.ID, "--priority", "5")
+	require.Equal(t, 0, code, errs)
+	require.NotContains(t, errs, "warning", "no limit changed: no budget warning")
+
+	cliJSON[domain.Mission](s, "missions", "cancel", m.ID)
+	ctx := t.Context()
+	eng := engine.New(teststore.OpenAt(t, filepath.Join(s.dataDir, "mcp-scheduler.db")), engine.Options{DefaultRepository: s.repo})
+	d, err := eng.Dispatch(ctx, engine.VoyageSpec{Title: "budgeted", CostLimitUSD: 0.25, Missions: []engine.MissionSpec{{Key: "a", Title: "a"}}}, "test")
+	require.NoError(t, err)
+	p, err := eng.BeginClaim(ctx, engine.ClaimRequest{AgentID: "test-agent"})
+	require.NoError(t, err)
+	c, err := p.HandOver(ctx, engine.Workspace{}, nil)
+	require.NoError(t, err)
+	require.Equal(t, d.IDs["a"], c.Mission.ID)
+	_, err = eng.Fail(ctx, c.Mission.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureTest, Summary: "tests failed"},
+		Usage: &domain.Usage{InputTokens: 10, CostUSD: 0.5}})
+	require.NoError(t, err)
+	vid := d.Voyage.ID
+	out, errs, code = s.cli("voyages", "update", vid, "--cost-limit-usd", "0.4")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, vid)
+	require.Contains(t, errs, "warning: the budget is still spent: voyage "+vid+"'s cost budget is spent ($0.5000 of $0.4000): nothing more starts until it is raised (mcp-scheduler voyages update "+vid+" --cost-limit-usd); its missions that have not started stay held")
+	_, errs, code = s.cli("voyages", "update", vid, "--cost-limit-usd", "2")
+	require.Equal(t, 0, code, errs)
+	require.NotContains(t, errs, "warning")
+}
