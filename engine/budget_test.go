@@ -89,7 +89,9 @@ func TestReportUsage_CrossingTheMissionBudget(t *testing.T) {
 	require.NotNil(t, got.Escalation)
 	require.Equal(t, "budget", got.Escalation.Kind)
 	require.Contains(t, got.Escalation.Reason, "spent $0.0600 of $0.0500")
-	require.Contains(t, got.Escalation.DecisionRequired, "update_mission")
+	require.Equal(t, "raise mission "+id+"'s cost limit (update_mission cost_limit_usd) above what was spent: the mission then resumes by itself and this escalation closes; or cancel the mission",
+		got.Escalation.DecisionRequired, "only the limit crossed is named: its voyage's is not")
+	require.NotContains(t, got.Escalation.SafeNextStep, "resolve_escalation", "raising the limit resumes it: nobody resolves the escalation")
 	v, err := b.e.Voyage(b.ctx, d.Voyage.ID)
 	require.NoError(t, err)
 	require.Equal(t, 0.07, v.Usage.CostUSD)
@@ -167,6 +169,11 @@ func TestBudgetBlocked_RaisingTheLimitResumes(t *testing.T) {
 	require.NoError(t, err)
 	blocked := b.get(id)
 	require.Equal(t, domain.StateBlocked, blocked.State)
+	open, err := b.e.Escalations(b.ctx, engine.EscalationFilter{MissionID: id, Limit: 10})
+	require.NoError(t, err)
+	require.Len(t, open, 1)
+	require.Equal(t, "raise voyage "+d.Voyage.ID+"'s cost limit (update_voyage cost_limit_usd) above what was spent: the mission then resumes by itself and this escalation closes; or cancel the mission",
+		open[0].DecisionRequired, "the voyage's limit was crossed, the mission has none")
 
 	still := 0.06
 	_, err = b.e.UpdateVoyage(b.ctx, d.Voyage.ID, engine.VoyagePatch{CostLimitUSD: &still}, "person")

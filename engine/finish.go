@@ -176,13 +176,15 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 		"weight": out.Weight, "failure": req.Failure}
 	switch out.Decision {
 	case domain.DecisionBlock:
-		decision := "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry"
+		decision, step := "fix the environment (credentials, toolchain, quota, permission, budget), then resolve this escalation to retry", "resolve_escalation with action retry once fixed"
 		if req.Failure.Kind == domain.FailureBudget {
-			decision = "raise the budget the failure names (update_mission or update_voyage cost_limit_usd, or the profile's daily cap), then resolve this escalation with action retry; or cancel the mission"
+			if decision, step, err = o.budgetDecision(m, tokens); err != nil {
+				return err
+			}
 		}
 		return o.blockWith(m, opName, domain.Escalation{Route: out.Route, Kind: blockKind(req.Failure),
 			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: decision,
-			Evidence: failureEvidence(req.Failure), SafeNextStep: "resolve_escalation with action retry once fixed"}, data)
+			Evidence: failureEvidence(req.Failure), SafeNextStep: step}, data)
 	case domain.DecisionFail:
 		if err := o.move(m, domain.StateFailed, opName, eventType, data); err != nil {
 			return err

@@ -90,11 +90,17 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	if s.Title == "" {
 		return domain.Invalid(path+"title", "is empty", "give the mission a short title")
 	}
-	if utf8.RuneCountInString(s.Title) > MaxTitleLen || !utf8.ValidString(s.Title) || hasControl(s.Title, false) {
-		return domain.Invalid(path+"title", fmt.Sprintf("must be one line of valid UTF-8 of at most %d characters, without control characters", MaxTitleLen), "put details in brief")
+	if p := textProblem(s.Title, false); p != "" {
+		return domain.Invalid(path+"title", p, "give the title as one line of plain text; put details in brief")
 	}
-	if len(s.Brief) > MaxBriefBytes || !utf8.ValidString(s.Brief) || hasControl(s.Brief, true) {
-		return domain.Invalid(path+"brief", fmt.Sprintf("must be valid UTF-8 of at most %d bytes", MaxBriefBytes), "split the work into several missions")
+	if n := utf8.RuneCountInString(s.Title); n > MaxTitleLen {
+		return domain.Invalid(path+"title", fmt.Sprintf("is %d characters, more than %d", n, MaxTitleLen), "put details in brief")
+	}
+	if len(s.Brief) > MaxBriefBytes {
+		return domain.Invalid(path+"brief", fmt.Sprintf("is %d bytes, more than %d", len(s.Brief), MaxBriefBytes), "split the work into several missions")
+	}
+	if p := textProblem(s.Brief, true); p != "" {
+		return domain.Invalid(path+"brief", p, "remove it: terminal escapes and bells are not mission text")
 	}
 	if s.Brief == "" {
 		s.Brief = s.Title
@@ -246,18 +252,4 @@ func checkCriteria(field string, items []string) error {
 		}
 	}
 	return nil
-}
-
-// hasControl reports whether s holds a control character (NUL included); multiline allows
-// newlines and tabs.
-func hasControl(s string, multiline bool) bool {
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f {
-			if multiline && (r == '\n' || r == '\t' || r == '\r') {
-				continue
-			}
-			return true
-		}
-	}
-	return false
 }

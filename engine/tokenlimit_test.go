@@ -51,6 +51,10 @@ func TestTokenLimit_MissionCrossedAndRaised(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, domain.StateBlocked, out.State)
 	require.Equal(t, 0, out.AttemptsUsed, "no retry spent")
+	d, err = b.e.GetMission(b.ctx, m.ID)
+	require.NoError(t, err)
+	require.NotNil(t, d.Escalation)
+	require.Contains(t, d.Escalation.DecisionRequired, "raise mission "+m.ID+"'s token limit (update_mission token_limit)")
 
 	_, err = b.e.UpdateMission(b.ctx, m.ID, engine.MissionPatch{TokenLimit: ptr(int64(-5))}, "person")
 	require.ErrorContains(t, err, "token_limit")

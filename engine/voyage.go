@@ -293,7 +293,7 @@ func (o *op) blockVoyage(v *domain.Voyage, stuck map[string][]Reason) error {
 				kind, decision = "report", "decide the open escalations of the blocked missions (resolve_escalation), retry failed missions, or cancel them"
 			case r.Code == WhyBudget && kind == "deadlock":
 				// not a dependency problem: telling the caller to remove dependencies would mislead
-				kind, decision = "budget", "raise the voyage's cost limit (update_voyage) or the mission's (update_mission), or cancel"
+				kind, decision = "budget", voyageBudgetDecision
 				spent = r.Message
 			case r.Code == WhyUnavailable && kind == "deadlock":
 				kind, decision = KindNoAgent, "configure an agent profile that offers what the missions need, start an agent that claims with it, change the missions' persona or capabilities (update_mission), or cancel them"

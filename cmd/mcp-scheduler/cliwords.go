@@ -147,6 +147,7 @@ func translate(path, msg string) (string, string) {
 // client). ids fill the placeholders: an id with the mission prefix replaces MISSION_ID, and
 // so on.
 func commandWords(msg string, ids ...string) string {
+	msg = cliPhrases.Replace(msg)
 	var b strings.Builder
 	last := 0
 	for _, loc := range toolWord.FindAllStringIndex(msg, -1) {
@@ -169,6 +170,10 @@ func commandWords(msg string, ids ...string) string {
 	return b.String()
 }
 
+// cliPhrases are the engine's phrases that point at what only an MCP client sees (no tool
+// name alone), told as what the command line shows instead.
+var cliPhrases = strings.NewReplacer(domain.VoyageIDSource, "mcp-scheduler voyages list, or the voyage line of mcp-scheduler missions show")
+
 // toolField finds the word after a tool name: " cost_limit_usd", " with action".
 var toolField = regexp.MustCompile(`^ (?:with )?([a-z]+(?:_[a-z]+)*)\b`)
 
@@ -179,18 +184,45 @@ var toolField = regexp.MustCompile(`^ (?:with )?([a-z]+(?:_[a-z]+)*)\b`)
 func commandLine(c, after string, ids []string) (line string, consumed int, ok bool) {
 	m := toolField.FindStringSubmatch(after)
 	if m == nil {
-		return c, 0, true
+		return withArg(c, after, ids), 0, true
 	}
 	flag := flagFields[c][m[1]]
 	if !strings.HasPrefix(flag, "--") {
 		_, isTool := toolCommands[m[1]]
-		return c, 0, isTool || !strings.Contains(m[1], "_") // a plain word, not a field
+		return withArg(c, after, ids), 0, isTool || !strings.Contains(m[1], "_") // a plain word, not a field
 	}
 	parts := []string{c}
 	if arg := commandArg(c); arg != "" {
 		parts = append(parts, placeholderValue(arg, ids))
 	}
 	return strings.Join(append(parts, flag), " "), len(m[0]), true
+}
+
+// withArg is command c with its argument when one of ids is of its kind ("mcp-scheduler
+// missions update msn_…"), so that the line runs as printed; c alone when c takes no argument,
+// when no id of its kind is known, or when the text after it already gives one.
+func withArg(c, after string, ids []string) string {
+	arg := commandArg(c)
+	if arg == "" {
+		return c
+	}
+	if next, _, _ := strings.Cut(strings.TrimPrefix(after, " "), " "); next == arg || isAnyID(strings.TrimRight(next, ").,;:")) {
+		return c
+	}
+	if v := placeholderValue(arg, ids); v != arg {
+		return c + " " + v
+	}
+	return c
+}
+
+// isAnyID reports whether s is an id of a kind a placeholder names.
+func isAnyID(s string) bool {
+	for _, p := range placeholders {
+		if domain.ValidID(p, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // commandArg is the argument placeholder a command takes (MISSION_ID), "" when none.

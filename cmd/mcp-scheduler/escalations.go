@@ -97,7 +97,7 @@ func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
 	for _, e := range es {
 		a.printEscalationLine(e)
 		for _, ev := range e.Evidence {
-			fmt.Fprintf(a.out, "            evidence: %s\n", cut(ev, 200))
+			fmt.Fprintf(a.out, "            evidence: %s\n", cut(cliText(ev, escalationIDs(e)...), 200))
 		}
 	}
 	return nil

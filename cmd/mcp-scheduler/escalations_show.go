@@ -77,7 +77,7 @@ func (a *app) printEscalation(e domain.Escalation) error {
 	if len(e.Evidence) > 0 {
 		fmt.Fprintln(w, "\nevidence:")
 		for _, ev := range e.Evidence {
-			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(strings.TrimRight(ev, "\n"), "\n", "\n    "))
+			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(strings.TrimRight(cliText(ev, ids...), "\n"), "\n", "\n    "))
 		}
 	}
 	_, err := fmt.Fprintf(w, "\nnext:\n%s", nextCommands(e))

@@ -105,6 +105,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			}
 			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
 			fmt.Fprintf(w, "repository  %s\n", m.Repository)
+			printMissionBudget(w, d)
 			if m.VoyageID != "" {
 				fmt.Fprintf(w, "voyage      %s (key %s)\n", m.VoyageID, m.Key)
 			}
@@ -138,7 +139,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 					if at.Failure != nil {
 						sum = at.Failure.Kind + ": " + at.Failure.Summary
 					}
-					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, sum)
+					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, cliText(sum, m.ID, m.VoyageID))
 				}
 				if err := t.flush(); err != nil {
 					return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,7 +48,18 @@ func newMissionsUpdateCmd(a *app) *cobra.Command {
 				return err
 			}
 			m, err := a.eng.UpdateMission(cmd.Context(), args[0], p, a.actor())
-			return a.printMission(m, err)
+			if err := a.printMission(m, err); err != nil {
+				return err
+			}
+			if p.CostLimitUSD == nil && p.TokenLimit == nil {
+				return nil
+			}
+			d, err := a.eng.GetMission(cmd.Context(), m.ID)
+			if err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.err, missionSpentWarning(d))
+			return err
 		},
 	}
 	f := cmd.Flags()
@@ -82,7 +94,12 @@ func newVoyagesUpdateCmd(a *app) *cobra.Command {
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
-			return a.printVoyageLine(a.eng.UpdateVoyage(cmd.Context(), args[0], p, a.actor()))
+			v, err := a.eng.UpdateVoyage(cmd.Context(), args[0], p, a.actor())
+			if err := a.printVoyageLine(v, err); err != nil {
+				return err
+			}
+			_, err = io.WriteString(a.err, voyageSpentWarning(v))
+			return err
 		},
 	}
 	cmd.Flags().Float64Var(&costLimit, "cost-limit-usd", 0, "hard budget in US dollars (0: none); raising it above the spend resumes the voyage")

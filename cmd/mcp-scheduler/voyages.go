@@ -109,7 +109,7 @@ func (a *app) printVoyage(d engine.VoyageDetail) error {
 	fmt.Fprintln(w)
 	t := newTable(w, "ID", "KEY", "STATE", "LANDING", "PRIO", "ATTEMPT", "WHY / SUMMARY", "TITLE")
 	for _, m := range d.Missions {
-		why := m.Summary
+		why := cliText(m.Summary, m.ID, v.ID)
 		if len(m.Why) > 0 {
 			var parts []string
 			for _, r := range m.Why {

@@ -49,6 +49,19 @@ func (s cliWordsSource) Mission(ctx context.Context, id string) (watch.MissionVi
 		d.Reason = cliText(d.Reason, m.ID, m.VoyageID)
 		m.Decision = &d
 	}
+	if m.LastFailure != nil {
+		f := *m.LastFailure
+		f.Summary = cliText(f.Summary, m.ID, m.VoyageID)
+		m.LastFailure = &f
+	}
+	v.Detail.Attempts = slices.Clone(v.Detail.Attempts)
+	for i, a := range v.Detail.Attempts {
+		if a.Failure != nil {
+			f := *a.Failure
+			f.Summary = cliText(f.Summary, m.ID, m.VoyageID)
+			v.Detail.Attempts[i].Failure = &f
+		}
+	}
 	v.Escalations = escalationsInCLIWords(v.Escalations)
 	return v, nil
 }
@@ -62,14 +75,18 @@ func reasonsInCLIWords(rs []engine.Reason, ids ...string) []engine.Reason {
 	return out
 }
 
-// escalationsInCLIWords is es with each reason, decision and next step in the command line's
-// words (a copy).
+// escalationsInCLIWords is es with each reason, decision, next step and evidence line in the
+// command line's words (a copy).
 func escalationsInCLIWords(es []domain.Escalation) []domain.Escalation {
 	out := slices.Clone(es)
 	for i := range out {
 		e, ids := &out[i], escalationIDs(out[i])
 		e.Reason, e.DecisionRequired = cliText(e.Reason, ids...), cliText(e.DecisionRequired, ids...)
 		e.SafeNextStep = cliText(e.SafeNextStep, ids...)
+		e.Evidence = slices.Clone(e.Evidence)
+		for j, ev := range e.Evidence {
+			e.Evidence[j] = cliText(ev, ids...)
+		}
 	}
 	return out
 }

@@ -33,13 +33,17 @@ func CheckID(field, prefix, s string) error {
 	return nil
 }
 
+// VoyageIDSource says where an MCP client finds a voyage id, in the hint of a bad one (the
+// command line tells it in its own words: cmd/mcp-scheduler/cliwords.go).
+const VoyageIDSource = "dispatch's answer or a mission's voyage_id (get_mission)"
+
 // idKind is what an id prefix names, for messages: "a mission", and where a caller finds
 // one.
 type idKind struct{ name, article, where string }
 
 var idKinds = map[string]idKind{
 	PrefixMission:    {"mission", "a mission", "copy one from list_missions or voyage_status"},
-	PrefixVoyage:     {"voyage", "a voyage", "copy one from dispatch's answer or a mission's voyage_id (get_mission)"},
+	PrefixVoyage:     {"voyage", "a voyage", "copy one from " + VoyageIDSource},
 	PrefixEscalation: {"escalation", "an escalation", "copy one from list_escalations"},
 	PrefixAgent:      {"agent", "an agent", "copy one from list_agents"},
 }

@@ -201,7 +201,7 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 		reason := orDefault(res.Summary, "the agent needs a decision")
 		_, err := sv.eng.Block(ctx, engine.BlockRequest{MissionID: a.fence.MissionID, Epoch: &epoch, Kind: "decision",
 			Reason: reason, DecisionRequired: orDefault(res.Decision, reason), Evidence: res.Evidence,
-			SafeNextStep: "resolve_escalation with retry once decided"}, a.profile.Name)
+			SafeNextStep: "resolve_escalation with action retry once decided"}, a.profile.Name)
 		return err
 	}
 	failure := domain.Failure{Kind: domain.FailureCrash, Summary: "the agent ended without a result"}

@@ -80,6 +80,7 @@ func (h *Handler) voyage(w http.ResponseWriter, r *http.Request) {
 // names the mission (open and resolved).
 type MissionPage struct {
 	engine.MissionDetail
+	MissionWords
 	Escalations []EscalationView `json:"escalations"`
 	// Actions are the buttons the page offers, by the engine's own rules: "retry" (a failed,
 	// blocked or cancelled mission), "skip" (one not finished), "approve_landing" (a landing
@@ -118,7 +119,7 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	budgets, err := h.missionBudgets(ctx, d, escs)
-	h.answer(w, MissionPage{MissionDetail: d, Escalations: escalationViews(escs), Actions: missionActions(d.Mission), Budgets: budgets}, err)
+	h.answer(w, MissionPage{MissionDetail: d, MissionWords: missionWords(d), Escalations: escalationViews(escs), Actions: missionActions(d.Mission), Budgets: budgets}, err)
 }
 
 // MissionLog is the output tail of one attempt.

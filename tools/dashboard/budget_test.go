@@ -51,16 +51,31 @@ func TestBudget_RaiseFromTheDashboard(t *testing.T) {
 		{Scope: "voyage", ID: d.Voyage.ID, SpentUSD: 0.5, SpentTokens: 1100, CostLimitUSD: 3},
 	}, page.Budgets)
 
+	// The page's words beside the engine's: no MCP tool in the failure, the reasons, the
+	// escalation's reason, decision and evidence; the engine's fields stay as they are.
+	require.Contains(t, page.Mission.LastFailure.Summary, "(update_mission cost_limit_usd)", "the engine's sentence is kept")
+	require.Contains(t, page.PageLastFailure, "raise it (the mission page's budget form) or cancel")
+	require.Len(t, page.Attempts, 1)
+	require.Equal(t, page.PageLastFailure, page.PageAttemptFailures[page.Attempts[0].Attempt])
 	var escs []dashboard.EscalationView
 	f.getJSON("/api/escalations", &escs)
 	require.NotEmpty(t, escs)
+	budgetEscs := 0
 	for _, e := range escs {
-		if e.Kind == "budget" {
-			require.Equal(t, "resolve_escalation with action retry once fixed", e.SafeNextStep, "the engine's sentence is kept")
-			require.Equal(t, "the retry button of this escalation once fixed", e.PageNextStep)
-			require.Contains(t, e.PageDecision, "the budget form on the mission's or the voyage's page")
+		if e.Kind != "budget" {
+			continue
+		}
+		budgetEscs++
+		require.Contains(t, e.DecisionRequired, "(update_mission cost_limit_usd)", "the engine's sentence is kept")
+		require.Equal(t, "raise mission "+a+"'s cost limit (the mission page's budget form) above what was spent: the mission then resumes by itself and this escalation closes; or cancel the mission", e.PageDecision)
+		require.Contains(t, e.PageNextStep, "resumes by itself once the limit is raised")
+		require.Contains(t, e.PageReason, "raise it (the mission page's budget form) or cancel")
+		require.Len(t, e.PageEvidence, len(e.Evidence))
+		for i, line := range e.PageEvidence {
+			require.NotContains(t, line, "update_mission", "evidence line %d: %s", i, e.Evidence[i])
 		}
 	}
+	require.Equal(t, 1, budgetEscs)
 
 	auth := map[string]string{"Authorization": "Bearer " + token, "Origin": f.base, "Content-Type": "application/json"}
 	post := func(path, body string, h map[string]string) (int, string) {

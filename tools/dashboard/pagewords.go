@@ -3,6 +3,7 @@ package dashboard
 import (
 	"regexp"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -18,6 +19,7 @@ var pageRules = []struct {
 	re   *regexp.Regexp
 	repl string
 }{
+	{regexp.MustCompile(`\bthen resolve_escalation with (?:action )?(retry|skip|cancel|acknowledge)\b`), "then press $1 on this escalation"},
 	{regexp.MustCompile(`\bresolve_escalation with (?:action )?(retry|skip|cancel|acknowledge)\b`), "the $1 button of this escalation"},
 	{regexp.MustCompile(`\bresolve this escalation with action (retry|skip|cancel|acknowledge)\b`), "press $1 on this escalation"},
 	{regexp.MustCompile(`\bupdate_mission or update_voyage (?:cost_limit_usd|token_limit)\b`), "the budget form on the mission's or the voyage's page"},
@@ -65,18 +67,64 @@ func pageText(s string) string {
 }
 
 // EscalationView is an escalation as the dashboard shows it: the engine's record, plus its
-// safe next step and decision told in the dashboard's words (pageText).
+// safe next step, decision, reason and evidence lines (in the record's order) told in the
+// dashboard's words (pageText).
 type EscalationView struct {
 	domain.Escalation
-	PageNextStep string `json:"page_next_step,omitempty"`
-	PageDecision string `json:"page_decision,omitempty"`
+	PageNextStep string   `json:"page_next_step,omitempty"`
+	PageDecision string   `json:"page_decision,omitempty"`
+	PageReason   string   `json:"page_reason,omitempty"`
+	PageEvidence []string `json:"page_evidence,omitempty"`
 }
 
 // escalationViews tells escs in the dashboard's words.
 func escalationViews(escs []domain.Escalation) []EscalationView {
 	out := make([]EscalationView, 0, len(escs))
 	for _, e := range escs {
-		out = append(out, EscalationView{Escalation: e, PageNextStep: pageText(e.SafeNextStep), PageDecision: pageText(e.DecisionRequired)})
+		out = append(out, EscalationView{Escalation: e, PageNextStep: pageText(e.SafeNextStep), PageDecision: pageText(e.DecisionRequired),
+			PageReason: pageText(e.Reason), PageEvidence: pageTexts(e.Evidence)})
 	}
 	return out
+}
+
+// pageTexts is pageText of each of ss, in order (nil for none).
+func pageTexts(ss []string) []string {
+	if len(ss) == 0 {
+		return nil
+	}
+	out := make([]string, len(ss))
+	for i, s := range ss {
+		out[i] = pageText(s)
+	}
+	return out
+}
+
+// MissionWords are the mission page's other engine sentences told in the dashboard's words
+// (pageText), beside get_mission's own fields, which stay as the engine wrote them: the last
+// failure's summary, each ended attempt's failure summary (by attempt number; only attempts
+// that failed) and each reason it waits (in why_not_running's order).
+type MissionWords struct {
+	PageLastFailure     string         `json:"page_last_failure,omitempty"`
+	PageAttemptFailures map[int]string `json:"page_attempt_failures,omitempty"`
+	PageWhyNotRunning   []string       `json:"page_why_not_running,omitempty"`
+}
+
+// missionWords tells d's failure summaries and reasons in the dashboard's words.
+func missionWords(d engine.MissionDetail) MissionWords {
+	var w MissionWords
+	if f := d.Mission.LastFailure; f != nil {
+		w.PageLastFailure = pageText(f.Summary)
+	}
+	for _, a := range d.Attempts {
+		if a.Failure != nil && a.Failure.Summary != "" {
+			if w.PageAttemptFailures == nil {
+				w.PageAttemptFailures = map[int]string{}
+			}
+			w.PageAttemptFailures[a.Attempt] = pageText(a.Failure.Summary)
+		}
+	}
+	for _, r := range d.WhyNotRunning {
+		w.PageWhyNotRunning = append(w.PageWhyNotRunning, pageText(r.Message))
+	}
+	return w
 }

@@ -58,10 +58,14 @@ try {
   check(await form.locator('[data-spent=cost]').innerText() === '$0.5000', 'the spend shown');
   check(await form.locator('[data-limit=cost]').innerText() === '$0.2500', 'the limit shown');
   check(await page.locator('form[data-budget=voyage]').count() === 1, 'the voyage budget is offered too');
-  // The escalation's safe next step names the page's button, not the MCP tool.
+  // The escalation says raising the limit resumes the mission, and names the page's form,
+  // not the MCP tool, as the failure and the attempts do.
   const steps = await page.locator('.card[data-escalation][data-state=open] [data-next-step]').allInnerTexts();
-  check(steps.some(s => s.includes('the retry button of this escalation')), `safe next steps: ${steps}`);
+  check(steps.some(s => s.includes('resumes by itself once the limit is raised')), `safe next steps: ${steps}`);
   check(!steps.some(s => /resolve_escalation|get_mission|voyage_status|retry_mission/.test(s)), `safe next steps name tools: ${steps}`);
+  const main = await page.locator('main').innerText();
+  check(main.includes("the mission page's budget form"), `the page names its form: ${main}`);
+  check(!/update_mission|update_voyage|cost_limit_usd\)/.test(main), `the page names tools: ${main}`);
   await shot(page, 'budget');
 
   // A negative limit is refused with the engine's sentence, and changes nothing.

@@ -52,14 +52,17 @@ function notice(text, ok) {
   n.hidden = false;
 }
 
-function whyList(why) {
+// whyList lists the reasons a mission waits; words are the same reasons in the page's words
+// (page_why_not_running, in the same order), when the API gave them.
+function whyList(why, words) {
   if (!why || !why.length) return null;
-  return h('ul', { class: 'why' }, why.map(w => h('li', { 'data-code': w.code }, w.message, w.until ? ` (until ${when(w.until)})` : '')));
+  return h('ul', { class: 'why' }, why.map((w, i) => h('li', { 'data-code': w.code }, (words && words[i]) || w.message, w.until ? ` (until ${when(w.until)})` : '')));
 }
 
-// failureText is how a failure reads (engine/domain Failure: kind, summary, diagnostic, tool).
-function failureText(f) {
-  const what = f.summary || f.diagnostic || '';
+// failureText is how a failure reads (engine/domain Failure: kind, summary, diagnostic, tool);
+// summary is its summary in the page's words (page_last_failure, page_attempt_failures), if any.
+function failureText(f, summary) {
+  const what = summary || f.summary || f.diagnostic || '';
   const tool = f.tool ? ` (${f.tool})` : '';
   return what ? `${f.kind}: ${what}${tool}` : `${f.kind}${tool}`;
 }
@@ -105,19 +108,19 @@ const pages = {
         field('repository', m.repository), field('target branch', m.target_branch), field('persona', m.persona),
         field('write area', (m.write_area || []).join(', ')), field('attempt', `${m.attempt} (budget ${m.retry_budget}, used ${m.attempts_used})`),
         field('agent', m.profile), field(m.state === 'running' ? 'progress' : 'last progress', m.progress && m.progress.message), field('usage', tokens(m.usage)), field('cost', usd(m.usage && m.usage.cost_usd)),
-        field('result', m.result && m.result.summary), field('last failure', m.last_failure && failureText(m.last_failure))),
+        field('result', m.result && m.result.summary), field('last failure', m.last_failure && failureText(m.last_failure, d.page_last_failure))),
       h('div', { class: 'buttons' },
         (d.actions || []).includes('retry') ? h('button', { 'data-action': 'retry', onclick: () => act(`/api/missions/${enc}/retry`) }, 'Retry') : null,
         (d.actions || []).includes('skip') ? h('button', { 'data-action': 'skip', onclick: () => act(`/api/missions/${enc}/skip`, { note: 'skipped from the dashboard' }) }, 'Skip') : null,
         (d.actions || []).includes('approve_landing') ? h('button', { 'data-action': 'approve_landing', onclick: () => act(`/api/missions/${enc}/approve-landing`) }, 'Approve landing') : null),
-      d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running)] : null,
+      d.why_not_running ? [h('h3', {}, 'Why it waits'), whyList(d.why_not_running, d.page_why_not_running)] : null,
       (d.budgets || []).length ? [h('h3', {}, 'Budget'), d.budgets.map(budgetForm)] : null,
       h('h3', {}, 'Dependencies'),
       (d.depends_on || []).length ? h('ul', {}, d.depends_on.map(e => h('li', {}, e.type, ' on ', missionLink(e.depends_on), e.reason ? ` (${e.reason})` : ''))) : h('p', { class: 'muted' }, 'none'),
       h('h3', {}, 'Attempts'),
       (d.attempts || []).length ? h('table', {}, h('tr', {}, ['#', 'agent', 'outcome', 'failure', 'usage', 'cost', 'started', 'ended'].map(t => h('th', {}, t))),
         d.attempts.map(a => h('tr', { 'data-attempt': a.attempt }, h('td', {}, a.attempt), h('td', {}, a.agent || a.profile || ''), h('td', {}, a.outcome),
-          h('td', {}, a.failure ? failureText(a.failure) : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
+          h('td', {}, a.failure ? failureText(a.failure, (d.page_attempt_failures || {})[a.attempt]) : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
           h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, m.attempt ? `attempt ${m.attempt} has not ended yet` : 'none yet'),
       h('h3', {}, `Output (attempt ${log.attempt || '–'})`),
       log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
@@ -189,10 +192,10 @@ function escCard(e) {
   const enc = encodeURIComponent(e.id);
   const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
   return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
-    h('strong', {}, e.kind, ': '), e.reason,
+    h('strong', {}, e.kind, ': '), e.page_reason || e.reason,
     h('p', {}, h('em', {}, 'Decision: '), e.page_decision || e.decision_required),
     e.safe_next_step ? h('p', { 'data-next-step': '' }, h('em', {}, 'Safe next step: '), e.page_next_step || e.safe_next_step) : null,
-    (e.evidence || []).length ? h('ul', {}, e.evidence.map(x => h('li', {}, x))) : null,
+    (e.evidence || []).length ? h('ul', {}, e.evidence.map((x, i) => h('li', {}, (e.page_evidence || [])[i] || x))) : null,
     h('p', { class: 'muted' }, 'missions: ', (e.mission_ids || []).map(id => [missionLink(id), ' ']), e.state === 'resolved' ? ` · resolved (${e.resolution}) by ${e.resolved_by}` : ''),
     e.state === 'open' ? h('div', { class: 'buttons' },
       ['retry', 'skip', 'cancel', 'acknowledge'].map(a => h('button', { 'data-action': a, onclick: resolve(a) }, a)),

@@ -1,0 +1,52 @@
+package engine
+
+import (
+	"fmt"
+	"unicode/utf8"
+)
+
+// textProblem names what is wrong with a mission's free text s ("" when nothing): bytes that
+// are not UTF-8, or a control character, with the byte offset where it is (0-based). A
+// multiline text may hold newlines, tabs and carriage returns; a one-line text none.
+// Escapes and bells are refused because the text is shown on terminals and pages.
+func textProblem(s string, multiline bool) string {
+	for i, r := range s {
+		if r == utf8.RuneError {
+			if _, size := utf8.DecodeRuneInString(s[i:]); size == 1 {
+				return fmt.Sprintf("is not valid UTF-8 (byte 0x%02x at byte %d)", s[i], i)
+			}
+		}
+		if isControl(r, multiline) {
+			return fmt.Sprintf("holds control character U+%04X at byte %d; %s", r, i, allowedControls(multiline))
+		}
+	}
+	return ""
+}
+
+// isControl reports whether r is a control character a text may not hold (C0 or DEL;
+// multiline allows newline, tab and carriage return).
+func isControl(r rune, multiline bool) bool {
+	if r >= 0x20 && r != 0x7f {
+		return false
+	}
+	return !multiline || (r != '\n' && r != '\t' && r != '\r')
+}
+
+// allowedControls says which control characters a text may hold.
+func allowedControls(multiline bool) string {
+	if multiline {
+		return "only newline, tab and carriage return are allowed"
+	}
+	return "none is allowed (it is one line)"
+}
+
+// hasControl reports whether s holds a control character (NUL included); multiline allows
+// newlines and tabs.
+func hasControl(s string, multiline bool) bool {
+	for _, r := range s {
+		if isControl(r, multiline) {
+			return true
+		}
+	}
+	return false
+}
