@@ -49,7 +49,12 @@ func TestView_FooterWrapsInsteadOfBeingCut(t *testing.T) {
 			v := m.View()
 			requireFits(t, v, width)
 			require.Contains(t, noDots(v), noDots(c.help), "width %d: the whole help (lines break between its items)", width)
-			require.NotContains(t, ansi.Strip(v), "…", "width %d: nothing cut", width)
+			cut := ansi.Strip(v)
+			if c.help == helpOverview { // the overview's rows are cut to the width; its help is not
+				lines := strings.Split(cut, "\n")
+				cut = strings.Join(lines[len(lines)-len(wrapHelp(c.help, width)):], "\n")
+			}
+			require.NotContains(t, cut, "…", "width %d: nothing cut", width)
 		}
 		m = press(t, m, "esc", "esc", "?")
 		require.Contains(t, words(m.View()), words(helpMore), "the longer help wraps too")
