@@ -358,7 +358,7 @@ func logText(l tools.MissionLog) []string {
 	}
 	out := []string{head, "", "events"}
 	for _, e := range l.Events {
-		out = append(out, fmt.Sprintf("  %s  %-22s %s", e.At.Local().Format("15:04:05"), e.Type, clip(string(e.Data), 300)))
+		out = append(out, "  "+eventText(e)) // wrapped between words by logLines, never cut
 	}
 	if l.Output == nil {
 		return append(out, "", "no output files (a pull-mode attempt reports through tools only)")
