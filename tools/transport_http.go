@@ -234,7 +234,7 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: Host must name this machine (localhost, 127.0.0.1 or ::1)", http.StatusForbidden)
 			return
 		}
-		if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) {
+		if o := r.Header.Get("Origin"); o != "" && !g.originAllowed(o) && !SameOrigin(o, r.Host) {
 			http.Error(w, "forbidden: Origin "+o+" is not allowed (add it to [http] allowed_origins)", http.StatusForbidden)
 			return
 		}
@@ -265,6 +265,20 @@ func (g *guard) authorized(r *http.Request) bool {
 	}
 	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
 	return subtle.ConstantTimeCompare(sum[:], g.token) == 1
+}
+
+// SameOrigin reports whether origin (an Origin header) names the server the request was sent
+// to: an http or https origin whose host:port is the request's Host header (case aside). It
+// is the one same-origin rule of the listener's guard and the dashboard's state-changing
+// requests. It admits no more than the Host header does: on a loopback listener the guard has
+// already required Host to name this machine (DNS rebinding), and on any other one a token is
+// required, which a page served from another name holds neither as a header nor as a cookie.
+func SameOrigin(origin, host string) bool {
+	u, err := url.Parse(origin)
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false
+	}
+	return strings.EqualFold(u.Host, host)
 }
 
 // originAllowed accepts loopback origins (local tools such as the MCP Inspector) and the

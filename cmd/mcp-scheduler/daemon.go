@@ -45,7 +45,7 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr strin
 			return err
 		}
 		if err := tools.CheckBind(httpAddr, token); err != nil {
-			return err
+			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
 	if err := a.open(ctx); err != nil {

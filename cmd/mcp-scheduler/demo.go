@@ -110,7 +110,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	if dashURL != "" {
 		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
-	fmt.Fprintf(a.out, "\nWatch it live from another terminal: mcp-scheduler --data-dir %s watch\n\n", a.cfg.DataDir)
+	fmt.Fprintf(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
 	if err := l.s.Start(runCtx); err != nil {
@@ -126,10 +126,13 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	if err := p.summary(ctx, d.Voyage.ID, repo); err != nil {
 		return err
 	}
-	if keep {
+	switch {
+	case keep:
 		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
-	} else {
-		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
+	case dashURL != "":
+		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are removed when you press Ctrl-C; `mcp-scheduler demo --keep` keeps them for a look around.\n")
+	default:
+		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are now removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	}
 	if dashURL != "" {
 		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C.\n", dashURL)

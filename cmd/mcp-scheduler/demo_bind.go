@@ -17,10 +17,10 @@ func (a *app) demoToken(addr string) (string, error) {
 		return "", err
 	}
 	if err := tools.CheckBind(addr, token); errors.Is(err, tools.ErrInsecureBind) {
-		return "", fmt.Errorf("demo --http %s: not a loopback address and no bearer token; set $%s (or [http] token_file in the config file) "+
-			"or use --http 127.0.0.1:PORT (demo has no --token flag)", addr, EnvToken)
+		return "", usageError{fmt.Errorf("demo --http %s: not a loopback address and no bearer token; set $%s (or [http] token_file in the config file) "+
+			"or use --http 127.0.0.1:PORT (demo has no --token flag)", addr, EnvToken)}
 	} else if err != nil {
-		return "", err
+		return "", usageError{err}
 	}
 	return token, nil
 }

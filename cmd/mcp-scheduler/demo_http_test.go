@@ -5,10 +5,12 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"io/fs"
 	"net/http"
 	"os"
 	"os/exec"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -103,8 +105,35 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	getJSON(t, base+"/api/agents", &agents)
 	require.Contains(t, agents.Agents, struct{ ID, Kind, Profile string }{"reference", "managed", "reference"},
 		"the demo's profile is an agent the Agents page lists")
+	// While the dashboard stays up, the repository and the data dir are still there (removed at
+	// Ctrl-C, as the demo says), and the watch command it printed works as printed.
+	text := strings.Join(out, "\n")
+	require.Contains(t, text, "The temporary repository and data dir are removed when you press Ctrl-C;")
+	require.NotContains(t, text, "are now removed")
+	watchArgs := printedWatch(t, text)
+	wcmd := exec.CommandContext(ctx, watchArgs[0], append(watchArgs[1:], "--once")...)
+	wcmd.Env, wcmd.Dir = s.env, s.repo
+	watched, err := wcmd.CombinedOutput()
+	require.NoError(t, err, "%s", watched)
+	require.Contains(t, string(watched), voyage, "the printed watch command shows the demo's voyage")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
+	_, err = os.Stat(watchArgs[2])
+	require.ErrorIs(t, err, fs.ErrNotExist, "the data dir is removed at Ctrl-C")
+}
+
+// printedWatch is the watch command the demo printed ("Watch it live from another terminal:
+// PROGRAM --data-dir DIR watch"), split into its words (the tests' paths hold no spaces).
+// The program is this test's binary, which is not on PATH: the demo names it by its path.
+func printedWatch(t *testing.T, text string) []string {
+	t.Helper()
+	_, rest, ok := strings.Cut(text, "Watch it live from another terminal: ")
+	require.True(t, ok, text)
+	line, _, _ := strings.Cut(rest, "\n")
+	words := strings.Fields(line)
+	require.Len(t, words, 4, line)
+	require.Equal(t, []string{binary, "--data-dir", "watch"}, []string{words[0], words[1], words[3]}, line)
+	return words
 }
 
 // TestDaemon_HTTPDashboard: daemon --http serves the dashboard beside the loop, behind the
@@ -163,7 +192,9 @@ func TestDemo_HTTPNonLoopbackNamesWhatExists(t *testing.T) {
 	cmd := exec.CommandContext(ctx, binary, "demo", "--http", "0.0.0.0:1")
 	cmd.Env, cmd.Dir = s.env, s.repo
 	out, err := cmd.CombinedOutput()
-	require.Error(t, err, "%s", out)
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "%s", out)
+	require.Equal(t, 2, exit.ExitCode(), "a usage mistake, as --metrics 0.0.0.0:P: %s", out)
 	require.Contains(t, string(out), "demo --http 0.0.0.0:1: not a loopback address and no bearer token; set $MCP_SCHEDULER_TOKEN (or [http] token_file in the config file) or use --http 127.0.0.1:PORT")
 	require.NotContains(t, string(out), "(--token,")
 	require.NotContains(t, string(out), "mcp-scheduler demo: voyage", "refused before the demo starts")

@@ -35,7 +35,8 @@ func TestDemo_RunsToCompletion(t *testing.T) {
 	require.Contains(t, text, "mcp-scheduler demo --keep", "the demo says how to keep what it made")
 	require.NotContains(t, text, "no_leader", "no reason is printed before the demo's own scheduler leads")
 	require.Contains(t, text, "Landed history of main:")
-	require.Contains(t, text, "Watch it live from another terminal: mcp-scheduler --data-dir ", "the demo says how to watch it")
+	require.Contains(t, text, "Watch it live from another terminal: "+binary+" --data-dir ", "the demo says how to watch it, naming itself by its path (not on PATH here)")
+	require.Contains(t, text, "The temporary repository and data dir are now removed;")
 	for _, key := range []string{"outline", "getting-started", "configuration", "glossary", "readme-usage", "readme-links"} {
 		require.Contains(t, text, key+" ", key)
 	}

@@ -56,15 +56,19 @@ func TestB29_BinaryHTTP(t *testing.T) {
 	require.Equal(t, 0, p.wait(10*time.Second))
 }
 
-// TestB29_RefusesNonLoopbackWithoutToken: serve exits at once with an error naming the
-// ways to set a token; nothing listens.
+// TestB29_RefusesNonLoopbackWithoutToken: serve exits at once (2, a usage mistake, as
+// --metrics and --pprof refuse a non-loopback address) with an error naming the ways to set a
+// token; nothing listens.
 func TestB29_RefusesNonLoopbackWithoutToken(t *testing.T) {
 	s := newSandbox(t)
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0"} {
 		p := s.start(nil, "serve", "--http", addr)
-		require.Equal(t, 1, p.wait(10*time.Second), addr)
+		require.Equal(t, 2, p.wait(10*time.Second), "a usage mistake, as --metrics 0.0.0.0:P: %s", addr)
 		require.Contains(t, p.stderrText(), "refusing to serve HTTP on a non-loopback address without a bearer token")
 		require.NotContains(t, p.stderrText(), "serving MCP over HTTP")
+		d := s.start(nil, "daemon", "--http", addr)
+		require.Equal(t, 2, d.wait(10*time.Second), "daemon as serve: %s", addr)
+		require.Contains(t, d.stderrText(), "refusing to serve HTTP on a non-loopback address without a bearer token")
 	}
 	// With a private token file the same address is served.
 	tok := filepath.Join(s.home, "token")

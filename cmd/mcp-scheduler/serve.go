@@ -97,7 +97,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return err
 		}
 		if err := tools.CheckBind(addr, token); err != nil {
-			return err
+			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
 	if err := a.open(ctx); err != nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/url"
-	"path/filepath"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
@@ -45,7 +44,7 @@ func (s StorageConfig) connectWait() time.Duration {
 // "postgres <redacted URL>".
 func (s StorageConfig) describe(dataDir string) string {
 	if s.URL == "" {
-		return filepath.Join(dataDir, "mcp-scheduler.db")
+		return sqliteFile(dataDir)
 	}
 	return "postgres " + redactedURL(s.URL)
 }
@@ -80,7 +79,7 @@ func redactedURL(s string) string {
 func (a *app) openStore(ctx context.Context) (engine.Store, error) {
 	log := a.log.With("component", "storage")
 	if a.cfg.Storage.URL == "" {
-		return storage.Open(ctx, filepath.Join(a.cfg.DataDir, "mcp-scheduler.db"), storage.Options{Logger: log})
+		return storage.Open(ctx, sqliteFile(a.cfg.DataDir), storage.Options{Logger: log})
 	}
 	st, err := postgres.Open(ctx, a.cfg.Storage.URL, postgres.Options{Logger: log, ConnectWait: a.cfg.Storage.connectWait()})
 	if err != nil {

@@ -36,11 +36,14 @@ func newWatchCmd(a *app) *cobra.Command {
 			if interval < minWatchInterval {
 				return usageError{fmt.Errorf("--interval %v is too short: give %v or more (the view also refreshes on every change)", interval, minWatchInterval)}
 			}
+			if err := a.checkWatchStore(); err != nil {
+				return err
+			}
 			if err := a.open(cmd.Context()); err != nil {
 				return err
 			}
-			src := watch.EngineSource{Engine: a.eng, Actor: a.actor(),
-				Logs: tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()}}
+			src := a.watchedSource(watch.EngineSource{Engine: a.eng, Actor: a.actor(),
+				Logs: tools.FileLogs{DataDir: a.cfg.DataDir, Redact: a.redactor()}})
 			if a.jsonOut { // the engine's own sentences, as every --json prints them
 				return a.watchPlain(cmd.Context(), src, interval, once)
 			}

@@ -67,3 +67,44 @@ func lastLines(scr string, n int) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// `watch` in a real 80×24 pseudo-terminal with a voyage of more missions than the screen
+// holds: each row keeps to one line (cut with "…", not wrapped onto a second one), so RUNNING
+// shows on the first screen, and G scrolls the list to its last sections.
+func TestWatch_In80x24EverySectionCanBeReached(t *testing.T) {
+	w := newWatchSandbox(t)
+	specs := []engine.MissionSpec{{Key: "lead", Title: "Lead: the chapter everything else waits for", WriteArea: []string{"lead.md"},
+		Brief: "@progress 10 \"working on the lead chapter\"\n@hang"}}
+	for i := range 8 {
+		specs = append(specs, engine.MissionSpec{Key: fmt.Sprintf("review-%d", i), Title: fmt.Sprintf("Review: Glossary part %d (review of the glossary)", i),
+			WriteArea: []string{fmt.Sprintf("r%d.md", i)}, DependsOn: []string{"lead"}, Brief: "@done reviewed"})
+	}
+	_, err := w.eng.Dispatch(context.Background(), engine.VoyageSpec{Title: "eighty", Missions: specs}, "test")
+	require.NoError(t, err)
+
+	cmd := exec.Command(binary, "watch", "--interval", "1s")
+	cmd.Dir, cmd.Env = w.repo, append(append([]string{}, w.env...), "TERM=xterm-256color")
+	term := startInTerminal(t, cmd, 80, 24)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			<-exited
+		}
+		term.close()
+	}()
+
+	scr := term.waitScreen("the lead running, on the first screen", "VOYAGES (1)", "RUNNING (1)", "WAITING (8)")
+	require.True(t, strings.HasSuffix(strings.TrimSpace(lineWith(scr, "review-0")), "…"), "a long row is cut at 80 columns:\n%s", scr)
+	for _, l := range strings.Split(scr, "\n") {
+		require.False(t, strings.HasPrefix(l, "        ") && strings.TrimSpace(l) != "", "no row goes on over a second line: %q\n%s", l, scr)
+	}
+	term.press("G")
+	scr = term.waitScreen("the end of the list after G", "WAITING (8)", "ESCALATIONS (0)", "q quit")
+	require.Contains(t, selectedRow(scr), "review-7                 pending", "G selects the last waiting mission:\n%s", scr)
+	term.press("g")
+	term.waitScreen("the top again after g", "VOYAGES (1)", "eighty")
+	term.press("q")
+	require.NoError(t, <-exited, "q exits 0")
+}

@@ -339,8 +339,11 @@ func TestWatch_PipedPrintsPlainSnapshots(t *testing.T) {
 	require.Equal(t, 0, code, errs)
 	id := regexp.MustCompile(`msn_[0-9A-Z]{26}`).FindString(made)
 	require.NotEmpty(t, id, "go names the mission it made: %s", made)
-	// Its row shows its id (the title is clipped to the column: "a mission made while wa…").
+	// Its row shows its id and its whole title (28 characters: a terminal cuts it to its
+	// 24-column name, a pipe has no width to fit, so grep finds the whole title).
 	waitLine("a snapshot with the new mission", func(s string) bool { return strings.Contains(s, id) })
+	require.Contains(t, lineWith(seen.String(), id), "a mission made while watching", "piped rows name missions whole")
+	require.NotContains(t, seen.String(), "a mission made while wa…")
 	require.GreaterOrEqual(t, strings.Count(seen.String(), "mcp-scheduler watch ·"), 2)
 	// the voyage goes on while watched; its agents are done once the second mission blocks
 	waitLine("the second mission blocked", func(s string) bool { return strings.Contains(s, "which title should the second page have?") })

@@ -9,8 +9,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
 	"strings"
+
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
 var errNoEngine = errors.New("dashboard: Deps.Engine is required")
@@ -88,8 +89,9 @@ func (a *auth) require(next http.HandlerFunc) http.Handler {
 }
 
 // sameOrigin checks that a state-changing request comes from a page of this server: it must
-// carry an Origin header (browsers always send one on POST) naming this very host. The
-// listener's guard has already refused foreign origins; this also refuses a missing Origin
+// carry an Origin header (browsers always send one on POST) naming this very host
+// (tools.SameOrigin, the rule the listener's guard applies too). The listener's guard has
+// already refused foreign origins; this also refuses a missing Origin
 // and other local origins (another program's page on a loopback port). It returns the refusal,
 // or "" when the request may go on.
 func sameOrigin(r *http.Request) string {
@@ -97,8 +99,7 @@ func sameOrigin(r *http.Request) string {
 	if o == "" {
 		return "forbidden: a state-changing request must carry an Origin header naming this server (send it from the dashboard page)"
 	}
-	u, err := url.Parse(o)
-	if err != nil || !strings.EqualFold(u.Host, r.Host) {
+	if !tools.SameOrigin(o, r.Host) {
 		return "forbidden: Origin " + o + " is not this server (http://" + r.Host + "); act from the dashboard page itself"
 	}
 	return ""

@@ -1,6 +1,7 @@
 package dashboard_test
 
 import (
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -8,6 +9,9 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 	"github.com/mcp-scheduler/mcp-scheduler/tools/dashboard"
 )
 
@@ -111,4 +115,50 @@ func TestAuth_OriginRules(t *testing.T) {
 	code, body, _ = f.do(http.MethodGet, "/", "", map[string]string{"Host": "evil.example"})
 	require.Equal(t, http.StatusForbidden, code, "DNS rebinding: a foreign Host name is refused")
 	require.Contains(t, body, "Host must name this machine")
+}
+
+// TestAuth_SameOriginOverTheNetwork: a dashboard on every interface (with a token) is opened
+// from another machine as http://192.0.2.2:PORT. Its own buttons (a POST whose Origin is the
+// server's own origin, equal to the Host header, with the session cookie) reach the engine
+// without [http] allowed_origins; a POST from another origin stays refused, by the listener's
+// guard (the MCP endpoint's rule, the same one) and on the MCP endpoint too.
+func TestAuth_SameOriginOverTheNetwork(t *testing.T) {
+	const token = "s3cret-token-for-the-lan-dashboard"
+	dir := t.TempDir()
+	st := teststore.OpenAt(t, teststore.LocationIn(dir))
+	eng := engine.New(st, engine.Options{DefaultRepository: dir})
+	f := serveOn(t, "0.0.0.0:0", token, dir, tools.Deps{Engine: eng, Logs: tools.FileLogs{DataDir: dir}})
+	_, port, err := net.SplitHostPort(strings.TrimPrefix(f.base, "http://"))
+	require.NoError(t, err)
+	host := net.JoinHostPort("192.0.2.2", port)
+	self := "http://" + host
+	d := f.voyage()
+	retry := "/api/missions/" + d.IDs["a"] + "/retry"
+
+	form := map[string]string{"Host": host, "Origin": self, "Content-Type": "application/x-www-form-urlencoded"}
+	code, body, hdr := f.do(http.MethodPost, "/login", url.Values{"token": {token}}.Encode(), form)
+	require.Equal(t, http.StatusSeeOther, code, "the login form of the page itself: %s", body)
+	cookies := (&http.Response{Header: hdr}).Cookies()
+	require.Len(t, cookies, 1)
+	session := cookies[0].Name + "=" + cookies[0].Value
+
+	button := map[string]string{"Host": host, "Origin": self, "Cookie": session, "Content-Type": "application/json"}
+	code, body, _ = f.do(http.MethodPost, retry, "{}", button)
+	require.Equal(t, http.StatusConflict, code, "the page's own button reaches the engine (which refuses to retry a pending mission): %s", body)
+	require.NotContains(t, body, "allowed_origins")
+
+	for _, other := range []string{"http://evil.example", "http://192.0.2.2:1", "http://192.0.2.3:" + port, "null"} {
+		h := map[string]string{"Host": host, "Origin": other, "Cookie": session, "Content-Type": "application/json"}
+		code, body, _ = f.do(http.MethodPost, retry, "{}", h)
+		require.Equal(t, http.StatusForbidden, code, "cross-origin %s: %s", other, body)
+		require.Contains(t, body, "is not allowed (add it to [http] allowed_origins)", other)
+	}
+	// The MCP endpoint is behind the same guard: a foreign Origin is refused there too. (Its
+	// own answer to the page's origin cannot be shown from here: this test connects over
+	// loopback, where the MCP SDK refuses a Host that is not loopback, DNS rebinding.)
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
+	code, body, _ = f.do(http.MethodPost, "/mcp", init, map[string]string{"Host": host, "Origin": "http://evil.example",
+		"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
+	require.Equal(t, http.StatusForbidden, code, body)
+	require.Contains(t, body, "is not allowed (add it to [http] allowed_origins)")
 }

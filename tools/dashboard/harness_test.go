@@ -43,6 +43,13 @@ func start(t testing.TB, token string) *fixture {
 // is the data dir).
 func serve(t testing.TB, token, dir string, deps tools.Deps) *fixture {
 	t.Helper()
+	return serveOn(t, "127.0.0.1:0", token, dir, deps)
+}
+
+// serveOn is serve on the listen address addr ("0.0.0.0:0": every interface, a LAN
+// dashboard); the fixture's base URL is on 127.0.0.1 at the port it got.
+func serveOn(t testing.TB, listen, token, dir string, deps tools.Deps) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	eng := deps.Engine
 	srv, err := tools.New(deps, tools.Options{Version: "test"})
@@ -54,7 +61,7 @@ func serve(t testing.TB, token, dir string, deps tools.Deps) *fixture {
 	errc := make(chan error, 1)
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
-		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: "127.0.0.1:0", Token: token, Dashboard: dash,
+		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: listen, Token: token, Dashboard: dash,
 			Ready: func(a net.Addr) { addrc <- a }})
 	})
 	var addr net.Addr
@@ -67,7 +74,9 @@ func serve(t testing.TB, token, dir string, deps tools.Deps) *fixture {
 		cancel()
 		wg.Wait()
 	})
-	return &fixture{t: t, ctx: ctx, eng: eng, dir: dir, base: "http://" + addr.String(), token: token}
+	_, port, err := net.SplitHostPort(addr.String())
+	require.NoError(t, err)
+	return &fixture{t: t, ctx: ctx, eng: eng, dir: dir, base: "http://" + net.JoinHostPort("127.0.0.1", port), token: token}
 }
 
 // voyage dispatches a voyage of four missions: b and c depend on a (hard, soft), d is

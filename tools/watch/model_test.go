@@ -3,6 +3,7 @@ package watch
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -312,10 +313,10 @@ func TestPlain_SameStateLaterPrintsTheSameBody(t *testing.T) {
 	require.Contains(t, m.View(), "ago", "the terminal view keeps ages")
 }
 
-// A waiting reason longer than the terminal is wide goes on over the following lines at the
-// width the terminal reported (tea.WindowSizeMsg), not cut: every word of it shows, and no
-// line is wider than the terminal. Plain output keeps the reason on one line, whole.
-func TestView_LongReasonWrapsAtTheTerminalWidth(t *testing.T) {
+// On a terminal every row of the overview keeps to one line, cut at the width the terminal
+// reported (tea.WindowSizeMsg) with "…", so that the sections after it stay on the screen;
+// the mission screen shows the reason whole, and plain output keeps it whole on one line.
+func TestView_OverviewRowsKeepToOneLine(t *testing.T) {
 	snap := sample()
 	reason := "profile claude-a rate-limited until 2026-12-01T18:00:50Z, resumes by itself: the window resets at 2026-12-01T18:00:20Z, reported by mission m1 on profile claude-a, plus rate_limit_margin 30s"
 	snap.Waiting[0].Why = []engine.Reason{{Code: "rate_limited", Message: reason}}
@@ -326,15 +327,57 @@ func TestView_LongReasonWrapsAtTheTerminalWidth(t *testing.T) {
 		for _, l := range strings.Split(view, "\n") {
 			require.LessOrEqual(t, ansi.StringWidth(l), width, "%q", l)
 		}
-		require.Contains(t, strings.Join(strings.Fields(view), " "), reason, "width %d: the whole reason, over several lines", width)
+		row := lineWith(view, "rate_limited")
+		require.True(t, strings.HasSuffix(row, "…"), "width %d: the row is cut, not wrapped: %q", width, row)
+		require.NotContains(t, view, contIndent+"2026", "width %d: no row goes on over a second line", width)
 	}
 	require.Contains(t, Plain(snap), "rate_limited: "+reason)
-	long := strings.Repeat("x", 70) // a word longer than a line is broken, not cut
+	long := strings.Repeat("x", 70) // wrapRow (the mission and log screens): a word longer than a line is broken, not cut
 	for _, l := range wrapRow("  msn_c  index  a "+long+" end", 40) {
 		require.LessOrEqual(t, ansi.StringWidth(l), 40, "%q", l)
 	}
 	squeeze := func(s string) string { return strings.Join(strings.Fields(s), "") }
 	require.Equal(t, squeeze("msn_c index a "+long+" end"), squeeze(strings.Join(wrapRow("  msn_c  index  a "+long+" end", 40), " ")), "every character kept")
+}
+
+// At 80×24 with more rows than the screen holds, the keys reach every section: moving down
+// scrolls the list, and on the last row (G) the sections after it (here the open escalation
+// and the heading after the last mission) show.
+func TestView_At80x24EverySectionCanBeReached(t *testing.T) {
+	snap := sample()
+	v := &snap.Voyages[0]
+	for i := range 12 {
+		v.Missions = append(v.Missions, engine.MissionLine{ID: fmt.Sprintf("msn_extra%02d_with_a_long_id", i), Title: "Review: Glossary (review of the glossary page)", State: domain.StateCompleted, Landing: domain.LandingLanded, Summary: "reviewed"})
+	}
+	snap.Escalations = nil // nothing selectable after WAITING: the end must show all the same
+	m := loaded(t, &recorder{snap: snap})
+	next, _ := m.Update(tea.WindowSizeMsg{Width: 80, Height: 24})
+	m = next.(Model)
+	view := ansi.Strip(m.View())
+	require.Len(t, strings.Split(view, "\n"), 24)
+	require.NotContains(t, view, "ESCALATIONS (0)", "the list is longer than the screen")
+	for _, l := range strings.Split(view, "\n") {
+		require.LessOrEqual(t, ansi.StringWidth(l), 80, "%q", l)
+	}
+	m = press(t, m, "G")
+	view = ansi.Strip(m.View())
+	for _, want := range []string{"RUNNING (1)", "WAITING (1)", "ESCALATIONS (0)", "▸ msn_c"} {
+		require.Contains(t, view, want, "after G:\n%s", view)
+	}
+	m = press(t, m, "g")
+	view = ansi.Strip(m.View())
+	require.Contains(t, view, "VOYAGES (1)", "g goes back to the top:\n%s", view)
+	require.Contains(t, view, "▸   msn_a")
+}
+
+// lineWith is the first line of s holding sub ("" when none does).
+func lineWith(s, sub string) string {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return l
+		}
+	}
+	return ""
 }
 
 // agentStdout is what agents of each runtime write on stdout: the agent protocol (with

@@ -67,7 +67,7 @@ func header(s Snapshot) []string {
 // running agents, waiting missions, open escalations.
 func rows(s Snapshot) []row {
 	var out []row
-	out = append(out, voyageRows(s.Voyages)...)
+	out = append(out, voyageRows(s)...)
 	out = append(out, runningRows(s)...)
 	out = append(out, waitingRows(s)...)
 	return append(out, escalationRows(s.Escalations)...)
@@ -79,7 +79,8 @@ func heading(title string, n int) row {
 
 func none() row { return row{kind: rowNote, text: "  none"} }
 
-func voyageRows(vs []Voyage) []row {
+func voyageRows(s Snapshot) []row {
+	vs := s.Voyages
 	out := []row{heading("VOYAGES", len(vs))}
 	if len(vs) == 0 {
 		return append(out, none())
@@ -91,7 +92,7 @@ func voyageRows(vs []Voyage) []row {
 		}
 		out = append(out, row{kind: rowText, text: fmt.Sprintf("  %s  %-9s %s  (%d of %d completed)", v.ID, v.State, v.Title, done, total)})
 		for _, m := range v.Missions {
-			text := fmt.Sprintf("    %s  %-24s %-11s %-12s", m.ID, clip(label(m.Key, m.Title), 24), m.State, m.Landing)
+			text := fmt.Sprintf("    %s  %-24s %-11s %-12s", m.ID, s.name(m.Key, m.Title), m.State, m.Landing)
 			if len(m.Why) > 0 {
 				text += " " + m.Why[0].Code + ": " + m.Why[0].Message
 			} else if m.Summary != "" {
@@ -109,7 +110,7 @@ func runningRows(s Snapshot) []row {
 		return append(out, none())
 	}
 	for _, r := range s.Running {
-		text := fmt.Sprintf("  %s  %-24s %-8s attempt %d  agent %s  ", r.ID, clip(label(r.Key, r.Title), 24), r.State, r.Attempt, r.Agent)
+		text := fmt.Sprintf("  %s  %-24s %-8s attempt %d  agent %s  ", r.ID, s.name(r.Key, r.Title), r.State, r.Attempt, r.Agent)
 		text += progressText(r.Progress, s)
 		out = append(out, row{kind: rowMission, text: text, mission: r.ID, state: r.State})
 	}
@@ -137,7 +138,7 @@ func waitingRows(s Snapshot) []row {
 		return append(out, none())
 	}
 	for _, w := range s.Waiting {
-		text := fmt.Sprintf("  %s  %-24s %-11s", w.ID, clip(label(w.Key, w.Title), 24), w.State)
+		text := fmt.Sprintf("  %s  %-24s %-11s", w.ID, s.name(w.Key, w.Title), w.State)
 		if len(w.Why) == 0 {
 			out = append(out, row{kind: rowMission, text: text + " " + noReason, mission: w.ID, state: w.State})
 		}
@@ -189,6 +190,7 @@ func escalationRows(es []domain.Escalation) []row {
 // not a terminal, one snapshot after another.
 func Plain(s Snapshot) string {
 	s.clock = true // clock times, not ages: the text changes only when what it shows does
+	s.whole = true // whole titles: a pipe has no width to fit
 	var b strings.Builder
 	for _, h := range header(s) {
 		b.WriteString(h + "\n")
@@ -200,6 +202,17 @@ func Plain(s Snapshot) string {
 		b.WriteString(oneLine(r.text) + "\n")
 	}
 	return b.String()
+}
+
+// nameColumn is how wide a mission's name is in a row (a longer one is cut on a terminal).
+const nameColumn = 24
+
+// name is how a mission is named in a row: label, cut to nameColumn unless s.whole.
+func (s Snapshot) name(key, title string) string {
+	if s.whole {
+		return oneLine(label(key, title))
+	}
+	return clip(label(key, title), nameColumn)
 }
 
 // label is how a mission is named in a row: its dispatch key, else its title.

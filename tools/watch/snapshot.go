@@ -34,6 +34,9 @@ type Snapshot struct {
 	// clock says times as clock times (15:04:05) instead of ages ("5s ago"): Plain's form, so
 	// that a snapshot printed to a pipe changes only when what it shows does.
 	clock bool
+	// whole names missions by their whole key or title instead of cutting it to the column:
+	// Plain's form, so that piped rows are whole (grep finds them).
+	whole bool
 }
 
 // Voyage is one voyage with its missions (voyage_status's view).

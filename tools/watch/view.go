@@ -139,7 +139,9 @@ func (m Model) headerLines() []string {
 	return append(out, wrapLines(h[2:], m.width)...)
 }
 
-// overviewLines is the header and the sections, scrolled so that the selected row shows.
+// overviewLines is the header and the sections, one line per row (cut to the terminal's
+// width: the mission screen shows a row's mission whole), scrolled (overviewWindow) so that
+// the selected row shows and every section can be reached with the keys.
 func (m Model) overviewLines() []string {
 	head := append(m.headerLines(), "")
 	if !m.loaded {
@@ -147,33 +149,45 @@ func (m Model) overviewLines() []string {
 	}
 	rs := rows(m.snap)
 	lines := make([]string, 0, len(rs))
-	selAt, n := -1, 0
+	selAt, n, last := -1, 0, len(selectableRows(rs))-1
 	for _, r := range rs {
 		if r.kind == rowHeading && len(lines) > 0 {
 			lines = append(lines, "")
 		}
-		text := oneLine(r.text)
+		text := ansi.Truncate(oneLine(r.text), max(m.width, 10), "…")
 		if r.selectable() {
 			if n == m.cursor {
-				text = "▸" + strings.TrimPrefix(text, " ")
-				for _, l := range wrapRow(text, m.width) {
-					lines = append(lines, styleSelected.Render(l))
-				}
-				selAt = len(lines) - 1 // the whole row shows, its last line too
+				text = ansi.Truncate("▸"+strings.TrimPrefix(oneLine(r.text), " "), max(m.width, 10), "…")
+				lines = append(lines, styleSelected.Render(text))
+				selAt = len(lines) - 1
 				n++
 				continue
 			}
 			n++
 		}
-		for _, l := range wrapRow(text, m.width) {
-			lines = append(lines, styleRow(r, l))
-		}
+		lines = append(lines, styleRow(r, text))
 	}
 	avail := m.height - len(head) - len(m.footer(helpOverview))
-	if avail > 0 && selAt >= avail {
-		lines = lines[selAt-avail+1:]
+	from := overviewWindow(len(lines), avail, selAt, m.cursor == last)
+	return append(head, lines[from:]...)
+}
+
+// overviewWindow is the first of n lines to show in avail lines so that the selected line
+// (selAt, -1 for none) shows; on the last selectable row (atLast) the window goes on to the
+// end of the list, so that the sections after it (a RUNNING or WAITING with no row to select)
+// show too.
+func overviewWindow(n, avail, selAt int, atLast bool) int {
+	if avail <= 0 || n <= avail {
+		return 0
 	}
-	return append(head, lines...)
+	from := 0
+	if selAt >= avail {
+		from = selAt - avail + 1
+	}
+	if atLast || selAt < 0 {
+		from = max(from, min(n-avail, max(selAt, 0)))
+	}
+	return from
 }
 
 // contIndent is how far a wrapped row's following lines are indented.
@@ -344,7 +358,7 @@ func logText(l tools.MissionLog) []string {
 	}
 	out := []string{head, "", "events"}
 	for _, e := range l.Events {
-		out = append(out, fmt.Sprintf("  %s  %-22s %s", e.At.Local().Format("15:04:05"), e.Type, clip(string(e.Data), 300)))
+		out = append(out, "  "+eventText(e)) // wrapped between words by logLines, never cut
 	}
 	if l.Output == nil {
 		return append(out, "", "no output files (a pull-mode attempt reports through tools only)")

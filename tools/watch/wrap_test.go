@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/ansi"
@@ -49,7 +50,12 @@ func TestView_FooterWrapsInsteadOfBeingCut(t *testing.T) {
 			v := m.View()
 			requireFits(t, v, width)
 			require.Contains(t, noDots(v), noDots(c.help), "width %d: the whole help (lines break between its items)", width)
-			require.NotContains(t, ansi.Strip(v), "…", "width %d: nothing cut", width)
+			cut := ansi.Strip(v)
+			if c.help == helpOverview { // the overview's rows are cut to the width; its help is not
+				lines := strings.Split(cut, "\n")
+				cut = strings.Join(lines[len(lines)-len(wrapHelp(c.help, width)):], "\n")
+			}
+			require.NotContains(t, cut, "…", "width %d: nothing cut", width)
 		}
 		m = press(t, m, "esc", "esc", "?")
 		require.Contains(t, words(m.View()), words(helpMore), "the longer help wraps too")
@@ -106,4 +112,41 @@ func TestView_LogOpensAtTheEndAndFollows(t *testing.T) {
 	require.NotContains(t, words(m.View()), long, "scrolled up, the end is out of view")
 	m = press(t, m, "f")
 	require.Contains(t, words(m.View()), long, "f follows the end again")
+}
+
+// The log screen shows each event as a readable line (type, mission and attempt, then each
+// field as "name: value"), wrapped between words at the terminal's width: no name or value
+// is broken mid-word, and a long event (more than 300 characters of data) is shown whole.
+func TestView_LogEventsAreReadableLines(t *testing.T) {
+	data := `{"agent":"reference","leader_epoch":7,"profile":"reference-with-a-long-profile-name","runtime":{"name":"ndjson","command":["mcp-scheduler","reference-agent"]},` +
+		`"worktree":"/home/someone/.local/state/mcp-scheduler/worktrees/msn_01M8T87AH4VGAGTYFBXJ7S6VCK/attempt-1","note":"` + strings.Repeat("quite a long note ", 12) + `the end"}`
+	require.Greater(t, len(data), 300)
+	ev := domain.Event{Type: "attempt.started", MissionID: "msn_a", Attempt: 1, Actor: "scheduler", Data: []byte(data),
+		At: time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)}
+	src := &recorder{snap: sample(), view: MissionView{Detail: engine.MissionDetail{Mission: domain.Mission{State: domain.StateRunning}}},
+		log: tools.MissionLog{Attempt: 1, State: domain.StateRunning, Events: []domain.Event{ev}}}
+	for _, width := range []int{80, 120} {
+		m := press(t, sized(loaded(t, src), width, 40), "down", "l")
+		v := ansi.Strip(m.View())
+		requireFits(t, v, width)
+		for _, want := range []string{"attempt.started", "msn_a attempt 1", "by scheduler", "agent: reference", "leader_epoch: 7",
+			"profile: reference-with-a-long-profile-name", "runtime.name: ndjson", "runtime.command: [mcp-scheduler, reference-agent]", "the end"} {
+			require.Contains(t, words(v), want, "width %d: %q whole:\n%s", width, want, v)
+		}
+		for _, token := range []string{"leader_epoch:", "profile:", "runtime.command:", "reference-with-a-long-profile-name"} {
+			require.True(t, lineHas(v, token), "width %d: %q on one line, not broken mid-word:\n%s", width, token, v)
+		}
+		require.NotContains(t, v, `"leader_epoch"`, "fields, not raw JSON")
+		require.Contains(t, words(v), strings.TrimSpace(strings.Repeat("quite a long note ", 12))+" the end", "not cut")
+	}
+}
+
+// lineHas reports whether one line of s holds sub.
+func lineHas(s, sub string) bool {
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			return true
+		}
+	}
+	return false
 }
