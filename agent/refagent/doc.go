@@ -21,6 +21,8 @@ commit it, report completed. Directives run in order, one step each:
 	@heartbeat INTERVAL      send agent.heartbeat every INTERVAL from now on (0 stops)
 	@progress PERCENT TEXT   task.progress
 	@log LEVEL TEXT          task.log (debug, info, warn, error)
+	@usage IN OUT USD        task.usage: the attempt has used IN input and OUT output tokens
+	                         and USD dollars so far (cumulative; budgets act on it)
 	@checkpoint [NOTE]       task.checkpoint {"step": <steps done>, "note": NOTE}
 	@yield REASON            task.yield with the same checkpoint, then exit 0 (no result)
 	@done [SUMMARY]          worker.result completed (artifacts: files written, evidence: commits)

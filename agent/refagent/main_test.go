@@ -363,3 +363,27 @@ func TestSignals_AsARealProcess(t *testing.T) {
 	require.ErrorAs(t, err, &exitErr)
 	require.Equal(t, "signal: killed", exitErr.Error())
 }
+
+// @usage reports the attempt's usage so far as task.usage (cumulative); a malformed or
+// impossible report fails the attempt.
+func TestUsageDirective_ReportsTaskUsage(t *testing.T) {
+	ws := gitRepo(t)
+	r := startRun(t, nil, &agent.Start{MissionID: "m-9", Attempt: 1, Epoch: 1, Title: "spend",
+		Brief: "@usage 1000 100 0.5\n@usage 2000 150 0.75\n@done ok", Workspace: ws})
+	msgs, code := r.finish(t)
+	require.Equal(t, ExitOK, code)
+	var got []agent.Usage
+	for _, m := range msgs {
+		if u, ok := m.ReportedUsage(); ok {
+			got = append(got, u)
+		}
+	}
+	require.Equal(t, []agent.Usage{{InputTokens: 1000, OutputTokens: 100, CostUSD: 0.5},
+		{InputTokens: 2000, OutputTokens: 150, CostUSD: 0.75}}, got)
+
+	for _, brief := range []string{"@usage 10 x 0.1\n@done ok", "@usage -1 0 0\n@done ok"} {
+		r := startRun(t, nil, &agent.Start{MissionID: "m-10", Attempt: 1, Epoch: 1, Title: "bad", Brief: brief, Workspace: gitRepo(t)})
+		_, code := r.finish(t)
+		require.NotEqual(t, ExitOK, code, brief)
+	}
+}

@@ -176,6 +176,8 @@ func (a *refAgent) do(i int, d directive) error {
 		if dur > 0 {
 			a.heartbeat = startHeartbeat(a.out, dur)
 		}
+	case "usage":
+		return a.usage(d.args)
 	case "progress":
 		pct, err := strconv.ParseFloat(d.args[0], 64)
 		if err != nil || pct < 0 || pct > 100 {
@@ -379,4 +381,21 @@ func (a *refAgent) rateLimited(d directive) error {
 	a.out.send(agent.Message{Type: agent.TypeRateLimit, RateLimit: &agent.RateLimit{Status: agent.RateRejected,
 		ResetsAt: time.Now().Add(reset).UTC(), LimitType: "five_hour"}})
 	return a.do(0, directive{line: d.line, name: "fail", args: []string{agent.KindRateLimit}, text: cmpOr(d.text, "the usage window is exhausted")})
+}
+
+// usage sends task.usage with the attempt's usage so far: INPUT_TOKENS OUTPUT_TOKENS COST_USD
+// (cumulative, as the protocol's reports are), for budget demos and tests.
+func (a *refAgent) usage(args []string) error {
+	in, errIn := strconv.ParseInt(args[0], 10, 64)
+	out, errOut := strconv.ParseInt(args[1], 10, 64)
+	cost, errCost := strconv.ParseFloat(args[2], 64)
+	if errIn != nil || errOut != nil || errCost != nil {
+		return fmt.Errorf("@usage %s %s %s: want INPUT_TOKENS OUTPUT_TOKENS COST_USD (two whole numbers and a number of dollars)", args[0], args[1], args[2])
+	}
+	u := agent.Usage{InputTokens: in, OutputTokens: out, CostUSD: cost}
+	if err := u.Check(); err != nil {
+		return fmt.Errorf("@usage: %w", err)
+	}
+	a.out.send(agent.UsageMessage(u))
+	return nil
 }

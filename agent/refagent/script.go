@@ -33,6 +33,7 @@ var directives = map[string]arity{
 	"sleep":            {args: 1},
 	"heartbeat":        {args: 1, state: true},
 	"progress":         {args: 1, text: true},
+	"usage":            {args: 3},
 	"log":              {args: 1, text: true},
 	"checkpoint":       {text: true},
 	"yield":            {text: true},
