@@ -82,7 +82,7 @@ func newRootCmd(a *app) *cobra.Command {
 			return a.setup(cmd)
 		},
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFlag, "config", "", "configuration file (default $MCP_SCHEDULER_CONFIG, else $XDG_CONFIG_HOME/mcp-scheduler/config.toml)")
 	pf.StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default $MCP_SCHEDULER_DATA_DIR, else $XDG_STATE_HOME/mcp-scheduler)")
