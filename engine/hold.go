@@ -179,12 +179,20 @@ func (e *Engine) Holds(ctx context.Context) (map[string]Hold, error) {
 // settlement all read it, and the planner writes the hold from the same rules.
 func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Time, paused bool, live []domain.Mission, leader Leader) ([]Reason, error) {
 	rs, err := explain(ctx, r, m, now, paused, live)
-	if err != nil || len(rs) > 0 {
-		return rs, err
+	if err != nil {
+		return nil, err
 	}
 	held, err := startHold(ctx, r, m) // a spent budget holds it back from a pull-mode claim too
 	if err != nil {
 		return nil, err
+	}
+	if len(rs) > 0 {
+		// waiting for something else too (an upstream mission): a spent budget is said as
+		// well, since it will hold the mission once that wait is over
+		if held != nil {
+			rs = append(rs, *held)
+		}
+		return rs, nil
 	}
 	if held != nil {
 		return []Reason{*held}, nil

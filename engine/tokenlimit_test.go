@@ -178,3 +178,25 @@ func TestTokenLimit_RetryOfASpentBudgetIsRefusedUntilRaised(t *testing.T) {
 	require.Equal(t, domain.StatePending, b.get(m.ID).State)
 	b.verifyReplay()
 }
+
+// A mission that waits for its upstream while its voyage's budget is spent says both: the
+// dependency first, then the budget that will hold it once the upstream is done.
+func TestTokenLimit_WaitingMissionAlsoNamesTheSpentBudget(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", TokenLimit: 100, Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}},
+		{Key: "c", Title: "c", WriteArea: []string{"c/**"}, DependsOn: []string{"a"}}}}, "test")
+	require.NoError(t, err)
+	run := b.acquire(d.IDs["a"], true)
+	_, err = b.e.Complete(b.ctx, run.Fence(), domain.WorkerResult{Summary: "done", Usage: &domain.Usage{InputTokens: 90, OutputTokens: 10}})
+	require.NoError(t, err)
+	got, err := b.e.GetMission(b.ctx, d.IDs["c"])
+	require.NoError(t, err)
+	var codes []string
+	for _, r := range got.WhyNotRunning {
+		codes = append(codes, r.Code)
+	}
+	require.Equal(t, []string{engine.WhyHardDep, engine.WhyBudget}, codes, "%+v", got.WhyNotRunning)
+	require.Contains(t, got.WhyNotRunning[1].Message, "voyage "+d.Voyage.ID+"'s tokens budget is spent")
+}
