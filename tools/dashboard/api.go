@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
@@ -126,6 +127,10 @@ func (h *Handler) mission(w http.ResponseWriter, r *http.Request) {
 type MissionLog struct {
 	Attempt int               `json:"attempt"`
 	Log     *tools.AttemptLog `json:"log,omitempty"`
+	// Readable is the stdout tail as a person reads it (tools.ReadableLines: messages, tool
+	// uses, progress, the result; heartbeats and pings left out), oldest first; Log keeps
+	// the raw bytes.
+	Readable []string `json:"readable,omitempty"`
 	// Unavailable says why there is no log to show (no attempt yet, logs not configured).
 	Unavailable string `json:"unavailable,omitempty"`
 }
@@ -162,6 +167,7 @@ func (h *Handler) missionLog(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.Log = &l
+		out.Readable = readable(l.Stdout)
 	}
 	writeJSON(w, out)
 }
@@ -322,4 +328,16 @@ func writeJSON(w http.ResponseWriter, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_, _ = w.Write(b) // a write error means the browser went away
+}
+
+// readable is the stdout tail (cut at a line start) told line by line (tools.ReadableLines).
+func readable(stdout string) []string {
+	var out []string
+	for _, l := range strings.Split(stdout, "\n") {
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		out = append(out, tools.ReadableLines(l)...)
+	}
+	return out
 }

@@ -216,6 +216,7 @@ func TestMissionLogTail(t *testing.T) {
 	var out strings.Builder
 	for i := range 400 {
 		fmt.Fprintf(&out, `{"type":"task.progress","message":"step %03d of the outline"}`+"\n", i)
+		out.WriteString(`{"type":"agent.heartbeat"}` + "\n")
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, tools.LogStdout), []byte(out.String()), 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, tools.LogStderr), []byte("warming up\n"), 0o644))
@@ -227,7 +228,12 @@ func TestMissionLogTail(t *testing.T) {
 	require.Equal(t, int64(out.Len()), l.Log.StdoutBytes)
 	require.LessOrEqual(t, len(l.Log.Stdout), 16<<10)
 	require.True(t, strings.HasPrefix(l.Log.Stdout, `{"type"`), "cut at a line start")
-	require.True(t, strings.HasSuffix(l.Log.Stdout, "step 399 of the outline\"}\n"))
+	require.True(t, strings.HasSuffix(l.Log.Stdout, `{"type":"agent.heartbeat"}`+"\n"))
+	require.NotEmpty(t, l.Readable)
+	require.Equal(t, "progress: step 399 of the outline", l.Readable[len(l.Readable)-1], "read as text, heartbeats left out")
+	for _, r := range l.Readable {
+		require.NotContains(t, r, "heartbeat")
+	}
 	require.Equal(t, "warming up\n", l.Log.Stderr)
 
 	code, body, _ := f.do(http.MethodGet, "/api/missions/"+m.ID+"/log?attempt=2", "", nil)

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
 // eventSep separates the fields of an event line.
@@ -33,7 +34,7 @@ func eventText(e domain.Event) string {
 		var data map[string]any
 		if json.Unmarshal(e.Data, &data) == nil {
 			parts = append(parts, fields("", data)...)
-		} else if s := compactJSON(string(e.Data)); s != "null" {
+		} else if s := tools.CompactJSON(string(e.Data)); s != "null" {
 			parts = append(parts, s)
 		}
 	}

@@ -365,7 +365,7 @@ func logText(l tools.MissionLog) []string {
 	}
 	out = append(out, "", fmt.Sprintf("output (stdout, %d bytes)", l.Output.StdoutBytes))
 	for _, s := range strings.Split(strings.TrimRight(l.Output.Stdout, "\n"), "\n") {
-		for _, r := range readableLines(s) { // heartbeats dropped, JSON told as text
+		for _, r := range tools.ReadableLines(s) { // heartbeats dropped, JSON told as text
 			out = append(out, "  "+oneLine(r))
 		}
 	}

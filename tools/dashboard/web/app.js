@@ -123,7 +123,7 @@ const pages = {
           h('td', {}, a.failure ? failureText(a.failure, (d.page_attempt_failures || {})[a.attempt]) : ''), h('td', {}, tokens(a.usage)), h('td', {}, usd(a.usage && a.usage.cost_usd)),
           h('td', {}, when(a.started_at)), h('td', {}, when(a.ended_at))))) : h('p', { class: 'muted' }, m.attempt ? `attempt ${m.attempt} has not ended yet` : 'none yet'),
       h('h3', {}, `Output (attempt ${log.attempt || '–'})`),
-      log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + log.log.stdout + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
+      log.log ? h('pre', { id: 'log' }, (log.log.truncated ? '…\n' : '') + (log.readable || []).join('\n') + (log.log.stderr ? '\n--- stderr ---\n' + log.log.stderr : ''))
         : h('p', { class: 'muted' }, log.unavailable),
       h('h3', {}, 'Diff'),
       diff.diff && diff.diff.patch ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)]

@@ -1,4 +1,4 @@
-package watch
+package tools
 
 import (
 	"bytes"
@@ -7,15 +7,15 @@ import (
 	"strings"
 )
 
-// The agent protocol's message types read here (agent/messages.go; tools/watch may not import
-// agent, see docs/architecture.md; TestReadableLines_KnowsTheProtocolTypes pins them).
+// The agent protocol's message types read here (agent/messages.go; TestReadableLines_KnowsTheProtocolTypes
+// pins them). The formatter is shared by the dashboard's output box and watch's log screen.
 const (
-	typeHeartbeat  = "agent.heartbeat"
-	typePing       = "agent.ping"
-	typeProgress   = "task.progress"
-	typeLog        = "task.log"
-	typeCheckpoint = "task.checkpoint"
-	typeResult     = "worker.result"
+	outHeartbeat  = "agent.heartbeat"
+	outPing       = "agent.ping"
+	outProgress   = "task.progress"
+	outLog        = "task.log"
+	outCheckpoint = "task.checkpoint"
+	outResult     = "worker.result"
 )
 
 // logLine is the fields of one line of an agent's stdout that a person reads, whatever the
@@ -46,29 +46,29 @@ type claudeLogMessage struct {
 	} `json:"content"`
 }
 
-// readableLines turns one stdout line into what a person reads: the message text, a
+// ReadableLines turns one stdout line into what a person reads: the message text, a
 // "tool NAME …" line per tool use, "progress N%: …", the result; nil for heartbeats and
 // pings (noise). A line not understood is shown as it is, JSON compacted.
-func readableLines(raw string) []string {
+func ReadableLines(raw string) []string {
 	var l logLine
 	if json.Unmarshal([]byte(raw), &l) != nil || l.Type == "" {
-		return []string{compactJSON(raw)}
+		return []string{CompactJSON(raw)}
 	}
 	var text string
 	_ = json.Unmarshal(l.Message, &text) // the agent protocol's message is a string
 	switch l.Type {
-	case typeHeartbeat, typePing:
+	case outHeartbeat, outPing:
 		return nil
-	case typeProgress:
+	case outProgress:
 		if l.Percent != nil {
 			return []string{fmt.Sprintf("progress %.0f%%: %s", *l.Percent, text)}
 		}
 		return []string{"progress: " + text}
-	case typeLog:
+	case outLog:
 		return []string{text}
-	case typeCheckpoint:
+	case outCheckpoint:
 		return []string{"checkpoint saved: " + text}
-	case typeResult:
+	case outResult:
 		return []string{"result " + l.Status + ": " + l.Summary}
 	case "assistant":
 		return claudeLines(l.Message)
@@ -82,7 +82,7 @@ func readableLines(raw string) []string {
 			return []string{l.Item.Text}
 		}
 	}
-	return []string{compactJSON(raw)}
+	return []string{CompactJSON(raw)}
 }
 
 // claudeLines is an assistant message of Claude Code's stream-json: its text blocks, and a
@@ -90,7 +90,7 @@ func readableLines(raw string) []string {
 func claudeLines(msg json.RawMessage) []string {
 	var m claudeLogMessage
 	if json.Unmarshal(msg, &m) != nil {
-		return []string{compactJSON(string(msg))}
+		return []string{CompactJSON(string(msg))}
 	}
 	var out []string
 	for _, c := range m.Content {
@@ -98,14 +98,14 @@ func claudeLines(msg json.RawMessage) []string {
 		case "text":
 			out = append(out, c.Text)
 		case "tool_use":
-			out = append(out, "tool "+c.Name+": "+compactJSON(string(c.Input)))
+			out = append(out, "tool "+c.Name+": "+CompactJSON(string(c.Input)))
 		}
 	}
 	return out
 }
 
-// compactJSON is s without JSON's insignificant spaces when s is JSON, else s as it is.
-func compactJSON(s string) string {
+// CompactJSON is s without JSON's insignificant spaces when s is JSON, else s as it is.
+func CompactJSON(s string) string {
 	var b bytes.Buffer
 	if json.Compact(&b, []byte(strings.TrimSpace(s))) == nil {
 		return b.String()
