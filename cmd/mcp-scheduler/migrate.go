@@ -54,7 +54,7 @@ func checkMigrateFlags(to string) error {
 		return usageError{errors.New("--to is required: give the URL of an empty PostgreSQL database (postgres://user:pass@host:5432/db)")}
 	}
 	if errs := (StorageConfig{URL: to}).validate(); len(errs) > 0 {
-		return usageError{fmt.Errorf("--to: %q is not a postgres://host/database URL", redactedURL(to))}
+		return usageError{fmt.Errorf("--to: %q is not a postgres://host/database URL", postgres.SafeURL(to))}
 	}
 	return nil
 }
@@ -74,9 +74,9 @@ func (a *app) migrate(cmd *cobra.Command, from, to string) error {
 		return err
 	}
 	defer func() { _ = ex.Close() }()
-	a.log.Info("copying the SQLite store to PostgreSQL", "from", from, "to", redactedURL(to))
+	a.log.Info("copying the SQLite store to PostgreSQL", "from", from, "to", postgres.SafeURL(to))
 	rep, err := postgres.ImportSQLite(ctx, ex.DB, to, a.log.With("component", "storage"))
-	res := migrateResult{From: from, To: redactedURL(to), ImportReport: rep, OK: err == nil}
+	res := migrateResult{From: from, To: postgres.SafeURL(to), ImportReport: rep, OK: err == nil}
 	if len(rep.Tables) > 0 {
 		if perr := a.printMigrate(res); perr != nil && err == nil {
 			err = perr

@@ -46,7 +46,7 @@ func (s StorageConfig) describe(dataDir string) string {
 	if s.URL == "" {
 		return sqliteFile(dataDir)
 	}
-	return "postgres " + redactedURL(s.URL)
+	return "postgres " + postgres.SafeURL(s.URL)
 }
 
 // validate reports a URL that is not a postgres:// one, without echoing its password.
@@ -60,18 +60,9 @@ func (s StorageConfig) validate() []error {
 	u, err := url.Parse(s.URL)
 	if err != nil || (u.Scheme != "postgres" && u.Scheme != "postgresql") || u.Host == "" {
 		return []error{fmt.Errorf("storage.url (or %s): %q is not a postgres://host/database URL; leave it empty for the embedded SQLite database in data_dir",
-			EnvDatabaseURL, redactedURL(s.URL))}
+			EnvDatabaseURL, postgres.SafeURL(s.URL))}
 	}
 	return nil
-}
-
-// redactedURL hides the password of a database URL (an unparsable one is not shown).
-func redactedURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable URL)"
-	}
-	return u.Redacted()
 }
 
 // openStore opens the configured database, migrating it: SQLite in the data directory, or
@@ -85,6 +76,6 @@ func (a *app) openStore(ctx context.Context) (engine.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	log.Info("database", "backend", "postgres", "url", redactedURL(a.cfg.Storage.URL))
+	log.Info("database", "backend", "postgres", "url", postgres.SafeURL(a.cfg.Storage.URL))
 	return st, nil
 }

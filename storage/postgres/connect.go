@@ -24,7 +24,7 @@ const DefaultConnectWait = time.Minute
 func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logger) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: %s is not a usable connection URL: %s", safeURL(url), hidePassword(err.Error(), url))
+		return nil, fmt.Errorf("postgres: %s is not a usable connection URL: %s", SafeURL(url), hidePassword(err.Error(), url))
 	}
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = 250*time.Millisecond, 5*time.Second
@@ -40,17 +40,17 @@ func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logg
 		}
 		if err == nil {
 			if tries > 1 {
-				log.Info("database reachable", "url", safeURL(url), "tries", tries, "waited", time.Since(start).Round(time.Millisecond))
+				log.Info("database reachable", "url", SafeURL(url), "tries", tries, "waited", time.Since(start).Round(time.Millisecond))
 			}
 			return pool, nil
 		}
 		msg := hidePassword(err.Error(), url)
 		if !transient(err) {
-			return nil, backoff.Permanent(fmt.Errorf("postgres: connect to %s: %s", safeURL(url), msg))
+			return nil, backoff.Permanent(fmt.Errorf("postgres: connect to %s: %s", SafeURL(url), msg))
 		}
-		log.Warn("database not reachable; retrying", "url", safeURL(url), "err", msg, "tries", tries,
+		log.Warn("database not reachable; retrying", "url", SafeURL(url), "err", msg, "tries", tries,
 			"waited", time.Since(start).Round(time.Millisecond), "gives_up_after", wait)
-		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries): %s", safeURL(url),
+		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries): %s", SafeURL(url),
 			time.Since(start).Round(time.Second), tries, msg)
 	}
 	limit := backoff.WithMaxTries(1) // wait ≤ 0: one try

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	neturl "net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -113,15 +112,6 @@ func checkSourceVersion(ctx context.Context, src *sql.DB) error {
 	return nil
 }
 
-// safeURL is redactURL, except that a URL which does not parse is not shown at all (its
-// password could not be found).
-func safeURL(s string) string {
-	if _, err := neturl.Parse(s); err != nil && strings.Contains(s, "://") {
-		return "(unparsable URL)"
-	}
-	return redactURL(s)
-}
-
 // hidePassword removes the URL's password from a message (pgx quotes a bad URL in its parse
 // errors): the whole URL, and the password itself wherever it appears, found even in a URL
 // that does not parse.
@@ -129,7 +119,7 @@ func hidePassword(msg, url string) string {
 	if strings.TrimSpace(url) == "" {
 		return msg
 	}
-	msg = strings.ReplaceAll(msg, url, safeURL(url))
+	msg = strings.ReplaceAll(msg, url, SafeURL(url))
 	if m := passwordInURL.FindStringSubmatch(url); m != nil && m[1] != "" {
 		msg = strings.ReplaceAll(msg, m[1], "xxxxx")
 	}

@@ -19,3 +19,12 @@ func redactURL(s string) string {
 	}
 	return strings.Join(fields, " ")
 }
+
+// SafeURL is a connection URL fit for a message: redactURL, except that a URL which does not parse is not shown at all (its
+// password could not be found).
+func SafeURL(s string) string {
+	if _, err := url.Parse(s); err != nil && strings.Contains(s, "://") {
+		return "(unparsable URL)"
+	}
+	return redactURL(s)
+}
