@@ -80,7 +80,9 @@ func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLan
 	if err != nil {
 		return nil, fmt.Errorf("land batch onto %s: stale git locks: %w", target, err)
 	}
-	live = m.commitPendingAll(ctx, reqs, live, out)
+	if live = m.commitPendingAll(ctx, reqs, live, out); len(live) == 0 {
+		return out, nil
+	}
 	if err := m.landBatch(ctx, reqs, live, target, out); err != nil {
 		return nil, fmt.Errorf("land batch onto %s: %w", target, err)
 	}

@@ -709,3 +709,25 @@ func TestLandBatch_ConflictWithTheAttemptThatFailsTheChecksIsRetried(t *testing.
 	require.Equal(t, LandLanded, ls[1].Status, "the rival's conflict was with work that never landed")
 	require.Equal(t, "rival", tr.git("show", "main:a.txt"))
 }
+
+// Every request of the batch failing while its pending work is committed (here: each
+// workspace checked out on another branch) leaves nothing to stage: each request gets its
+// error, the target stays, and there is no batch error (a CI run once panicked here).
+func TestLandBatch_EveryPendingCommitFailingMovesNothing(t *testing.T) {
+	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
+	writeOwnFiles(t, wss)
+	for i, ws := range wss {
+		gitIn(t, ws.Path, "checkout", "-q", "-b", fmt.Sprintf("elsewhere-%d", i))
+	}
+	before := tr.tip("main")
+
+	out, err := m.LandBatch(ctxT(t), batchOf(r, wss...))
+
+	require.NoError(t, err)
+	require.Len(t, out, 2)
+	for i := range out {
+		require.Error(t, out[i].Err, i)
+		require.Contains(t, out[i].Err.Error(), "commit pending work", i)
+	}
+	require.Equal(t, before, tr.tip("main"))
+}
