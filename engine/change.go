@@ -59,6 +59,7 @@ const (
 	FieldFinishedAt
 	FieldContacted
 	FieldAbandons
+	FieldNode
 
 	// fieldEnd is one past the last field.
 	fieldEnd
@@ -136,6 +137,7 @@ var missionFieldEqs = []fieldEq{
 	{FieldFinishedAt, func(a, b *domain.Mission) bool { return a.FinishedAt.Equal(b.FinishedAt) }},
 	{FieldContacted, func(a, b *domain.Mission) bool { return a.Contacted == b.Contacted }},
 	{FieldAbandons, func(a, b *domain.Mission) bool { return a.Abandons == b.Abandons }},
+	{FieldNode, func(a, b *domain.Mission) bool { return a.Node == b.Node }},
 }
 
 // ChangedFields returns the mutable fields in which now differs from was.

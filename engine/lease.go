@@ -27,6 +27,9 @@ type AcquireRequest struct {
 	// (ErrNotLeader otherwise): the scheduler loop dispatches only while it leads. The
 	// lease.acquired event records it.
 	Leader *LeaderFence
+	// Node, when set (cluster mode), makes the acquire conditional on this node lease being
+	// current (ErrNotLeader otherwise) and records the node on the mission.
+	Node *NodeFence
 }
 
 // Acquire leases the first runnable mission matching req: a new epoch (the fencing token),
@@ -83,11 +86,11 @@ func (e *Engine) acquire(ctx context.Context, req AcquireRequest, row bool) (Acq
 	for {
 		var held string
 		err := e.update(ctx, req.AgentID, func(o *op) error {
-			if err := o.checkLeader(req.Leader); err != nil {
+			if err := errors.Join(o.checkLeader(req.Leader), o.checkNode(req.Node)); err != nil {
 				return err
 			}
 			var err error
-			a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile,
+			a, err = o.tx.MissionAcquire(o.ctx, AcquireQuery{Now: o.now, Owner: req.AgentID, Profile: profile, Node: nodeName(req.Node),
 				LeaseTTL: ttl, Start: req.Start, MissionID: req.MissionID, Repository: req.Repository,
 				Capabilities: req.Capabilities, Personas: req.Personas, Kinds: req.Kinds, Row: row, Exclude: exclude})
 			if errors.Is(err, domain.ErrNoWork) {
@@ -105,7 +108,7 @@ func (e *Engine) acquire(ctx context.Context, req AcquireRequest, row bool) (Acq
 			if a.VoyageID != "" && !a.VoyageActive {
 				a.Row = nil // activating the voyage rewrites the row's voyage_active copy
 			}
-			return o.acquired(a, req.Leader)
+			return o.acquired(a, req.Leader, nodeName(req.Node))
 		})
 		if !errors.Is(err, errPickHeld) || held == "" {
 			return a, err
@@ -146,13 +149,13 @@ func (o *op) pickHeld(a Acquired, req AcquireRequest) (string, error) {
 // acquired records the acquire event (with the leader lease it was made under, if any) and
 // activates the mission's voyage on its first start.
 // The event has no "from": the mission was pending or interrupted (replay checks that).
-func (o *op) acquired(a Acquired, leader *LeaderFence) error {
-	data := acquiredData{ExpiresAt: a.Lease.ExpiresAt, Owner: a.Lease.Owner, Profile: a.Profile,
+func (o *op) acquired(a Acquired, leader *LeaderFence, node string) error {
+	data := acquiredData{ExpiresAt: a.Lease.ExpiresAt, Node: node, Owner: a.Lease.Owner, Profile: a.Profile,
 		Resumed: a.Resumed, To: a.State}
 	var payload any = &data
 	if leader != nil {
 		payload = &acquiredByLeader{ExpiresAt: data.ExpiresAt, Leader: leader.Owner, LeaderEpoch: leader.Epoch,
-			Owner: data.Owner, Profile: data.Profile, Resumed: data.Resumed, To: data.To}
+			Node: node, Owner: data.Owner, Profile: data.Profile, Resumed: data.Resumed, To: data.To}
 	}
 	m := domain.Mission{ID: a.ID, VoyageID: a.VoyageID, Attempt: a.Attempt, Lease: a.Lease}
 	if err := o.emit("lease.acquired", &m, "", payload); err != nil {
@@ -170,6 +173,7 @@ func (o *op) acquired(a Acquired, leader *LeaderFence) error {
 // the stored JSON is the same.
 type acquiredData struct {
 	ExpiresAt time.Time           `json:"expires_at"`
+	Node      string              `json:"node,omitempty"` // the scheduler node (cluster mode)
 	Owner     string              `json:"owner"`
 	Profile   string              `json:"profile"`
 	Resumed   bool                `json:"resumed"`
@@ -181,6 +185,7 @@ type acquiredByLeader struct {
 	ExpiresAt   time.Time           `json:"expires_at"`
 	Leader      string              `json:"leader"`
 	LeaderEpoch int64               `json:"leader_epoch"`
+	Node        string              `json:"node,omitempty"`
 	Owner       string              `json:"owner"`
 	Profile     string              `json:"profile"`
 	Resumed     bool                `json:"resumed"`
@@ -527,4 +532,12 @@ func launchedData(run json.RawMessage, ws *Workspace) any {
 	}
 	data["workspace"] = ws
 	return data
+}
+
+// nodeName is the name a node fence speaks for ("" without one).
+func nodeName(f *NodeFence) string {
+	if f == nil {
+		return ""
+	}
+	return f.Name
 }

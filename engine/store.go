@@ -153,6 +153,9 @@ type AcquireQuery struct {
 	// Row returns the whole mission in Acquired.Row, from the acquiring statement itself
 	// (RETURNING every column), instead of a read after the commit.
 	Row bool
+	// Node is the scheduler node taking the lease (cluster mode; "" on a single node),
+	// recorded on the mission (domain.Mission.Node).
+	Node string
 }
 
 // MissionFilter selects missions for listings, in id order. Cursor is the last id of the
@@ -313,6 +316,11 @@ type Reader interface {
 	VoyagePruneCandidates(ctx context.Context, q PruneQuery) ([]PruneCandidate, error)
 	Paused(ctx context.Context) (bool, error)
 	LeaderGet(ctx context.Context) (Leader, error)
+	// NodeGet returns the node lease of name (a zero Node with Name set when none was ever
+	// taken).
+	NodeGet(ctx context.Context, name string) (Node, error)
+	// NodeList returns every node lease ever taken, expired ones included, by name.
+	NodeList(ctx context.Context) ([]Node, error)
 
 	// The notification outbox (engine/outbox.go). NoticeCursor is the sequence of the last
 	// event turned into notices (a new store starts at its newest event, 0 when empty).
@@ -458,6 +466,14 @@ type Tx interface {
 	PruneGlobal(ctx context.Context, before time.Time, limit int) (PruneCounts, error)
 	// LeaderResign gives up leadership held by owner at epoch.
 	LeaderResign(ctx context.Context, owner string, epoch int64) error
+	// NodeTry takes or renews the node lease of t.Name for t.Owner when it is free (never
+	// taken), expired, or already t.Owner's, and returns the row after the attempt
+	// (Owner != t.Owner: another process runs that node). A take by a new owner raises the
+	// epoch and sets Since to t.Now; a renewal keeps both.
+	NodeTry(ctx context.Context, t NodeTake) (Node, error)
+	// NodeResign ends the node lease of name held by owner at epoch (its expiry becomes
+	// now's); anything else changes nothing and is no error.
+	NodeResign(ctx context.Context, name, owner string, epoch int64, now time.Time) error
 
 	// NoticeEnqueue inserts ns (setting each ID, in order) and sets the notice cursor to
 	// cursor, in this transaction.

@@ -18,7 +18,7 @@ const missionCols = `id, voyage_id, parent_id, idempotency_key, client_key, titl
  lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint,
  progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, created_at,
- updated_at, started_at, finished_at, contacted, abandons`
+ updated_at, started_at, finished_at, contacted, abandons, node`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -35,7 +35,7 @@ func scanMission(r rowScanner) (domain.Mission, error) {
 		&owner, &expires, &m.Profile, &notBefore, &m.WaitReason, &preempt, &serial, &checkpoint,
 		&progress, &result, &failure, &m.LastSignature, &decision, &landing, &skipped, &active,
 		&m.Usage.InputTokens, &m.Usage.OutputTokens, &m.Usage.CostUSD, &escalation, &deadlineEsc, &run, &created,
-		&updated, &started, &finished, &contacted, &m.Abandons)
+		&updated, &started, &finished, &contacted, &m.Abandons, &m.Node)
 	if err != nil {
 		return m, err
 	}
@@ -80,7 +80,7 @@ func mutableArgs(m *domain.Mission) []any {
 		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped),
 		m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD, nullStr(m.EscalationID),
 		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt),
-		boolInt(m.Contacted), m.Abandons}
+		boolInt(m.Contacted), m.Abandons, m.Node}
 }
 
 const mutableCols = `client_key, title, brief, target_branch, priority, kind, persona, capabilities, write_area,
@@ -88,7 +88,7 @@ const mutableCols = `client_key, title, brief, target_branch, priority, kind, pe
  attempts_used, epoch, lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial,
  checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
- finished_at, contacted, abandons`
+ finished_at, contacted, abandons, node`
 
 func orEmpty(s []string) []string {
 	if s == nil {
@@ -99,7 +99,7 @@ func orEmpty(s []string) []string {
 
 var (
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
- VALUES (` + strings.Repeat("?, ", 52) + `?)`
+ VALUES (` + strings.Repeat("?, ", 53) + `?)`
 	sqlMissionGet   = `SELECT ` + missionCols + ` FROM missions WHERE id = ?`
 	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
 	sqlMissionRenew = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?

@@ -69,6 +69,7 @@ var setCols = [...]setCol{
 	one("finished_at", func(m *domain.Mission) any { return ms(m.FinishedAt) }),
 	one("contacted", func(m *domain.Mission) any { return boolInt(m.Contacted) }),
 	one("abandons", func(m *domain.Mission) any { return m.Abandons }),
+	one("node", func(m *domain.Mission) any { return m.Node }),
 }
 
 // The table must have one entry per field bit.

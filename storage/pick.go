@@ -45,7 +45,7 @@ const pickOrder = `m.priority, (m.voyage_active > 0) DESC, (m.state = 'interrupt
 const acquireSet = `UPDATE missions SET
   state = CASE WHEN @start THEN 'running' ELSE 'leased' END,
   epoch = epoch + 1, attempt = attempt + 1, lease_owner = @owner, lease_expires_at = @exp,
-  profile = @profile, preempt = 0, contacted = 0, updated_at = @nowms,
+  profile = @profile, node = @node, preempt = 0, contacted = 0, updated_at = @nowms,
   started_at = CASE WHEN @start THEN @nowms ELSE NULL END, finished_at = NULL`
 
 var (
@@ -99,7 +99,7 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 	args := []any{
 		sql.Named("now", now), sql.Named("nowms", now), sql.Named("start", boolInt(q.Start)),
 		sql.Named("owner", q.Owner), sql.Named("exp", q.Now.Add(q.LeaseTTL).UnixMilli()),
-		sql.Named("profile", q.Profile), sql.Named("id", q.MissionID), sql.Named("repo", q.Repository),
+		sql.Named("profile", q.Profile), sql.Named("node", q.Node), sql.Named("id", q.MissionID), sql.Named("repo", q.Repository),
 		sql.Named("kinds", jsonOrNull(kindStrings(q.Kinds))), sql.Named("personas", jsonOrNull(q.Personas)),
 		sql.Named("caps", capsJSON(q.Capabilities)), sql.Named("exclude", jsonOrNull(q.Exclude)),
 	}

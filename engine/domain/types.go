@@ -145,6 +145,10 @@ type Mission struct {
 	Contacted     bool            `json:"contacted,omitempty"`
 	Lease         Lease           `json:"lease"`
 	Profile       string          `json:"profile,omitempty"` // agent profile or external agent of the current attempt
+	// Node is the scheduler node that took the latest attempt's lease (cluster mode: several
+	// scheduler processes sharing one PostgreSQL store; "" on a single node). It stays after
+	// the attempt ends: that node's disk holds the attempt's workspace and directory.
+	Node string `json:"node,omitempty"`
 	NotBefore     time.Time       `json:"not_before,omitzero"`
 	WaitReason    string          `json:"wait_reason,omitempty"`
 	Preempt       bool            `json:"preempt,omitempty"`

@@ -22,7 +22,7 @@ const missionCols = `id, voyage_id, parent_id, idempotency_key, client_key, titl
  lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial, checkpoint,
  progress, result, last_failure, last_signature, decision, landing, skipped, voyage_active,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, created_at,
- updated_at, started_at, finished_at, contacted, abandons`
+ updated_at, started_at, finished_at, contacted, abandons, node`
 
 // scanMission reads one row of missionCols into a mission.
 func scanMission(r rowScanner) (domain.Mission, error) {
@@ -38,7 +38,7 @@ func scanMission(r rowScanner) (domain.Mission, error) {
 		&owner, &expires, &m.Profile, &notBefore, &m.WaitReason, &preempt, &serial, &checkpoint,
 		&progress, &result, &failure, &m.LastSignature, &decision, &landing, &skipped, &active,
 		&m.Usage.InputTokens, &m.Usage.OutputTokens, &m.Usage.CostUSD, &escalation, &deadlineEsc, &run, &created,
-		&updated, &started, &finished, &contacted, &m.Abandons)
+		&updated, &started, &finished, &contacted, &m.Abandons, &m.Node)
 	if err != nil {
 		return m, err
 	}
@@ -83,7 +83,7 @@ func mutableArgs(m *domain.Mission) []any {
 		jsonOrNull(m.Decision), string(m.Landing), boolInt(m.Skipped),
 		m.Usage.InputTokens, m.Usage.OutputTokens, m.Usage.CostUSD, nullStr(m.EscalationID),
 		boolInt(m.DeadlineEscalated), jsonOrNull(m.Run), ms(m.UpdatedAt), ms(m.StartedAt), ms(m.FinishedAt),
-		boolInt(m.Contacted), m.Abandons}
+		boolInt(m.Contacted), m.Abandons, m.Node}
 }
 
 const mutableCols = `client_key, title, brief, target_branch, priority, kind, persona, capabilities, write_area,
@@ -91,7 +91,7 @@ const mutableCols = `client_key, title, brief, target_branch, priority, kind, pe
  attempts_used, epoch, lease_owner, lease_expires_at, profile, not_before, wait_reason, preempt, serial,
  checkpoint, progress, result, last_failure, last_signature, decision, landing, skipped,
  input_tokens, output_tokens, cost_usd, escalation_id, deadline_escalated, run, updated_at, started_at,
- finished_at, contacted, abandons`
+ finished_at, contacted, abandons, node`
 
 // orEmpty makes a nil list an empty one, for NOT NULL JSON list columns.
 func orEmpty(s []string) []string {
@@ -115,7 +115,7 @@ var (
 	// transaction (PostgreSQL aborts it on a failed statement, SQLite does not), so the
 	// duplicate is told by no row inserted (MissionInsert).
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
- VALUES (` + placeholders(1, 53) + `) ON CONFLICT DO NOTHING`
+ VALUES (` + placeholders(1, 54) + `) ON CONFLICT DO NOTHING`
 	sqlMissionGet   = `SELECT ` + missionCols + ` FROM missions WHERE id = $1`
 	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = $1`
 	sqlMissionLease = `SELECT state, epoch, lease_expires_at, preempt FROM missions WHERE id = $1`

@@ -59,7 +59,7 @@ const pickOrder = `m.priority, (m.voyage_active > 0) DESC, (m.state = 'interrupt
 const acquireSet = `UPDATE missions SET
   state = CASE WHEN @start::boolean THEN 'running' ELSE 'leased' END,
   epoch = epoch + 1, attempt = attempt + 1, lease_owner = @owner, lease_expires_at = @exp,
-  profile = @profile, preempt = 0, contacted = 0, updated_at = @now,
+  profile = @profile, node = @node, preempt = 0, contacted = 0, updated_at = @now,
   started_at = CASE WHEN @start::boolean THEN @now::bigint ELSE NULL END, finished_at = NULL`
 
 var (
@@ -116,7 +116,7 @@ func (t *txn) MissionAcquire(ctx context.Context, q engine.AcquireQuery) (engine
 	}
 	args := pgx.NamedArgs{
 		"now": q.Now.UnixMilli(), "start": q.Start, "owner": q.Owner, "exp": q.Now.Add(q.LeaseTTL).UnixMilli(),
-		"profile": q.Profile, "id": q.MissionID, "repo": q.Repository,
+		"profile": q.Profile, "node": q.Node, "id": q.MissionID, "repo": q.Repository,
 		"kinds": pickList(kindStrings(q.Kinds)), "personas": pickList(q.Personas),
 		"caps": orEmpty(q.Capabilities), "exclude": pickList(q.Exclude),
 	}

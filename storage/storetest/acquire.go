@@ -37,6 +37,20 @@ func exerciseAcquire(t *testing.T, open Opener) {
 			requireSameMission(t, m, e.get("m1"))
 			requireCounts(e, map[domain.MissionState]int{domain.StateLeased: 1})
 		})
+		run(t, "RecordsTheNodeAndKeepsItAfterTheLease", open, func(t *testing.T, e *env) {
+			e.add("m1")
+			m := acquire(e, engine.AcquireQuery{Now: t0.Add(time.Hour), Owner: "claude", LeaseTTL: time.Minute, Node: "node-b"})
+			require.Equal(t, "node-b", m.Node)
+			requireSameMission(t, m, e.get("m1"))
+			e.set("m1", func(m *domain.Mission) {
+				m.State, m.Lease.Owner, m.Lease.ExpiresAt = domain.StatePending, "", time.Time{}
+			})
+			require.Equal(t, "node-b", e.get("m1").Node, "the node stays with the attempt it ran")
+			m = acquire(e, engine.AcquireQuery{Now: t0.Add(2 * time.Hour), Owner: "claude", LeaseTTL: time.Minute})
+			require.Empty(t, m.Node, "an acquire without a node (a single node) clears it")
+			e.set("m1", func(m *domain.Mission) { m.Node = "set-by-transition" })
+			require.Equal(t, "set-by-transition", e.get("m1").Node)
+		})
 		run(t, "StartRunsAtOnce", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			now := t0.Add(time.Hour)

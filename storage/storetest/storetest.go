@@ -47,6 +47,7 @@ var areas = []area{
 	{"Holds", exerciseHolds},
 	{"RateWindows", exerciseRateWindows},
 	{"Leader", exerciseLeader},
+	{"Nodes", exerciseNodes},
 	{"Workspaces", exerciseWorkspaces},
 	{"Prune", exercisePrune},
 	{"Transactions", exerciseTransactions},
