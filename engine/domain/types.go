@@ -142,13 +142,13 @@ type Mission struct {
 	Abandons int `json:"abandons,omitempty"`
 	// Contacted says the current attempt's agent was heard from (a heartbeat, progress or a
 	// checkpoint): an expiry after that is a crash, before it an abandon.
-	Contacted     bool            `json:"contacted,omitempty"`
-	Lease         Lease           `json:"lease"`
-	Profile       string          `json:"profile,omitempty"` // agent profile or external agent of the current attempt
+	Contacted bool   `json:"contacted,omitempty"`
+	Lease     Lease  `json:"lease"`
+	Profile   string `json:"profile,omitempty"` // agent profile or external agent of the current attempt
 	// Node is the scheduler node that took the latest attempt's lease (cluster mode: several
 	// scheduler processes sharing one PostgreSQL store; "" on a single node). It stays after
 	// the attempt ends: that node's disk holds the attempt's workspace and directory.
-	Node string `json:"node,omitempty"`
+	Node          string          `json:"node,omitempty"`
 	NotBefore     time.Time       `json:"not_before,omitzero"`
 	WaitReason    string          `json:"wait_reason,omitempty"`
 	Preempt       bool            `json:"preempt,omitempty"`
