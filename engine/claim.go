@@ -35,6 +35,10 @@ type ClaimRequest struct {
 	// Wait is how long to wait for work when nothing is runnable (0: answer at once). The
 	// wait ends as soon as a committed change could make work runnable (in-process signal).
 	Wait time.Duration
+	// Node is the node lease of the scheduler node serving the claim (cluster mode; nil on a
+	// single node): the acquire is fenced by it and records the node, whose disk holds the
+	// workspace.
+	Node *NodeFence
 }
 
 // Claimed is what a pull-mode agent gets: the mission (running, its lease epoch), its
@@ -91,7 +95,7 @@ func (e *Engine) acquireWaiting(ctx context.Context, req ClaimRequest) (Acquired
 	defer sub.Close()
 	deadline := time.Now().Add(req.Wait)
 	for {
-		a, err := e.acquireLease(ctx, AcquireRequest{AgentID: req.AgentID, Capabilities: req.Capabilities,
+		a, err := e.acquireLease(ctx, AcquireRequest{AgentID: req.AgentID, Node: req.Node, Capabilities: req.Capabilities,
 			Personas: req.Personas, Repository: req.Repository, Start: true})
 		if err == nil || (!errors.Is(err, domain.ErrNoWork) && !errors.Is(err, domain.ErrPaused)) {
 			return a, err

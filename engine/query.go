@@ -208,6 +208,9 @@ type Status struct {
 	OpenEscalations int                         `json:"open_escalations"`
 	Agents          []domain.Agent              `json:"agents,omitempty"`
 	Leader          Leader                      `json:"leader"`
+	// Nodes are the node leases of a cluster (several scheduler processes sharing one
+	// PostgreSQL store), by name, live or not; none on a single node.
+	Nodes []Node `json:"nodes,omitempty"`
 }
 
 // Status reads counters kept in the same transactions as the missions (never counting rows),
@@ -233,7 +236,10 @@ func (e *Engine) Status(ctx context.Context) (Status, error) {
 		if s.Agents, err = r.AgentList(ctx); err != nil {
 			return err
 		}
-		s.Leader, err = r.LeaderGet(ctx)
+		if s.Leader, err = r.LeaderGet(ctx); err != nil {
+			return err
+		}
+		s.Nodes, err = r.NodeList(ctx)
 		return err
 	})
 	return s, err
@@ -283,6 +289,8 @@ type Summary struct {
 	// Waiting counts the missions the planner holds back, per reason code (its last
 	// decision; empty while no loop leads).
 	Waiting map[string]int `json:"waiting"`
+	// Nodes are the node leases of a cluster, as in Status.
+	Nodes []Node `json:"nodes,omitempty"`
 }
 
 // Summary reads the per-state mission counters (kept in the same transactions as the
@@ -313,6 +321,9 @@ func (e *Engine) Summary(ctx context.Context, recent int) (Summary, error) {
 			return err
 		}
 		if s.Leader, err = r.LeaderGet(ctx); err != nil {
+			return err
+		}
+		if s.Nodes, err = r.NodeList(ctx); err != nil {
 			return err
 		}
 		s.Waiting = map[string]int{}

@@ -51,7 +51,7 @@ func TestAcquirePlan_WalksPickIndexInOrder(t *testing.T) {
 	s := openSeeded(t, 50)
 	now := time.Now().UnixMilli()
 	plan := queryPlan(t, s, sqlAcquireNext, sql.Named("now", now), sql.Named("nowms", now), sql.Named("start", 0),
-		sql.Named("owner", "a"), sql.Named("exp", now), sql.Named("profile", "a"), sql.Named("id", ""),
+		sql.Named("owner", "a"), sql.Named("exp", now), sql.Named("profile", "a"), sql.Named("node", ""), sql.Named("id", ""),
 		sql.Named("repo", ""), sql.Named("kinds", nil), sql.Named("personas", nil), sql.Named("caps", "[]"), sql.Named("exclude", nil))
 	all := strings.Join(plan, "\n")
 	require.Contains(t, all, "SCAN m USING INDEX missions_pick", all)

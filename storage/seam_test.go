@@ -123,7 +123,7 @@ func TestMissionSet_EveryFieldRoundTrips(t *testing.T) {
 	row.Landing, row.Skipped = domain.LandingReview, true
 	row.Usage = domain.Usage{InputTokens: 10, OutputTokens: 20, CostUSD: 0.25}
 	row.DeadlineEscalated, row.Run, row.EscalationID = true, []byte(`{"mode":"pull"}`), "esc_x"
-	row.UpdatedAt, row.StartedAt, row.FinishedAt, row.Contacted, row.Abandons = at, at, at, true, 2
+	row.UpdatedAt, row.StartedAt, row.FinishedAt, row.Contacted, row.Abandons, row.Node = at, at, at, true, 2, "node-2"
 	require.Equal(t, engine.AllMissionFields, engine.ChangedFields(&m, &row), "the test changes every field")
 	require.NoError(t, s.Update(ctx, func(tx engine.Tx) error {
 		return tx.MissionSet(ctx, engine.MissionChange{Row: &row, From: engine.Guard{State: domain.StateRunning, Epoch: m.Lease.Epoch}, Set: engine.AllMissionFields})

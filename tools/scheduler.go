@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 
@@ -43,6 +44,21 @@ type StatusResult struct {
 	// stall_threshold (get_mission's progress says for how long, and when it will be
 	// stopped); absent when none is.
 	Stalled []string `json:"stalled,omitempty"`
+	// Nodes are the scheduler nodes of a cluster (several scheduler processes sharing one
+	// PostgreSQL store), by name; absent on a single node.
+	Nodes []NodeItem `json:"nodes,omitempty"`
+}
+
+// NodeItem is one scheduler node of a cluster in status.
+type NodeItem struct {
+	Name string `json:"name"`
+	// Live: its process renews its node lease (ExpiresAt is ahead); a node that is not live
+	// runs nothing, and the leader reaps its missions' leases as they expire.
+	Live      bool      `json:"live"`
+	Owner     string    `json:"owner"` // the process running it (host:pid:random)
+	Since     time.Time `json:"since"`
+	ExpiresAt time.Time `json:"expires_at"`
+	Phase     string    `json:"phase,omitempty"`
 }
 
 // VoyageItem is a voyage in a listing (voyage_status shows one in full).
@@ -89,6 +105,11 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	}
 	if out.Waiting == nil {
 		out.Waiting = map[string]int{}
+	}
+	now := e.Now()
+	for _, n := range s.Nodes {
+		out.Nodes = append(out.Nodes, NodeItem{Name: n.Name, Live: n.Live(now), Owner: n.Owner, Since: n.Since,
+			ExpiresAt: n.ExpiresAt, Phase: n.Phase})
 	}
 	if out.Stalled, err = e.StalledMissions(ctx); err != nil {
 		return StatusResult{}, err

@@ -43,6 +43,8 @@ type Config struct {
 	Prices engine.Prices `toml:"prices"`
 	// Storage chooses the database (storage_config.go): SQLite in data_dir by default.
 	Storage StorageConfig `toml:"storage"`
+	// Node names this scheduler node when several share one PostgreSQL store (node_config.go).
+	Node NodeConfig `toml:"node"`
 
 	// path is the file the configuration came from ("" when none was found).
 	path string
@@ -304,6 +306,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.Retention.validate()...)
 	errs = append(errs, c.Storage.validate()...)
+	errs = append(errs, c.Node.validate(c.Storage)...)
 	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
 		bad("http.addr", "%v", err)
 	}

@@ -85,7 +85,7 @@ func (a *app) recordProfiles(ctx context.Context) {
 // schedulerConfig maps the configuration onto the loop's.
 func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	s := a.cfg.Scheduler
-	c := scheduler.Config{DataDir: a.cfg.DataDir, Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
+	c := scheduler.Config{DataDir: a.cfg.DataDir, Node: a.cfg.nodeName(), Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
 		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
 		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
 		RateLimit: engine.RatePolicy{Margin: s.RateLimitMargin.D()},

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
@@ -45,6 +46,9 @@ func newStatusCmd(a *app) *cobra.Command {
 				st.Voyages[domain.VoyageActive], st.Voyages[domain.VoyageBlocked])
 			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
 			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
+			if line := nodesLine(st.Nodes, st.Leader); line != "" {
+				fmt.Fprintf(a.out, "nodes       %s\n", line)
+			}
 			if line := a.notifyLine(cmd.Context()); line != "" {
 				fmt.Fprintf(a.out, "notify      %s\n", line)
 			}
@@ -85,4 +89,35 @@ func waitingLine(w map[string]int) string {
 		parts[i] = fmt.Sprintf("%d %s", w[c], c)
 	}
 	return strings.Join(parts, ", ")
+}
+
+// nodesLine lists a cluster's nodes: the live ones (the leader marked) and then the others
+// ("" on a single node).
+func nodesLine(ns []tools.NodeItem, leader *engine.Leader) string {
+	var live, gone []string
+	for _, n := range ns {
+		switch {
+		case !n.Live:
+			gone = append(gone, n.Name)
+		case leader != nil && leader.Owner == n.Owner:
+			live = append(live, n.Name+" (leader)")
+		default:
+			live = append(live, n.Name)
+		}
+	}
+	if len(live) == 0 && len(gone) == 0 {
+		return ""
+	}
+	line := fmt.Sprintf("%d live: %s", len(live), orNone(strings.Join(live, ", ")))
+	if len(gone) > 0 {
+		line += fmt.Sprintf("; not running: %s", strings.Join(gone, ", "))
+	}
+	return line
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
 }

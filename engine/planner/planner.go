@@ -59,6 +59,10 @@ type Snapshot struct {
 	Paused bool
 	// Running is every leased or running mission.
 	Running []domain.Mission
+	// Node is the planning node in cluster mode ("" on a single node): the global and
+	// per-profile limits count only its attempts (Mission.Node); the per-repository limit,
+	// write areas and dependencies count every node's.
+	Node string
 	// Yieldable names the running missions that can be asked to yield (a pull-mode agent, or
 	// a managed agent of this process that speaks the yield message).
 	Yieldable map[string]bool

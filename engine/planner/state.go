@@ -16,17 +16,23 @@ type load struct {
 	byRepo    map[string]int // every attempt, ours and pull-mode agents'
 }
 
-// InFlight counts the running missions whose profile is one of profiles: the "ours" the
-// resource readings subtract (see Reading).
-func InFlight(running []domain.Mission, profiles []Profile) int {
-	return newLoad(running, profiles).global
+// InFlight counts the running missions whose profile is one of profiles, of node (cluster
+// mode; "" counts every one): the "ours" the resource readings subtract (see Reading).
+func InFlight(running []domain.Mission, profiles []Profile, node string) int {
+	return newLoad(running, profiles, node).global
 }
 
-func newLoad(running []domain.Mission, profiles []Profile) load {
+// newLoad counts what is in flight. The global and per-profile counts are of node's attempts
+// when node is set (cluster mode: the limits are per node); the per-repository count is of
+// every attempt (the repository is shared).
+func newLoad(running []domain.Mission, profiles []Profile, node string) load {
 	l := load{byProfile: map[string]int{}, byRepo: map[string]int{}}
 	for i := range running {
 		m := &running[i]
 		l.byRepo[m.Repository]++
+		if node != "" && m.Node != node {
+			continue
+		}
 		if _, ok := profileNamed(profiles, m.Profile); ok {
 			l.global++
 			l.byProfile[m.Profile]++
@@ -63,7 +69,7 @@ type state struct {
 }
 
 func newState(s Snapshot, now time.Time, lim Limits, profiles []Profile) *state {
-	st := &state{s: s, now: now, lim: lim, profiles: profiles, load: newLoad(s.Running, profiles),
+	st := &state{s: s, now: now, lim: lim, profiles: profiles, load: newLoad(s.Running, profiles, s.Node),
 		live: append([]domain.Mission(nil), s.Running...), planned: map[string]bool{},
 		outcomes: map[string][2]int{}, escalated: map[string]bool{}, holds: s.Holds}
 	st.cap, st.capWhy, _ = ResourceCap(s.Readings, lim.MaxConcurrency)
@@ -106,7 +112,7 @@ func (st *state) asLeased(es []engine.Edge) []engine.Edge {
 func (st *state) dispatched(m *domain.Mission, profile string) {
 	st.planned[m.ID] = true
 	l := *m
-	l.State, l.Profile = domain.StateLeased, profile
+	l.State, l.Profile, l.Node = domain.StateLeased, profile, st.s.Node
 	st.live = append(st.live, l)
 	st.load.global++
 	st.load.byProfile[profile]++
@@ -155,7 +161,7 @@ func (st *state) choose(m *domain.Mission) (Dispatch, *engine.Reason) {
 		return Dispatch{}, held // every profile that could take it has spent its day
 	}
 	if !ok {
-		return Dispatch{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached"}
+		return Dispatch{}, &engine.Reason{Code: engine.WhySlots, Message: "concurrency limit of profile " + strings.Join(full, ", ") + " reached" + st.onNode()}
 	}
 	return Dispatch{Mission: *m, Profile: best.Profile, Model: models[best.Profile], Score: best, Scores: all}, nil
 }
@@ -168,12 +174,20 @@ func (st *state) slotReason(m *domain.Mission) *engine.Reason {
 		return &engine.Reason{Code: engine.WhyResources, Message: fmt.Sprintf("%s: at most %d of our agents run at once until it passes (%d running; doctor shows the readings)",
 			st.capWhy, st.cap, l.global)}
 	case l.global >= st.lim.MaxConcurrency:
-		return &engine.Reason{Code: engine.WhySlots, Message: fmt.Sprintf("global concurrency limit reached (%d running, max_concurrency %d)", l.global, st.lim.MaxConcurrency)}
+		return &engine.Reason{Code: engine.WhySlots, Message: fmt.Sprintf("global concurrency limit reached (%d running%s, max_concurrency %d)", l.global, st.onNode(), st.lim.MaxConcurrency)}
 	case l.byRepo[m.Repository] >= st.lim.PerRepository:
 		return &engine.Reason{Code: engine.WhySlots, Message: fmt.Sprintf("repository concurrency limit reached (%d running in %s, per_repository %d)",
 			l.byRepo[m.Repository], m.Repository, st.lim.PerRepository)}
 	}
 	return nil
+}
+
+// onNode names the node whose limits apply (cluster mode), for reasons: "" on a single node.
+func (st *state) onNode() string {
+	if st.s.Node == "" {
+		return ""
+	}
+	return " on node " + st.s.Node
 }
 
 // afterHold plans what a planner hold calls for: an urgent mission waiting for a slot may

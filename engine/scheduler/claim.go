@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -49,6 +50,14 @@ func (s *Scheduler) Pull() *PullService { return &PullService{s: s} }
 func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engine.Claimed, error) {
 	if err := p.rateRefusal(ctx, req.AgentID); err != nil {
 		return engine.Claimed{}, err
+	}
+	if p.s.node != nil {
+		// The workspace is made on this node's disk: the lease records the node, fenced by its
+		// lease (a process that does not run its node has none and refuses).
+		if req.Node = p.s.node.fence(); req.Node == nil {
+			return engine.Claimed{}, fmt.Errorf("%w: this process does not run node %s yet (another process holds its lease, or it is starting); claim from another node or retry shortly",
+				domain.ErrNotLeader, p.s.cfg.Node)
+		}
 	}
 	deadline := time.Now().Add(req.Wait)
 	var lost error

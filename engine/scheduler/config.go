@@ -54,6 +54,13 @@ type Config struct {
 	DataDir string
 	// Owner identifies this process for the leader lease (default host:pid:random).
 	Owner string
+	// Node names this scheduler node in cluster mode (several scheduler processes sharing one
+	// PostgreSQL store, each with its own data dir and agents; node.go). "" is a single node:
+	// the leader does everything, as on SQLite. In cluster mode every node runs its own agents
+	// up to its own limits (MaxConcurrency, the profiles' limits, Resources) under its node
+	// lease, and the leader adds the cluster-wide duties (reaping, deadlines, holds, landing,
+	// voyage settlement, cleanup).
+	Node string
 	// Tick is the loop period (default 1s).
 	Tick time.Duration
 	// LeaderLease is the leader lease TTL (default 5s); it is renewed every LeaderLease/5.

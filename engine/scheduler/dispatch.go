@@ -33,20 +33,27 @@ type assignment struct {
 // so the plan's accounting sees it at once; the slow part (workspace, brief, process) runs in
 // the background so that one checkout never holds up the tick.
 func (s *Scheduler) dispatch(ctx context.Context, a assignment) (bool, error) {
-	leader := s.leader.fence()
-	if leader == nil {
-		return false, nil // leadership lost since the tick began
+	req := engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID,
+		Capabilities: a.profile.Capabilities, Personas: nilIfEmpty(a.profile.Personas)}
+	// The acquire is fenced: by the leader lease on a single node, by the node lease in
+	// cluster mode (every node dispatches for its own agents).
+	if s.node != nil {
+		req.Node = s.node.fence()
+	} else {
+		req.Leader = s.leader.fence()
+	}
+	if req.Leader == nil && req.Node == nil {
+		return false, nil // leadership (or the node) lost since the tick began
 	}
 	// The targeted acquire applies the runnable rules again in SQL, the agent filters
 	// included: it must present what the chosen profile offers, or a mission that requires
 	// capabilities is never found (and waits for ever while the planner calls it runnable).
-	m, err := s.eng.Acquire(ctx, engine.AcquireRequest{AgentID: a.profile.Name, Profile: a.profile.Name, MissionID: a.mission.ID,
-		Capabilities: a.profile.Capabilities, Personas: nilIfEmpty(a.profile.Personas), Leader: leader})
+	m, err := s.eng.Acquire(ctx, req)
 	if errors.Is(err, domain.ErrNoWork) || errors.Is(err, domain.ErrPaused) {
 		return false, nil // taken or changed since planning
 	}
 	if errors.Is(err, domain.ErrNotLeader) {
-		s.log.Warn("not dispatching: the leader lease is not ours any more", "mission_id", a.mission.ID, "err", err)
+		s.log.Warn("not dispatching: the leader (or node) lease is not ours any more", "mission_id", a.mission.ID, "err", err)
 		return false, nil
 	}
 	if err != nil {

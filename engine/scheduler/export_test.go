@@ -72,7 +72,7 @@ type Recovery struct{ r *recovery }
 func RecoveryOf(s *Scheduler) Recovery { return Recovery{s.rec} }
 
 // RunOnce is one recovery step (recovery.RunOnce).
-func (r Recovery) RunOnce(ctx context.Context) (RecoveryReport, error) { return r.r.RunOnce(ctx) }
+func (r Recovery) RunOnce(ctx context.Context) (RecoveryReport, error) { return r.r.RunOnce(ctx, true) }
 
 // Leadership is a scheduler's leadership service on its own, for tests (leader.go).
 type Leadership struct{ l *leadership }

@@ -22,6 +22,10 @@ type leadership struct {
 	phase   func() string // what the scheduler does (stored with the lease, for status)
 	changed func(leadershipChange)
 	life    lifecycle
+	// eligible, when set (cluster mode), says whether this process may lead now: only while
+	// it runs its node. The keeper renews nothing otherwise, so the lease runs out and a
+	// node that runs takes it.
+	eligible func() bool
 
 	mu       sync.Mutex
 	epoch    int64 // 0 while not the leader
@@ -48,6 +52,9 @@ func (l *leadership) Start(ctx context.Context) error { return l.life.start(ctx,
 // the next turn tries again.
 func (l *leadership) keep(ctx context.Context) {
 	every(ctx, l.cfg.LeaderLease/5, func() {
+		if l.eligible != nil && !l.eligible() {
+			return
+		}
 		if _, err := l.RunOnce(ctx); err != nil && ctx.Err() == nil {
 			l.log.Warn("leader lease not renewed", "err", err)
 		}

@@ -23,15 +23,17 @@ type tickPlan struct {
 }
 
 // planAndDispatch is the planning step: read the snapshot (one read transaction, then the
-// host's readings), compute the plan (pure), apply it. It returns the plan for the tick's
-// settlement (nil when the snapshot could not be read).
-func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport) (*tickPlan, error) {
+// host's readings), compute the plan (pure), apply it (all of it when cluster, the
+// cluster-wide duties being this process's; else only this node's dispatches and
+// preemptions). It returns the plan for the tick's settlement (nil when the snapshot could
+// not be read).
+func (s *Scheduler) planAndDispatch(ctx context.Context, rep *TickReport, cluster bool) (*tickPlan, error) {
 	tp, err := s.computePlan(ctx)
 	if err != nil {
 		return nil, err
 	}
 	s.wakeAtRateResets(tp) // ratelimit.go
-	return tp, s.apply(ctx, tp, rep)
+	return tp, s.apply(ctx, tp, rep, cluster)
 }
 
 // computePlan reads the snapshot and computes its plan, changing nothing.
@@ -57,7 +59,7 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 	snap := planner.Snapshot{Missions: v.Candidates, Edges: v.Edges, Paused: v.Paused, Running: v.Live,
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
 		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing),
-		RateWindows: v.RateWindows, TokenLimits: v.TokenLimits}
+		RateWindows: v.RateWindows, TokenLimits: v.TokenLimits, Node: s.cfg.Node}
 	for _, m := range v.Candidates {
 		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model
@@ -74,7 +76,7 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 			snap.Yieldable[v.Live[i].ID] = s.yieldable(&v.Live[i])
 		}
 	}
-	snap.Readings = ReadResources(s.cfg.Resources, s.cfg.DataDir, planner.InFlight(v.Live, profiles))
+	snap.Readings = ReadResources(s.cfg.Resources, s.cfg.DataDir, planner.InFlight(v.Live, profiles, s.cfg.Node))
 	return snap, now, nil
 }
 
@@ -109,8 +111,11 @@ func (s *Scheduler) limits() planner.Limits {
 // with the landing waits (RecordHolds, when they changed) and the wave (when it differs from
 // the last). A dispatch the targeted acquire refuses (taken or changed since the snapshot) is
 // logged and left to the next planning step. Every error is returned, joined.
-func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) error {
+func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport, cluster bool) error {
 	p := &tp.plan
+	if !cluster {
+		return s.applyLocal(ctx, p, rep)
+	}
 	s.land.apply(p.Land)
 	if len(tp.snap.Missions) == 0 {
 		return s.recordHolds(ctx, p.LandWait)
@@ -142,6 +147,26 @@ func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport) er
 	rep.Held = len(wave.Held)
 	errs = append(errs, s.recordHolds(ctx, append(slices.Clone(p.Held), p.LandWait...)))
 	return joinErr(errs, s.recordWave(ctx, wave))
+}
+
+// applyLocal is apply on a cluster node that does not lead: its own preemptions (only its
+// own agents can be asked to yield: Snapshot.Yieldable) and dispatches. The leader records
+// the holds and the wave, escalates and lands.
+func (s *Scheduler) applyLocal(ctx context.Context, p *planner.Plan, rep *TickReport) error {
+	for _, pr := range p.Preempt {
+		s.preempt(ctx, pr)
+	}
+	var errs []error
+	for _, d := range p.Dispatch {
+		e, err := s.applyDispatch(ctx, d)
+		if err != nil {
+			errs = append(errs, err)
+		} else if e != nil {
+			rep.Dispatched = append(rep.Dispatched, d.Mission.ID)
+		}
+	}
+	rep.Held = len(p.Held)
+	return joinErr(errs, nil)
 }
 
 // applyDispatch dispatches one planned assignment; it returns the wave entry when the

@@ -66,16 +66,20 @@ func (r *recovery) reset() {
 	r.mu.Unlock()
 }
 
-// RunOnce is one recovery step: the re-attach pass when pending, then the reaper (expired
-// leases of attempts the supervisor neither supervises nor launches) and missed deadlines.
-// The errors of its parts are joined; a re-attach pass with an error runs again next step.
-func (r *recovery) RunOnce(ctx context.Context) (RecoveryReport, error) {
+// RunOnce is one recovery step: the re-attach pass when pending, then, when cluster (the
+// cluster-wide duties are this process's: the leader), the reaper (expired leases of attempts
+// the supervisor neither supervises nor launches) and missed deadlines. The errors of its
+// parts are joined; a re-attach pass with an error runs again next step.
+func (r *recovery) RunOnce(ctx context.Context, cluster bool) (RecoveryReport, error) {
 	var rep RecoveryReport
 	var errs []error
 	if r.pending() {
 		n, err := r.recover(ctx)
 		rep.Recovered = n
 		errs = append(errs, err)
+	}
+	if !cluster {
+		return rep, errors.Join(errs...)
 	}
 	reaped, err := r.eng.ReapExpired(ctx, r.sup.alive)
 	rep.Reaped = reaped
@@ -94,8 +98,8 @@ func (r *recovery) recover(ctx context.Context) (int, error) {
 	var errs []error
 	for i := range leased {
 		m := leased[i]
-		if r.sup.alive(m) {
-			continue
+		if r.sup.alive(m) || (r.cfg.Node != "" && m.Node != r.cfg.Node) {
+			continue // supervised already, or another node's (in cluster mode only the node that leased it re-attaches)
 		}
 		ok, err := r.reattach(ctx, m)
 		if err != nil {

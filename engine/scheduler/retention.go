@@ -95,7 +95,7 @@ func dirSize(dir string) (int64, bool) {
 // the workspace cleanup (which then removes the pruned missions' worktrees too), and returns
 // what it did (zero when Retention < 0); its error is logged.
 func (ws *workspaces) scheduledPrune(ctx context.Context) HistoryReport {
-	if ws.cfg.Retention < 0 {
+	if ws.cfg.Retention < 0 || (ws.leads != nil && !ws.leads()) {
 		return HistoryReport{}
 	}
 	start := time.Now()

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -46,6 +47,7 @@ type Scheduler struct {
 	log *slog.Logger
 
 	leader *leadership // the leader lease (leader.go)
+	node   *membership // the node lease in cluster mode, else nil (node.go)
 	sup    *supervisor // the managed agents of this process (supervisor.go)
 	rec    *recovery   // re-attach and reaper (recover.go)
 	ws     *workspaces // the workspace keeper (workspaces.go)
@@ -93,7 +95,17 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 	s.stopCtx, s.stopLand = context.WithCancel(context.Background())
 	s.ws = newWorkspaces(eng, wt, run, cfg)
 	s.leader = newLeadership(eng, cfg, s.Phase, s.leadershipChanged)
-	s.sup = newSupervisor(eng, run, cfg, supervisorHost{wake: s.Wake, phase: s.setPhase, leading: s.leader.leading, verify: s.ws.verify})
+	supervising := s.leader.leading
+	if cfg.Node != "" {
+		if err := engine.CheckNodeName(cfg.Node); err != nil {
+			return nil, fmt.Errorf("scheduler: %w", err)
+		}
+		s.node = newMembership(eng, cfg, s.Phase, s.membershipChanged)
+		supervising = func() bool { return s.node.fence() != nil }
+		s.leader.eligible = supervising
+	}
+	s.ws.leads = s.leader.leading
+	s.sup = newSupervisor(eng, run, cfg, supervisorHost{wake: s.Wake, phase: s.setPhase, leading: supervising, verify: s.ws.verify})
 	s.rec = newRecovery(eng, run, cfg, s.sup, s.ws.prepare)
 	s.land = newLander(eng, wt, cfg, landerHost{spawn: s.background, stop: s.stopCtx, wake: s.Wake, phase: s.setPhase})
 	s.phase.Store(PhaseIdle)
@@ -105,6 +117,10 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 // lost lead detaches every supervised agent (the new leader re-attaches them); a follower
 // forgets recovery and says so in its phase.
 func (s *Scheduler) leadershipChanged(c leadershipChange) {
+	if s.node != nil {
+		s.clusterLeadershipChanged(c)
+		return
+	}
 	switch c {
 	case leadershipElected:
 		s.rec.reset()
@@ -119,6 +135,37 @@ func (s *Scheduler) leadershipChanged(c leadershipChange) {
 		s.phase.Store(PhaseFollower)
 	}
 }
+
+// clusterLeadershipChanged is leadershipChanged in cluster mode: the leader lease brings the
+// cluster-wide duties only, so a new epoch stores the holds afresh and a lost lead changes
+// nothing of this node's agents (the node lease governs them: membershipChanged).
+func (s *Scheduler) clusterLeadershipChanged(c leadershipChange) {
+	if c == leadershipElected {
+		s.mu.Lock()
+		s.lastHolds = holdsUnset
+		s.mu.Unlock()
+	}
+}
+
+// membershipChanged tells the services what a node lease step found (cluster mode): a new
+// epoch runs the re-attach pass again (agents still supervised are skipped); a node taken
+// over by another process detaches every supervised agent (that process re-attaches them);
+// a node run by another live process leaves this one following.
+func (s *Scheduler) membershipChanged(c membershipChange) {
+	switch c {
+	case membershipJoined:
+		s.rec.reset()
+	case membershipLost, membershipRefused:
+		if c == membershipLost {
+			s.sup.detachAll()
+		}
+		s.rec.reset()
+		s.phase.Store(PhaseFollower)
+	}
+}
+
+// Node returns this scheduler's node name in cluster mode ("" on a single node).
+func (s *Scheduler) Node() string { return s.cfg.Node }
 
 // Phase returns what the scheduler is doing now.
 func (s *Scheduler) Phase() string { return s.phase.Load().(string) }
@@ -156,6 +203,11 @@ func (s *Scheduler) Start(ctx context.Context) error {
 	}
 	if err := s.leader.Start(ctx); err != nil {
 		return err
+	}
+	if s.node != nil {
+		if err := s.node.Start(ctx); err != nil {
+			return err
+		}
 	}
 	return s.sup.Start(ctx)
 }
@@ -212,10 +264,17 @@ func unblocking(changes []engine.Change) bool {
 func (s *Scheduler) Stop(ctx context.Context) error {
 	s.life.stop()
 	s.leader.life.stop()
+	if s.node != nil {
+		s.node.life.stop()
+	}
 	s.sup.life.stop()
 	s.stopLand() // landings in flight are interrupted (a check may run for minutes)
 	s.bg.Wait()
 	s.ws.Stop()
 	s.sup.Stop()
-	return s.leader.Stop(ctx)
+	err := s.leader.Stop(ctx)
+	if s.node != nil {
+		err = errors.Join(err, s.node.Stop(ctx))
+	}
+	return err
 }

@@ -23,6 +23,10 @@ type workspaces struct {
 	run *runner.Runner
 	cfg Config
 	log *slog.Logger
+	// leads reports whether this process holds the leader lease: the history retention is a
+	// cluster-wide duty, run by the leader only (the workspace cleanup, of this node's data
+	// dir, runs on every node). Nil: always (tests driving the keeper alone).
+	leads func() bool
 
 	// stop is cancelled by Stop: the scheduled pass runs under it, not under a tick's
 	// context (a tick ends long before a cleanup of many repositories).
