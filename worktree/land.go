@@ -68,6 +68,10 @@ type LandRequest struct {
 	// merged commit (mergedTreeDir) while the branch lock is held; a non-nil error means the
 	// checks failed: nothing moves and its text becomes Landing.CheckOutput.
 	Check func(ctx context.Context, mergedTreeDir string) error
+	// Elsewhere: the workspace is not this manager's (another scheduler node's data dir, in
+	// cluster mode, whose node is gone): its directory is neither checked nor touched, and the
+	// branch is landed as it is, like a workspace whose directory is gone.
+	Elsewhere bool
 }
 
 // Landing is the result of Land. Commit ids are full hex.
@@ -185,7 +189,11 @@ func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
 	if ws.RepoID != "" && ws.RepoID != r.id {
 		return "", fmt.Errorf("%w: workspace belongs to repository %s", ErrPathEscapes, ws.RepoID)
 	}
-	if _, err := m.checkOwned(r, ws); err != nil {
+	if !req.Elsewhere {
+		if _, err := m.checkOwned(r, ws); err != nil {
+			return "", err
+		}
+	} else if err := ValidateBranchName(ws.Branch); err != nil {
 		return "", err
 	}
 	if !strings.HasPrefix(ws.Branch, BranchPrefix+req.MissionID+"/a") {
@@ -206,7 +214,7 @@ func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
 func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Landing, error) {
 	r, ws := req.Repo, req.Workspace
 	var probe *pendingProbe
-	if _, err := os.Stat(ws.Path); err == nil {
+	if _, err := os.Stat(ws.Path); err == nil && !req.Elsewhere {
 		if ws.Strategy == StrategyIsolatedCopy {
 			if _, err := m.commitPending(ctx, ws, req.Message); err != nil {
 				return Landing{}, fmt.Errorf("commit pending work: %w", err)

@@ -146,8 +146,8 @@ func (m *Manager) commitPendingAll(ctx context.Context, reqs []LandRequest, live
 	var wg sync.WaitGroup
 	for _, i := range live {
 		ws := reqs[i].Workspace
-		if _, err := os.Stat(ws.Path); err != nil {
-			continue // gone: landed as the branch is
+		if _, err := os.Stat(ws.Path); err != nil || reqs[i].Elsewhere {
+			continue // gone (or another node's): landed as the branch is
 		}
 		wg.Add(1)
 		go func() {

@@ -150,3 +150,33 @@ func TestCompute_Preemption(t *testing.T) {
 		})
 	}
 }
+
+// Cluster mode (Snapshot.Node): the global and per-profile limits count the planning node's
+// attempts only; the per-repository limit counts every node's.
+func TestCompute_NodeLimitsCountOnlyThatNode(t *testing.T) {
+	t.Parallel()
+	gen := planner.Profile{Name: "gen", Confidence: 1, MaxConcurrency: 1}
+	onNode := func(n string) func(*domain.Mission) { return func(m *domain.Mission) { m.Node = n } }
+	otherNodes := []domain.Mission{mission(8, running("gen"), onNode("n2")), mission(9, running("gen"), onNode("n3"))}
+
+	s := snap([]domain.Mission{mission(1), mission(2)}, otherNodes...)
+	s.Node = "n1"
+	p := planner.Compute(s, t0, planner.Limits{MaxConcurrency: 1, PerRepository: 9}, []planner.Profile{gen})
+	require.Equal(t, []string{"m01→gen"}, dispatched(p), "the other nodes' attempts take none of n1's slots")
+	require.Equal(t, engine.WhySlots, p.Held[0].Reason.Code)
+	require.Contains(t, p.Held[0].Reason.Message, "on node n1")
+
+	s.Running = append(s.Running, mission(7, running("gen"), onNode("n1")))
+	p = planner.Compute(s, t0, planner.Limits{MaxConcurrency: 1, PerRepository: 9}, []planner.Profile{gen})
+	require.Empty(t, dispatched(p), "n1's own attempt fills its slot")
+
+	s = snap([]domain.Mission{mission(1)}, otherNodes...)
+	s.Node = "n1"
+	p = planner.Compute(s, t0, planner.Limits{MaxConcurrency: 5, PerRepository: 2}, []planner.Profile{{Name: "gen", Confidence: 1, MaxConcurrency: 5}})
+	require.Empty(t, dispatched(p), "the repository is shared: every node's attempts count")
+	require.Contains(t, p.Held[0].Reason.Message, "per_repository 2")
+
+	s.Node = ""
+	p = planner.Compute(snap([]domain.Mission{mission(1)}, otherNodes...), t0, planner.Limits{MaxConcurrency: 2, PerRepository: 9}, []planner.Profile{{Name: "gen", Confidence: 1, MaxConcurrency: 5}})
+	require.Empty(t, dispatched(p), "a single node counts every attempt")
+}

@@ -113,10 +113,15 @@ func (s *Scheduler) limits() planner.Limits {
 // logged and left to the next planning step. Every error is returned, joined.
 func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport, cluster bool) error {
 	p := &tp.plan
+	if s.node != nil {
+		s.land.apply(s.nodeLandings(ctx, p.Land, cluster))
+	}
 	if !cluster {
 		return s.applyLocal(ctx, p, rep)
 	}
-	s.land.apply(p.Land)
+	if s.node == nil {
+		s.land.apply(p.Land)
+	}
 	if len(tp.snap.Missions) == 0 {
 		return s.recordHolds(ctx, p.LandWait)
 	}

@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
+)
+
+// clusterConfig is one node's configuration: the reference agent, short leases (so a killed
+// node's missions are taken over within seconds), two agents per node.
+func clusterConfig(node string) string {
+	return `[scheduler]
+tick = "100ms"
+lease_ttl = "6s"
+renew_interval = "1s"
+leader_lease = "3s"
+max_concurrency = 2
+[node]
+name = "` + node + `"
+[[profiles]]
+name = "ref"
+runtime = "ndjson"
+command = ["{mcp_scheduler}", "reference-agent"]
+env = ["PATH", "HOME"]
+`
+}
+
+// clusterNode is one daemon of a cluster test: its name, data dir and process.
+type clusterNode struct {
+	name, dataDir string
+	p             *proc
+}
+
+// startClusterNode starts a daemon with its own data dir and configuration on the shared
+// database (url) and repository.
+func startClusterNode(t *testing.T, s *sandbox, url, name string) *clusterNode {
+	t.Helper()
+	home := filepath.Join(s.home, name)
+	cfg := filepath.Join(home, "config", "mcp-scheduler", "config.toml")
+	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
+	require.NoError(t, os.WriteFile(cfg, []byte(clusterConfig(name)), 0o600))
+	n := &clusterNode{name: name, dataDir: filepath.Join(home, "state")}
+	n.p = s.start([]string{EnvDatabaseURL + "=" + url, EnvDataDir + "=" + n.dataDir,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, "daemon")
+	return n
+}
+
+// Three daemons on one PostgreSQL database and one repository share a voyage: every node
+// runs missions of it on its own agents (the lease records the node), one node is SIGKILLed
+// while its agents run, and the others take its missions over when their leases expire.
+// Every mission completes and lands exactly once, the repository's fsck is clean, status
+// lists the nodes (the killed one not running), and no agent process outlives the test.
+func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
+	s := newSandbox(t)
+	url := pgtest.Database(t)
+	s.env = append(s.env, EnvDatabaseURL+"="+url) // the CLI reads the cluster's database
+	ctx := context.Background()
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	eng := engine.New(st, engine.Options{DefaultRepository: s.repo})
+
+	nodes := map[string]*clusterNode{}
+	for _, name := range []string{"n1", "n2", "n3"} {
+		nodes[name] = startClusterNode(t, s, url, name)
+	}
+	t.Cleanup(func() { requireNoAgentsLeft(t, nodes) })
+	t.Cleanup(func() {
+		if t.Failed() {
+			dumpCluster(t, eng, nodes)
+		}
+	})
+
+	const count = 100
+	spec := engine.VoyageSpec{Title: "cluster voyage"}
+	for i := range count {
+		f := fmt.Sprintf("f%02d.txt", i)
+		spec.Missions = append(spec.Missions, engine.MissionSpec{Key: fmt.Sprintf("m%02d", i), Title: "write " + f,
+			WriteArea: []string{f}, Brief: fmt.Sprintf("@sleep 1s\n@write %s %d\n@commit %s\n@done ok", f, i, f)})
+	}
+	d, err := eng.Dispatch(ctx, spec, "test")
+	require.NoError(t, err)
+
+	var victim string // a mission running on n2 when n2 is killed
+	waitForLong(t, "n2 to run a mission while another node runs one too", func() bool {
+		ms := voyageMissions(t, eng, d.Voyage.ID)
+		others := false
+		victim = ""
+		for _, m := range ms {
+			if m.State == domain.StateRunning && m.Node == "n2" {
+				victim = m.ID
+			} else if (m.State == domain.StateRunning || m.State == domain.StateCompleted) && m.Node != "n2" && m.Node != "" {
+				others = true
+			}
+		}
+		return victim != "" && others
+	})
+	nodes["n2"].p.kill() // SIGKILL: no lease given up, its agents orphaned
+
+	waitForLong(t, "every mission to complete and land", func() bool {
+		for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
+			if m.State != domain.StateCompleted || !m.Landing.Satisfies() {
+				return false
+			}
+		}
+		return true
+	})
+	ran := map[string]int{}
+	for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
+		ran[m.Node]++
+		det, err := eng.GetMission(ctx, m.ID)
+		require.NoError(t, err)
+		landed := 0
+		for _, l := range det.Landings {
+			if l.Status == "landed" {
+				landed++
+			}
+		}
+		require.Equal(t, 1, landed, "mission %s landed once: %+v", m.ID, det.Landings)
+		f := fmt.Sprintf("f%s.txt", strings.TrimPrefix(m.Key, "m"))
+		require.Equal(t, strings.TrimPrefix(strings.TrimPrefix(m.Key, "m"), "0"), strings.TrimSpace(gitOut(t, s, "show", "main:"+f)), f)
+	}
+	v, err := eng.GetMission(ctx, victim)
+	require.NoError(t, err)
+	require.NotEqual(t, "n2", v.Mission.Node, "the killed node's mission was taken over: %+v", v.Attempts)
+	require.Greater(t, v.Mission.Attempt, 1)
+	require.Zero(t, ran[""], "every lease named its node: %v", ran)
+	require.True(t, ran["n1"] > 0 && ran["n3"] > 0, "the surviving nodes both ran missions: %v", ran)
+	gitOut(t, s, "fsck", "--strict")
+
+	out, errs, code := s.cli("status")
+	require.Equal(t, 0, code, errs)
+	require.Contains(t, out, "nodes       2 live:")
+	require.Contains(t, out, "not running: n2")
+
+	// n2 comes back on its data dir and runs its node again; a second process started on n1's
+	// data dir (so named n1 too) waits while n1 lives, and says so.
+	nodes["n2"] = startClusterNode(t, s, url, "n2")
+	waitForLong(t, "n2 to run again", func() bool {
+		out, _, _ := s.cli("status")
+		return strings.Contains(out, "nodes       3 live:")
+	})
+	twin := startClusterNode(t, s, url, "n1")
+	nodes["n1-twin"] = twin
+	waitForLong(t, "the second n1 to say it waits", func() bool {
+		return strings.Contains(twin.p.stderrText(), "node is run by another live process")
+	})
+}
+
+// voyageMissions lists a voyage's missions.
+func voyageMissions(t *testing.T, eng *engine.Engine, voyage string) []domain.Mission {
+	t.Helper()
+	ms, err := eng.ListMissions(context.Background(), engine.MissionFilter{VoyageID: voyage, Limit: 1000})
+	require.NoError(t, err)
+	return ms
+}
+
+// gitOut runs git in the sandbox repository and returns its output.
+func gitOut(t *testing.T, s *sandbox, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", s.repo}, args...)...)
+	cmd.Env = s.env
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
+}
+
+// requireNoAgentsLeft stops the nodes still running and waits (generously) until no process
+// works in any node's data dir: the killed node's orphaned agents end on their own (their
+// briefs are short), the others' are stopped or finish.
+func requireNoAgentsLeft(t *testing.T, nodes map[string]*clusterNode) {
+	for _, n := range nodes {
+		if n.p.cmd.ProcessState == nil {
+			_ = n.p.cmd.Process.Signal(os.Interrupt)
+			n.p.wait(watchTimeout)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for {
+		left := processesUnder(nodes)
+		if len(left) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Errorf("agent processes outlived the test: %v", left)
+			return
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// processesUnder lists the pids whose working directory is inside a node's data dir.
+func processesUnder(nodes map[string]*clusterNode) []string {
+	entries, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range entries {
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil {
+			continue
+		}
+		for _, n := range nodes {
+			if strings.HasPrefix(cwd, n.dataDir+string(filepath.Separator)) {
+				out = append(out, e.Name()+" in "+cwd)
+			}
+		}
+	}
+	return out
+}
+
+// dumpCluster logs the missions and each node's log tail, for a failed cluster test.
+func dumpCluster(t *testing.T, eng *engine.Engine, nodes map[string]*clusterNode) {
+	ms, err := eng.ListMissions(context.Background(), engine.MissionFilter{Limit: 1000})
+	if err != nil {
+		t.Logf("list missions: %v", err)
+	}
+	for _, m := range ms {
+		t.Logf("%s %s state=%s landing=%s node=%s attempt=%d owner=%s", m.ID, m.Key, m.State, m.Landing, m.Node, m.Attempt, m.Lease.Owner)
+	}
+	for name, n := range nodes {
+		log := n.p.stderrText()
+		t.Logf("node %s log (last 6000 bytes):\n%s", name, log[max(0, len(log)-6000):])
+	}
+}
