@@ -129,9 +129,10 @@ func benchEngineWakeup(b *testing.B) {
 	nodes := openBenchNodes(b, pgtest.Database(b), 2, nil)
 	creator, waiter := nodes[0].e, nodes[1].e
 	go func() { _ = waiter.WatchExternal(ctx, 0) }()
+	signals := watchHub(ctx, waiter.Hub())
 	idle, got := make(chan struct{}, 1), make(chan claimed, 1)
 	go claimLoop(ctx, waiter, idle, got)
-	lat := make([]time.Duration, 0, b.N)
+	var lat, created, notified []time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		select {
@@ -140,19 +141,70 @@ func benchEngineWakeup(b *testing.B) {
 			require.NoError(b, s.err)
 		}
 		time.Sleep(sampleGap())
+		drain(signals)
 		t0 := time.Now()
 		c, err := creator.CreateMission(ctx, engine.MissionSpec{Title: "wake", Brief: "wake"}, "bench")
+		created = append(created, time.Since(t0))
 		require.NoError(b, err)
 		s := <-got
 		require.NoError(b, s.err)
 		require.Equal(b, c.Mission.ID, s.id, "the mission claimed is the one just created")
 		lat = append(lat, s.at.Sub(t0))
+		select {
+		case at := <-signals:
+			notified = append(notified, at.Sub(t0))
+		case <-time.After(time.Minute):
+			b.Fatal("node B's hub was never signalled of the create")
+		}
 	}
 	b.StopTimer()
 	p50, p99 := reportWakeup(b, lat)
+	reportPhase(b, "create", created)
+	reportPhase(b, "notified", notified)
 	if riverWake.p99 > 0 {
 		b.ReportMetric(riverWake.p50.Seconds()/p50.Seconds(), "x_river_p50")
 		b.ReportMetric(riverWake.p99.Seconds()/p99.Seconds(), "x_river_p99")
+	}
+}
+
+// reportPhase reports the p50 and p99 (ms) of one phase of the samples: create (the create
+// call's own time) and notified (from the create's start until node B's hub is signalled).
+func reportPhase(b *testing.B, name string, d []time.Duration) {
+	slices.Sort(d)
+	b.ReportMetric(float64(percentile(d, 0.50).Microseconds())/1000, name+"-p50-ms")
+	b.ReportMetric(float64(percentile(d, 0.99).Microseconds())/1000, name+"-p99-ms")
+}
+
+// watchHub stamps every signal of a subscription to h with the time it came, until ctx ends.
+func watchHub(ctx context.Context, h *engine.Hub) <-chan time.Time {
+	sub := h.Subscribe()
+	out := make(chan time.Time, 64)
+	go func() {
+		defer sub.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-sub.Ready():
+				sub.Take()
+				select {
+				case out <- time.Now():
+				default: // nobody reads between samples; drain empties it
+				}
+			}
+		}
+	}()
+	return out
+}
+
+// drain empties c of the stamps of earlier signals.
+func drain(c <-chan time.Time) {
+	for {
+		select {
+		case <-c:
+		default:
+			return
+		}
 	}
 }
 
