@@ -5,6 +5,7 @@ import (
 	"errors"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -34,6 +35,9 @@ type Store struct {
 	pool *pgxpool.Pool
 	url  string
 	log  *slog.Logger
+
+	// retries counts the transactions Update ran again (SerialRetries).
+	retries atomic.Int64
 
 	// done is closed by Close; it ends the change listeners.
 	done      chan struct{}
@@ -75,13 +79,24 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if s.closed {
 		return ErrClosed
 	}
-	return serializable(ctx, s.pool, func(tx pgx.Tx) error {
+	runs := int64(0)
+	err := serializable(ctx, s.pool, func(tx pgx.Tx) error {
+		runs++
 		if err := fn(&txn{q: tx}); err != nil {
 			return err
 		}
 		return Notify(ctx, tx)
 	})
+	if runs > 1 {
+		s.retries.Add(runs - 1)
+	}
+	return err
 }
+
+// SerialRetries is how many times, since Open, Update ran a transaction again because
+// PostgreSQL aborted it as a serialization failure or deadlock (40001, 40P01): the price of
+// concurrent writers, for benchmarks and diagnostics.
+func (s *Store) SerialRetries() int64 { return s.retries.Load() }
 
 // View runs fn on one consistent, read-only snapshot (REPEATABLE READ). After Close it
 // returns ErrClosed.
