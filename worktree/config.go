@@ -125,7 +125,7 @@ func (c Config) validate() error {
 	}
 	seen := map[string]bool{}
 	for _, rm := range c.Remotes {
-		if err := rm.validate(); err != nil {
+		if err := rm.Validate(); err != nil {
 			return fmt.Errorf("config: %w", err)
 		}
 		if seen[rm.Name] {

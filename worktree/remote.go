@@ -71,9 +71,9 @@ func RemoteName(rawURL string) string {
 	return name
 }
 
-// validate checks a Remote's name and that its URL is one git may reach with the transports
+// Validate checks a Remote's name and that its URL is one git may reach with the transports
 // allowed here.
-func (rm Remote) validate() error {
+func (rm Remote) Validate() error {
 	if err := ValidateRemoteName(rm.Name); err != nil {
 		return err
 	}
