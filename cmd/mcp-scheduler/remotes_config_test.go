@@ -10,26 +10,6 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
-// [[repositories]] remote = "URL": its problems are named by key, with what to do.
-func TestConfig_RemoteRepositoryErrorsNameTheKey(t *testing.T) {
-	cases := map[string]string{
-		"[[repositories]]\npath = \"/a\"\nremote = \"/srv/shop.git\"":                        "repositories[0]: path and remote are both set",
-		"[[repositories]]\nname = \"shop\"":                                                  "repositories[0].name: \"shop\" is set without remote",
-		"[[repositories]]\nremote = \"/\"":                                                   "repositories[0].remote: no name can be derived from \"/\": give name",
-		"[[repositories]]\nremote = \"/srv/shop.git\"\nname = \"a/b\"":                       "repositories[0]: remote repository name \"a/b\" must match",
-		"[[repositories]]\nremote = \"ext::sh -c x\"\nname = \"x\"":                          "repositories[0]: remote repository x: URL \"ext::sh -c x\" names a git remote helper",
-		"[[repositories]]\nremote = \"ftp://h/shop.git\"":                                    "repositories[0]: remote repository shop: URL scheme \"ftp\"",
-		"[[repositories]]\nremote = \"/a/shop.git\"\n[[repositories]]\nremote = \"/b/shop\"": "repositories[1].name: \"shop\" names two repositories",
-	}
-	for body, want := range cases {
-		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
-		if err == nil {
-			err = c.validate()
-		}
-		require.ErrorContains(t, err, want, body)
-	}
-}
-
 // A remote repository is known by its name (given, or derived from the URL): missions may
 // name it, the loop's policies and the workspace manager's remotes use it.
 func TestConfig_RemoteRepositoriesAreKnownByName(t *testing.T) {
