@@ -74,7 +74,7 @@ func (e *Engine) prepareSpec(s *MissionSpec, path string) error {
 	}
 	if repo == "" {
 		return domain.Invalid(path+"repository", "is empty and the server has no default repository",
-			"name the git repository to work on (an absolute path), or start the server inside one")
+			"name the git repository to work on (an absolute path, or a configured remote repository's name), or start the server inside one")
 	}
 	resolved, err := e.opt.ResolveRepository(repo)
 	if err != nil {

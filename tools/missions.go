@@ -16,7 +16,7 @@ import (
 type MissionInput struct {
 	Title              string          `json:"title" jsonschema:"a short title (at most 200 characters); put the details in brief" maxLength:"200"`
 	Brief              string          `json:"brief,omitempty" jsonschema:"the prompt the agent receives: what to do, how, and what done means (default: the title)"`
-	Repository         string          `json:"repository,omitempty" jsonschema:"absolute path of the git repository to work on; default: the repository the server runs in. Only configured repositories are accepted"`
+	Repository         string          `json:"repository,omitempty" jsonschema:"absolute path of the git repository to work on, or the name of a configured remote repository; default: the repository the server runs in. Only configured repositories are accepted"`
 	TargetBranch       string          `json:"target_branch,omitempty" jsonschema:"branch the work lands on; default: the repository's checked-out branch"`
 	Priority           int             `json:"priority,omitempty" jsonschema:"1 (urgent, may preempt) to 1000; default 100. Lower runs first" minimum:"1" maximum:"1000"`
 	Persona            string          `json:"persona,omitempty" jsonschema:"kind of agent that should do it, e.g. implementer, reviewer, debugger (lower-case letters, digits, _ and -)"`

@@ -20,7 +20,7 @@ func (s *Server) addPrompts() {
 	s.mcp.AddPrompt(mcp.NewPrompt(prompts.NamePlanVoyage,
 		mcp.WithPromptDescription("Plan a voyage from a goal: split it into missions with keys, dependency edges and write areas, then call dispatch once."),
 		mcp.WithArgument("goal", mcp.RequiredArgument(), mcp.ArgumentDescription("what should be achieved")),
-		mcp.WithArgument("repository", mcp.ArgumentDescription("absolute path of the repository (default: the server's)")),
+		mcp.WithArgument("repository", mcp.ArgumentDescription("absolute path of the repository, or a configured remote repository's name (default: the server's)")),
 		mcp.WithArgument("constraints", mcp.ArgumentDescription("rules the plan must respect")),
 		mcp.WithArgument("max_missions", mcp.ArgumentDescription("upper bound on the number of missions")),
 	), func(_ context.Context, r mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {

@@ -26,7 +26,7 @@ type ClaimArgs struct {
 	AgentID      string   `json:"agent_id" jsonschema:"your stable agent id (1-64 of A-Z a-z 0-9 _ . : -, starting with a letter or digit); the lease is yours under this name" pattern:"^[A-Za-z0-9][A-Za-z0-9_.:-]{0,63}$"`
 	Capabilities []string `json:"capabilities,omitempty" jsonschema:"what you can do, e.g. go, python, docs: only missions whose required capabilities you all offer are given to you" maxItems:"64"`
 	Personas     []string `json:"personas,omitempty" jsonschema:"personas you accept, e.g. implementer, reviewer; omit to accept any" maxItems:"64"`
-	Repository   string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path as missions store it)"`
+	Repository   string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path, or a remote repository's name, as missions store it)"`
 	WaitSeconds  int      `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (0 to 600) for work when nothing is runnable; answers as soon as something is" minimum:"0" maximum:"600"`
 }
 

@@ -27,7 +27,7 @@ func GetMission(d *Deps) Tool {
 type ListMissionsArgs struct {
 	States     []string `json:"states,omitempty" jsonschema:"only missions in these states" enum:"pending|leased|running|interrupted|completed|failed|blocked|cancelled"`
 	VoyageID   string   `json:"voyage_id,omitempty" jsonschema:"only missions of this voyage"`
-	Repository string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path as stored)"`
+	Repository string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path, or a remote repository's name, as stored)"`
 	Persona    string   `json:"persona,omitempty" jsonschema:"only missions for this persona"`
 	Kind       string   `json:"kind,omitempty" jsonschema:"only missions of this kind" enum:"work|review|repair|debug|verify|architect"`
 	ParentID   string   `json:"parent_id,omitempty" jsonschema:"only child missions of this mission"`

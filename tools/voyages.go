@@ -31,7 +31,7 @@ type EdgeInput struct {
 type DispatchArgs struct {
 	Title          string            `json:"title" jsonschema:"the voyage's goal in a few words" maxLength:"200"`
 	Goal           string            `json:"goal,omitempty" jsonschema:"the goal in full, for reviewers and escalations"`
-	Repository     string            `json:"repository,omitempty" jsonschema:"default repository of the missions (absolute path); default: the server's"`
+	Repository     string            `json:"repository,omitempty" jsonschema:"default repository of the missions (absolute path, or a configured remote repository's name); default: the server's"`
 	TargetBranch   string            `json:"target_branch,omitempty" jsonschema:"default target branch of the missions"`
 	Priority       int               `json:"priority,omitempty" jsonschema:"default priority of the missions (1 urgent to 1000, default 100)" minimum:"1" maximum:"1000"`
 	CostLimitUSD   float64           `json:"cost_limit_usd,omitempty" jsonschema:"cost limit of the whole voyage in US dollars; 0 = none" minimum:"0"`

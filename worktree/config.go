@@ -54,6 +54,9 @@ type Config struct {
 	Now func() time.Time
 	// GitPath is the git binary. Default "git" (looked up in PATH).
 	GitPath string
+	// Remotes are the repositories named by a git remote URL (Remote): Open takes their Name
+	// and works in their clone under DataDir/remotes/<Name>. Names must be unique.
+	Remotes []Remote
 }
 
 // Defaults used by WithDefaults.
@@ -119,6 +122,16 @@ func (c Config) validate() error {
 		if !doublestar.ValidatePattern(p) || filepath.IsAbs(p) || hasDotDot(p) {
 			return fmt.Errorf("config: CopyIgnored pattern %q is not a relative glob inside the repository", p)
 		}
+	}
+	seen := map[string]bool{}
+	for _, rm := range c.Remotes {
+		if err := rm.Validate(); err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		if seen[rm.Name] {
+			return fmt.Errorf("config: remote repository name %q is used twice", rm.Name)
+		}
+		seen[rm.Name] = true
 	}
 	for _, s := range []string{c.Author.Name, c.Author.Email} {
 		if hasControl(s) || strings.ContainsAny(s, "<>") {

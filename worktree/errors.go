@@ -51,6 +51,10 @@ var (
 	// ErrTargetMoving: the target branch kept moving under the landing (another writer won
 	// every compare-and-set); nothing was lost, the landing can be retried.
 	ErrTargetMoving = errors.New("target branch kept changing during the landing")
+	// ErrPushRefused: the remote refused the push that moves a remote repository's target for
+	// a reason other than a moved target (a hook, permissions, a protected branch, the
+	// network); the error carries git's *GitError with the remote's message. Nothing moved.
+	ErrPushRefused = errors.New("the remote refused the push")
 	// ErrClosed: the Manager was closed.
 	ErrClosed = errors.New("worktree manager is closed")
 )

@@ -32,6 +32,9 @@ type runOpts struct {
 	// allowFile permits the local "file" transport (isolated copies: clone and fetch of a
 	// local path). Every other transport stays forbidden.
 	allowFile bool
+	// remote permits the transports a Remote may use (ssh, git, http, https, file) for
+	// clone, fetch and push of a configured remote; remote helpers (ext::, fd::) stay off.
+	remote bool
 }
 
 // fixedConfig is passed as -c to every git process: no hooks (ours are not the person's
@@ -107,6 +110,11 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 	}
 	if o.allowFile {
 		argv = append(argv, "-c", "protocol.file.allow=always")
+	}
+	if o.remote {
+		for _, p := range remoteSchemes {
+			argv = append(argv, "-c", "protocol."+p+".allow=always")
+		}
 	}
 	argv = append(argv, args...)
 	cmd := exec.CommandContext(ctx, g.path, argv...)

@@ -132,7 +132,9 @@ const maxLandTries = 5
 //  6. move the target: `git update-ref <ref> <new> <old>` when no checkout holds it, else
 //     `git merge --ff-only <new>` in that checkout (a refusal → waiting_for_clean_checkout).
 //     A target that moved meanwhile makes the landing start over at 2 (ErrTargetMoving after
-//     5 rounds).
+//     5 rounds). A remote repository's target (Remote) is fetched before step 2 of every
+//     round and moved with a compare-and-set push instead; a push refused for another reason
+//     than a moved target wraps ErrPushRefused with git's message.
 //
 // A crash before step 6 leaves the target untouched and the next call redoes the work; a crash
 // after it makes the next call return already_landed. Errors are returned for invalid input
@@ -266,6 +268,9 @@ func (m *Manager) land(ctx context.Context, req LandRequest, target string) (Lan
 // be at the tip the outcome was computed from (errBranchMoved otherwise).
 func (m *Manager) landOnce(ctx context.Context, req LandRequest, target string, probe *pendingProbe) (l Landing, again bool, err error) {
 	r := req.Repo
+	if err := m.fetchTarget(ctx, r, target); err != nil {
+		return l, false, err
+	}
 	oldH, err := r.branchTip(target)
 	if err != nil {
 		return l, false, err

@@ -192,6 +192,9 @@ func (m *Manager) landBatch(ctx context.Context, reqs []LandRequest, live []int,
 // moves the target; again=true when the target moved under it.
 func (m *Manager) landBatchOnce(ctx context.Context, reqs []LandRequest, live []int, target string, out []BatchLanding) (again bool, err error) {
 	r := reqs[live[0]].Repo
+	if err := m.fetchTarget(ctx, r, target); err != nil {
+		return false, err
+	}
 	oldH, err := r.branchTip(target)
 	if err != nil {
 		return false, err

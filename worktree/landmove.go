@@ -14,7 +14,11 @@ import (
 )
 
 // moveTarget moves the target branch to l.Commit (step 6 of Land). The land lock is held.
+// A remote repository's target moves with a compare-and-set push instead (pushTarget).
 func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Landing) (Landing, bool, error) {
+	if r.remote != nil {
+		return m.pushTarget(ctx, r, target, l)
+	}
 	holders, err := m.checkoutsHolding(r, target)
 	if err != nil {
 		return l, false, err

@@ -68,6 +68,10 @@ func (t *lockTable) slot(key string) chan struct{} {
 // (worktree add/move/remove/prune, branch creation and deletion).
 func structureKey(repoID string) string { return "repo-" + repoID }
 
+// fetchKey names the lock that serialises the fetches of a remote repository's target
+// branches and the moves of their mirrors after a push.
+func fetchKey(repoID string) string { return "fetch-" + repoID }
+
 // landKey names the lock that serialises landings onto one target branch of one repository.
 // The branch name is hashed so the file name stays flat and portable.
 func landKey(repoID, branch string) string {

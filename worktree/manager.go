@@ -24,8 +24,11 @@ type Manager struct {
 	// scratch is the real path of DataDir/tmp (temporary checkouts for landing checks).
 	scratch string
 
+	// remotes are Config.Remotes by name.
+	remotes map[string]Remote
+
 	mu     sync.Mutex
-	repos  map[string]*Repo // by real top-level path
+	repos  map[string]*Repo // by real top-level path, and remote repositories by name too
 	closed bool
 
 	// background pool refills
@@ -67,9 +70,13 @@ func NewManager(cfg Config) (*Manager, error) {
 		scratch: dirs["tmp"],
 		repos:   make(map[string]*Repo),
 		filling: make(map[string]bool),
+		remotes: make(map[string]Remote, len(cfg.Remotes)),
 
 		bgCtx:    bgCtx,
 		bgCancel: bgCancel,
+	}
+	for _, rm := range cfg.Remotes {
+		m.remotes[rm.Name] = rm
 	}
 	m.gitLocks = &gitLocks{
 		staleAge: cfg.StaleLockAge, wait: cfg.LockWait, now: cfg.Now, log: cfg.Logger,

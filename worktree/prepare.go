@@ -63,6 +63,9 @@ func (m *Manager) Prepare(ctx context.Context, req PrepareRequest) (Workspace, e
 	if req.Strategy == "" {
 		req.Strategy = StrategyWorktree
 	}
+	if err := m.syncForPrepare(ctx, req); err != nil {
+		return Workspace{}, fmt.Errorf("prepare %s a%d: %w", req.MissionID, req.Attempt, err)
+	}
 	var ws Workspace
 	var err error
 	switch req.Strategy {
@@ -89,6 +92,23 @@ func (m *Manager) Prepare(ctx context.Context, req PrepareRequest) (Workspace, e
 	m.log.Debug("workspace ready", "mission_id", req.MissionID, "attempt", req.Attempt,
 		"path", ws.Path, "strategy", string(ws.Strategy), "resumed", ws.Resumed, "from_pool", ws.FromPool)
 	return ws, nil
+}
+
+// syncForPrepare fetches a remote repository's target before a workspace is made from it, so
+// that the workspace starts from the remote's tip; a remote repository has no checkout of its
+// own to lend (StrategyMain is refused). Nothing happens for a local repository.
+func (m *Manager) syncForPrepare(ctx context.Context, req PrepareRequest) error {
+	if req.Repo.remote == nil {
+		return nil
+	}
+	if req.Strategy == StrategyMain {
+		return fmt.Errorf("%w: the remote repository %s has no checkout of its own: use a worktree or snapshot workspace", ErrInvalidStrategy, req.Repo.remote.Name)
+	}
+	target, err := targetOf(req.Repo, req.TargetBranch)
+	if err != nil {
+		return err
+	}
+	return m.fetchTarget(ctx, req.Repo, target)
 }
 
 // targetOf returns the request's target branch (validated) or the default branch.

@@ -40,6 +40,9 @@ type Repo struct {
 	native nativeCommits
 	// replaced says whether replace refs or grafts rule out the merge-base walk.
 	replaced replaceRefs
+
+	// remote is the Remote this repository is the clone of; nil for a local repository.
+	remote *Remote
 }
 
 // ID is a stable short id of the repository: the first 12 hex digits of the SHA-256 of the
@@ -64,17 +67,26 @@ func (r *Repo) DefaultBranch() (string, error) {
 }
 
 // Open opens the repository containing path (a directory inside a checkout or a linked
-// worktree). The first call per top level runs one `git rev-parse`, opens go-git with
-// EnableDotGitCommonDir, records the checked-out branch as DefaultBranch and ensures
-// ExcludePattern in info/exclude; later calls return the cached handle. Errors wrap
-// ErrNotRepository for paths outside a non-bare repository.
+// worktree), or the remote repository of that name (Config.Remotes). The first call per top
+// level runs one `git rev-parse`, opens go-git with EnableDotGitCommonDir, records the
+// checked-out branch as DefaultBranch and ensures ExcludePattern in info/exclude; later calls
+// return the cached handle. A remote repository is cloned on first use (its DefaultBranch is
+// the remote's HEAD); a path inside its clone opens it too. Errors wrap ErrNotRepository for
+// paths outside a non-bare repository; a remote that cannot be cloned carries git's
+// *GitError.
 func (m *Manager) Open(path string) (*Repo, error) {
 	if err := m.checkOpen(); err != nil {
 		return nil, err
 	}
+	if rm, ok := m.remotes[path]; ok {
+		return m.openRemote(context.Background(), rm)
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w: %w", path, ErrNotRepository, err)
+	}
+	if rm, ok := m.remoteOfPath(real); ok {
+		return m.openRemote(context.Background(), rm)
 	}
 	m.mu.Lock()
 	r, ok := m.repos[real]

@@ -120,9 +120,12 @@ type GitConfig struct {
 	AuthorEmail string `toml:"author_email"`
 }
 
-// RepositoryConfig is one repository missions may name.
+// RepositoryConfig is one repository missions may name: a checkout on this machine (Path) or
+// a git remote (Remote, with Name or the name derived from the URL), never both.
 type RepositoryConfig struct {
 	Path         string     `toml:"path"`
+	Remote       string     `toml:"remote"`
+	Name         string     `toml:"name"`
 	TargetBranch string     `toml:"target_branch"`
 	Landing      string     `toml:"landing"`
 	OnConflict   string     `toml:"on_conflict"`
@@ -359,13 +362,17 @@ func (c *Config) validateRepositories() []error {
 	seen := map[string]bool{}
 	for i, r := range c.Repositories {
 		key := fmt.Sprintf("repositories[%d]", i)
-		if r.Path == "" || !filepath.IsAbs(r.Path) {
-			errs = append(errs, fmt.Errorf("%s.path: %q must be an absolute path", key, r.Path))
+		if r.Remote != "" || r.Name != "" {
+			errs = append(errs, r.validateRemote(key, seen)...)
+		} else {
+			if r.Path == "" || !filepath.IsAbs(r.Path) {
+				errs = append(errs, fmt.Errorf("%s.path: %q must be an absolute path (or give remote = \"URL\" for a repository named by a git remote)", key, r.Path))
+			}
+			if seen[filepath.Clean(r.Path)] {
+				errs = append(errs, fmt.Errorf("%s.path: %s is listed twice", key, r.Path))
+			}
+			seen[filepath.Clean(r.Path)] = true
 		}
-		if seen[filepath.Clean(r.Path)] {
-			errs = append(errs, fmt.Errorf("%s.path: %s is listed twice", key, r.Path))
-		}
-		seen[filepath.Clean(r.Path)] = true
 		if r.Landing != "" && !slices.Contains([]string{LandingAuto, LandingApproval, LandingNone}, r.Landing) {
 			errs = append(errs, fmt.Errorf("%s.landing: %q is not auto, approval or none", key, r.Landing))
 		}
@@ -399,10 +406,11 @@ func (c *Config) validateProfiles() []error {
 	return errs
 }
 
-// repository returns the configuration of the repository at top level path, if any.
+// repository returns the configuration of the repository at top level path (or of the remote
+// repository of that name), if any.
 func (c *Config) repository(path string) (RepositoryConfig, bool) {
 	for _, r := range c.Repositories {
-		if filepath.Clean(r.Path) == path {
+		if r.Remote != "" && r.remoteName() == path || r.Remote == "" && filepath.Clean(r.Path) == path {
 			return r, true
 		}
 	}

@@ -24,7 +24,7 @@ func newGoCmd(a *app) *cobra.Command {
 		Example: `  mcp-scheduler go "Fix the flaky login test" --brief "TestLogin fails one run in ten" --priority 20`,
 		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if repo != "" {
+			if repo != "" && !a.cfg.isRemoteRepository(repo) {
 				abs, err := filepath.Abs(repo)
 				if err != nil {
 					return err

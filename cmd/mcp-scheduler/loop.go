@@ -45,7 +45,7 @@ func (a *app) openLoop(ctx context.Context) (*loop, error) {
 	l := &loop{}
 	l.wt, err = worktree.NewManager(worktree.Config{DataDir: a.cfg.DataDir,
 		Author:      worktree.Signature{Name: a.cfg.Git.AuthorName, Email: a.cfg.Git.AuthorEmail},
-		CopyIgnored: slices.Compact(copyIgnored), WarmPool: pool, Logger: a.log.With("component", "worktree")})
+		CopyIgnored: slices.Compact(copyIgnored), WarmPool: pool, Remotes: a.cfg.remotes(), Logger: a.log.With("component", "worktree")})
 	if err != nil {
 		return nil, err
 	}
@@ -103,9 +103,12 @@ func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 		c.Profiles = append(c.Profiles, p)
 	}
 	for _, r := range a.cfg.Repositories {
-		top, err := gitTopLevel(ctx, r.Path)
-		if err != nil {
-			continue // newRepositories refused such a configuration already
+		top := r.remoteName() // missions name a remote repository by its name
+		if r.Remote == "" {
+			var err error
+			if top, err = gitTopLevel(ctx, r.Path); err != nil {
+				continue // newRepositories refused such a configuration already
+			}
 		}
 		c.Repositories = append(c.Repositories, scheduler.RepoPolicy{Path: top, TargetBranch: r.TargetBranch,
 			Landing: r.Landing, OnConflict: r.OnConflict, Checks: r.Checks})

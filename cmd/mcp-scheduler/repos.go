@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 )
@@ -17,14 +19,19 @@ import (
 type repositories struct {
 	defaultRepo string          // "" when the working directory is not in a repository
 	allowed     map[string]bool // canonical top levels
+	remotes     map[string]bool // names of the repositories named by a git remote
 	configPath  string
 }
 
-// newRepositories canonicalises the configured repositories (each must be a git checkout)
-// and finds the default from dir.
+// newRepositories canonicalises the configured repositories (each must be a git checkout, or
+// a git remote known by its name) and finds the default from dir.
 func newRepositories(ctx context.Context, c *Config, dir string) (*repositories, error) {
-	r := &repositories{allowed: map[string]bool{}, configPath: c.path}
+	r := &repositories{allowed: map[string]bool{}, remotes: map[string]bool{}, configPath: c.path}
 	for i, rc := range c.Repositories {
+		if rc.Remote != "" {
+			r.remotes[rc.remoteName()] = true
+			continue
+		}
 		top, err := gitTopLevel(ctx, rc.Path)
 		if err != nil {
 			return nil, fmt.Errorf("repositories[%d].path: %s: %w", i, rc.Path, err)
@@ -39,10 +46,17 @@ func newRepositories(ctx context.Context, c *Config, dir string) (*repositories,
 }
 
 // resolve is engine.Options.ResolveRepository: an absolute path inside a configured (or the
-// default) repository becomes that repository's canonical top level; anything else is
-// refused with a message saying how to allow it.
+// default) repository becomes that repository's canonical top level, and the name of a
+// repository named by a git remote stays that name; anything else is refused with a message
+// saying how to allow it.
 func (r *repositories) resolve(path string) (string, error) {
+	if r.remotes[path] {
+		return path, nil
+	}
 	if !filepath.IsAbs(path) {
+		if len(r.remotes) > 0 {
+			return "", fmt.Errorf("%q is neither an absolute path nor the name of a configured remote repository (%s)", path, strings.Join(slices.Sorted(maps.Keys(r.remotes)), ", "))
+		}
 		return "", fmt.Errorf("%q is not an absolute path", path)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)

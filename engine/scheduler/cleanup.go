@@ -46,14 +46,14 @@ func (ws *workspaces) Cleanup(ctx context.Context, repo string, olderThan time.D
 			continue
 		}
 		rep, err := ws.wt.Cleanup(ctx, worktree.CleanupRequest{Repo: r, Keep: keep, OlderThan: olderThan, DryRun: dryRun})
-		cr := CleanupReport{Repository: r.Root(), Report: rep}
+		cr := CleanupReport{Repository: r.Name(), Report: rep}
 		if err != nil {
 			cr.Error = err.Error()
-			errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
+			errs = append(errs, fmt.Errorf("clean %s: %w", r.Name(), err))
 		}
 		if !dryRun {
 			if err := ws.recordRemoved(ctx, rep.Removed); err != nil {
-				errs = append(errs, fmt.Errorf("clean %s: %w", r.Root(), err))
+				errs = append(errs, fmt.Errorf("clean %s: %w", r.Name(), err))
 			}
 		}
 		out = append(out, cr)

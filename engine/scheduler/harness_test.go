@@ -70,6 +70,13 @@ func refProfile(name string, personas ...string) agent.Profile {
 
 func newHarness(t testing.TB, opts ...option) *harness {
 	t.Helper()
+	return newHarnessWith(t, worktree.Config{}, opts...)
+}
+
+// newHarnessWith is newHarness with the workspace manager's configuration (its DataDir is the
+// harness's).
+func newHarnessWith(t testing.TB, wcfg worktree.Config, opts ...option) *harness {
+	t.Helper()
 	h := &harness{t: t, ctx: context.Background(), repo: makeRepo(t), data: t.TempDir()}
 	var err error
 	h.st, err = teststore.Open(h.ctx, teststore.LocationIn(h.data))
@@ -82,7 +89,8 @@ func newHarness(t testing.TB, opts ...option) *harness {
 		o(&eopt, &scfg)
 	}
 	h.eng = engine.New(h.st, eopt)
-	h.wt, err = worktree.NewManager(worktree.Config{DataDir: h.data})
+	wcfg.DataDir = h.data
+	h.wt, err = worktree.NewManager(wcfg)
 	require.NoError(t, err)
 	self, err := os.Executable()
 	require.NoError(t, err)

@@ -112,6 +112,10 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 	if errors.Is(err, worktree.ErrUnresolvedConflicts) {
 		l, err = worktree.Landing{Status: worktree.LandConflicted, Detail: err.Error()}, nil
 	}
+	if errors.Is(err, worktree.ErrPushRefused) {
+		lr.pushRefused(ctx, m, target, err)
+		return nil
+	}
 	if err != nil {
 		return err
 	}

@@ -34,7 +34,9 @@ type lander struct {
 	mu      sync.Mutex
 	busy    map[string]bool      // repository and target branch keys whose worker runs
 	retryAt map[string]time.Time // next retry of landings waiting for a clean checkout
-	workers sync.WaitGroup       // workers in flight (wait)
+	// pushRetryAt is the next try of landings whose push a remote refused (landremote.go)
+	pushRetryAt map[string]time.Time
+	workers     sync.WaitGroup // workers in flight (wait)
 }
 
 // landerHost is what the lander needs from the scheduler that runs it.
@@ -54,7 +56,7 @@ type landerHost struct {
 
 func newLander(eng *engine.Engine, wt *worktree.Manager, cfg Config, host landerHost) *lander {
 	return &lander{eng: eng, wt: wt, cfg: cfg, log: cfg.Logger, host: host,
-		busy: map[string]bool{}, retryAt: map[string]time.Time{}}
+		busy: map[string]bool{}, retryAt: map[string]time.Time{}, pushRetryAt: map[string]time.Time{}}
 }
 
 // runOnce is the landing service's pass on its own (tests call it; the scheduler's tick
@@ -154,6 +156,10 @@ func (lr *lander) landBranch(ctx context.Context, moves []planner.LandingMove) {
 		// of the target still landed some of it: read each mission again, so that a landing
 		// already done (or sent to repair) is not run a second time; its gates are decided
 		// again on what is read (planner.NextStep).
+		if !lr.pushRetryDue(mv.Mission.ID) {
+			lr.log.Debug("landing waits: its remote refused the last push (an escalation says why)", "mission_id", mv.Mission.ID)
+			continue
+		}
 		m, ok, err := lr.stillLandable(ctx, mv.Mission.ID)
 		if err == nil && ok {
 			var r readyLanding

@@ -1,0 +1,85 @@
+package scheduler_test
+
+import (
+	"net/http/cgi"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+)
+
+// remoteHarness is a harness whose missions name "shop": a bare repository made by the test,
+// served by git-http-backend on 127.0.0.1, which the scheduler clones, fetches and pushes to.
+func remoteHarness(t *testing.T) (*harness, string) {
+	t.Helper()
+	const backend = "/usr/lib/git-core/git-http-backend"
+	if _, err := os.Stat(backend); err != nil {
+		if testenv.InCI() {
+			t.Fatalf("git-http-backend is missing in CI: %v", err)
+		}
+		t.Skipf("git-http-backend not installed: %v", err)
+	}
+	base := t.TempDir()
+	bare := filepath.Join(base, "shop.git")
+	git(t, base, "init", "-q", "--bare", "-b", "main", bare)
+	git(t, bare, "config", "http.receivepack", "true")
+	git(t, makeRepo(t), "push", "-q", bare, "main:main")
+	srv := httptest.NewServer(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"}})
+	t.Cleanup(srv.Close)
+	h := newHarnessWith(t, worktree.Config{Remotes: []worktree.Remote{{Name: "shop", URL: srv.URL + "/shop.git"}}},
+		func(o *engine.Options, _ *scheduler.Config) {
+			o.DefaultRepository = "shop"
+			o.ResolveRepository = func(p string) (string, error) { return p, nil }
+		})
+	return h, bare
+}
+
+// A mission of a remote repository runs in a workspace of the node's clone and lands on the
+// remote: the remote's main holds its work, fsck is clean.
+func TestRemote_MissionLandsOnTheRemote(t *testing.T) {
+	h, bare := remoteHarness(t)
+	m := h.create(engine.MissionSpec{Title: "remote work", WriteArea: []string{"r.txt"}, Brief: "@write r.txt remote\n@commit r\n@done"})
+	h.until("it lands", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
+
+	out, err := exec.Command("git", "-C", bare, "show", "main:r.txt").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	require.Equal(t, "remote", strings.TrimSpace(string(out)))
+	git(t, bare, "fsck", "--strict", "--no-progress")
+	require.Equal(t, "shop", h.mission(m.ID).Repository)
+	require.True(t, strings.HasPrefix(h.runRecord(m.ID).Worktree.Path, h.data), "the workspace is in the node's data dir")
+
+	reps, err := h.s.Cleanup(h.ctx, "", 1, false)
+	require.NoError(t, err)
+	require.Len(t, reps, 1)
+	require.Equal(t, "shop", reps[0].Repository)
+	require.Len(t, reps[0].Report.Removed, 1, "the landed workspace is cleaned up: %+v", reps[0].Report)
+}
+
+// A remote that refuses the push (a pre-receive hook) escalates to the person with git's
+// message in the evidence; the landing is not recorded as landed and the remote did not move.
+func TestRemote_RefusedPushEscalatesWithTheGitError(t *testing.T) {
+	h, bare := remoteHarness(t)
+	before := git(t, bare, "rev-parse", "main")
+	hook := "#!/bin/sh\necho 'pushes to main need a signed-off release ticket' >&2\nexit 1\n"
+	require.NoError(t, os.WriteFile(filepath.Join(bare, "hooks", "pre-receive"), []byte(hook), 0o755))
+	m := h.create(engine.MissionSpec{Title: "refused", WriteArea: []string{"r.txt"}, Brief: "@write r.txt x\n@commit r\n@done"})
+
+	h.until("the refusal is escalated", func() bool { return len(h.openEscalations(m.ID, "remote")) == 1 })
+
+	esc := h.openEscalations(m.ID, "remote")[0]
+	require.Equal(t, domain.RoutePerson, esc.Route)
+	require.Contains(t, esc.Reason, "pushes to main need a signed-off release ticket")
+	require.Contains(t, strings.Join(esc.Evidence, "\n"), "pushes to main need a signed-off release ticket")
+	require.NotEqual(t, domain.LandingLanded, h.mission(m.ID).Landing)
+	require.Equal(t, before, git(t, bare, "rev-parse", "main"), "the remote did not move")
+}
