@@ -304,7 +304,7 @@ func (c *Config) validate() error {
 	}
 	errs = append(errs, c.Retention.validate()...)
 	errs = append(errs, c.Storage.validate()...)
-	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
+	if err := tools.CheckBind(c.HTTP.Addr, true); err != nil {
 		bad("http.addr", "%v", err)
 	}
 	if c.HTTP.MetricsAddr != "" {
