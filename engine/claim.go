@@ -32,6 +32,10 @@ type ClaimRequest struct {
 	Capabilities []string
 	Personas     []string
 	Repository   string
+	// AuthenticatedBy is the name of the bearer token the claim came with over HTTP ("" over
+	// stdio or without a token): recorded beside the lease owner (AgentID) in the run
+	// record, never compared with it (docs/configuration.md, "Tokens").
+	AuthenticatedBy string
 	// Wait is how long to wait for work when nothing is runnable (0: answer at once). The
 	// wait ends as soon as a committed change could make work runnable (in-process signal).
 	Wait time.Duration

@@ -101,15 +101,15 @@ func TestHTTP_OriginAndHost(t *testing.T) {
 func TestB29_NonLoopbackNeedsAToken(t *testing.T) {
 	for addr, okk := range map[string]bool{":8080": false, "0.0.0.0:0": false, "[::]:0": false, "192.0.2.1:80": false,
 		"127.0.0.1:0": true, "localhost:0": true, "[::1]:0": true, "127.1.2.3:9": true} {
-		err := CheckBind(addr, "")
+		err := CheckBind(addr, false)
 		if okk {
 			require.NoError(t, err, addr)
 		} else {
 			require.ErrorIs(t, err, ErrInsecureBind, addr)
 		}
-		require.NoError(t, CheckBind(addr, "tok"), "with a token any address is fine: %s", addr)
+		require.NoError(t, CheckBind(addr, true), "with a token any address is fine: %s", addr)
 	}
-	require.Error(t, CheckBind("nonsense", "tok"))
+	require.Error(t, CheckBind("nonsense", true))
 	b := setup(t, setupOpts{})
 	err := b.srv.ServeHTTP(b.ctx, HTTPOptions{Addr: "0.0.0.0:0"})
 	require.ErrorIs(t, err, ErrInsecureBind)

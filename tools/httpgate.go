@@ -101,7 +101,7 @@ func (g *mcpGate) post(w http.ResponseWriter, r *http.Request) {
 	}
 	if g.tasks != nil && taskRequest(head, head.raw) {
 		if actor, ok := g.srv.offer.offered(sid); ok {
-			g.inSessionWith(w, r, sid, head.id, g.tasks(head, taskEnv{base: g.taskBase, owner: sid, actor: actor, running: &g.taskCalls}))
+			g.inSessionWith(w, r, sid, head.id, g.tasks(head, taskEnv{base: g.taskBase, owner: sid, actor: actor, token: TokenName(r.Context()), running: &g.taskCalls}))
 			return
 		}
 	}
@@ -190,6 +190,9 @@ func (g *mcpGate) inSession(w http.ResponseWriter, r *http.Request, sid string, 
 
 // inSessionWith is inSession with next serving the request instead of mcp-go.
 func (g *mcpGate) inSessionWith(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage, next http.Handler) {
+	if !g.sameToken(w, r, sid) {
+		return
+	}
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	seq, found, why := g.table.enter(sid, cancel)
@@ -223,7 +226,9 @@ func (g *mcpGate) initialize(w http.ResponseWriter, r *http.Request) {
 			buf.header.Del(server.HeaderKeySessionID)
 			g.drop(slot.id, "its initialize was refused")
 		} else {
-			for _, victim := range g.table.confirm(slot.id) {
+			evicted := g.table.confirm(slot.id)
+			g.table.bind(slot.id, tokenOf(r.Context()))
+			for _, victim := range evicted {
 				g.drop(victim, fmt.Sprintf("evicted: %d sessions is the bound (http.max_sessions) and it was the longest idle", g.table.max))
 			}
 			g.log.Debug("MCP session started", "session", slot.id)

@@ -82,7 +82,7 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	}
 	stop := waitingProgress(ctx, newProgress(ctx, req), wait)
 	c, err := d.Pull.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
-		Personas: a.Personas, Repository: a.Repository, Wait: wait})
+		Personas: a.Personas, Repository: a.Repository, AuthenticatedBy: TokenName(ctx), Wait: wait})
 	stop()
 	var lost *engine.ClaimLostError
 	var limited *engine.RateLimitedError

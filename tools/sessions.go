@@ -58,6 +58,7 @@ type sessionTable struct {
 type sessionEntry struct {
 	last     time.Time
 	inflight map[uint64]context.CancelFunc
+	token    namedToken // the bearer token its initialize came with (sessiontokens.go)
 }
 
 func newSessionTable(maxSessions int, idle time.Duration, log *slog.Logger) *sessionTable {

@@ -119,6 +119,7 @@ type taskEnv struct {
 	base    context.Context
 	owner   string
 	actor   string
+	token   string // the name of the bearer token the request was admitted with
 	running *sync.WaitGroup
 }
 
@@ -175,7 +176,7 @@ func (s *Server) createTask(env taskEnv, head messageHead, raw []byte, name stri
 		s.log.Info("refused a task", "session", env.owner, "tool", name, "why", err.Error())
 		return nil, &rpcProblem{Code: mcp.INVALID_REQUEST, Message: err.Error()}
 	}
-	ctx = context.WithValue(ctx, actorKey{}, env.actor)
+	ctx = withTokenName(context.WithValue(ctx, actorKey{}, env.actor), env.token)
 	req.Params.Task = nil
 	created := t.view() // before the call runs: a task starts working (spec), however fast it ends
 	env.running.Go(func() { s.runTask(ctx, t, tool.Handler, req) })

@@ -2,8 +2,6 @@ package tools
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -33,8 +31,12 @@ var ErrInsecureBind = errors.New("refusing to serve HTTP on a non-loopback addre
 type HTTPOptions struct {
 	// Addr is host:port to listen on (port 0 picks a free one). Default 127.0.0.1:8765.
 	Addr string
-	// Token is the bearer token every request must carry (Authorization: Bearer <token>).
-	// Required unless Addr is a loopback address.
+	// Tokens are the bearer tokens a request may carry (Authorization: Bearer <token>), each
+	// naming its agent; one is required unless Addr is a loopback address. A set read from a
+	// token file follows the file: a removed line refuses its token's next request and ends
+	// its open streams (tokens.go, httpauth.go).
+	Tokens *Tokens
+	// Token, when Tokens is nil, is one bearer token (named DefaultTokenName).
 	Token string
 	// AllowedOrigins are the browser origins (scheme://host[:port]) allowed besides loopback
 	// ones. A request with any other Origin header gets 403.
@@ -69,14 +71,15 @@ const shutdownGrace = 500 * time.Millisecond
 // DefaultHTTPAddr is where serve --http listens when given no address.
 const DefaultHTTPAddr = "127.0.0.1:8765"
 
-// CheckBind reports whether addr may be served with the given token: loopback always, any
-// other address only with a token. An empty host (":8080") means every interface.
-func CheckBind(addr, token string) error {
+// CheckBind reports whether addr may be served, withToken telling whether requests must
+// carry a bearer token: loopback always, any other address only with a token. An empty host
+// (":8080") means every interface.
+func CheckBind(addr string, withToken bool) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("http address %q: %w (give host:port, e.g. 127.0.0.1:8765)", addr, err)
 	}
-	if isLoopback(host) || token != "" {
+	if isLoopback(host) || withToken {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is not a loopback address; set a token (--token, MCP_SCHEDULER_TOKEN or [http] token_file) or bind 127.0.0.1", ErrInsecureBind, addr)
@@ -113,7 +116,10 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	if opt.SessionIdle <= 0 {
 		opt.SessionIdle = DefaultSessionIdle
 	}
-	if err := CheckBind(opt.Addr, opt.Token); err != nil {
+	if opt.Tokens == nil {
+		opt.Tokens = FixedToken(opt.Token)
+	}
+	if err := CheckBind(opt.Addr, opt.Tokens != nil); err != nil {
 		return err
 	}
 	var lc net.ListenConfig
@@ -158,7 +164,11 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	if opt.Metrics != nil {
 		mux.Handle(PathMetrics, opt.Metrics) // behind the same guard too (metricsserve.go)
 	}
-	g := &guard{token: tokenDigest(opt.Token), loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
+	g := &guard{loopback: isLoopback(host), origins: opt.AllowedOrigins, log: s.log}
+	if opt.Tokens != nil {
+		g.live = newLiveRequests(opt.Tokens, s.log)
+		g.live.onRevoke = gate.endRevoked // sessiontokens.go
+	}
 	if opt.Dashboard != nil {
 		mux.Handle("/", opt.Dashboard)
 		g.selfAuth = mux
@@ -168,13 +178,16 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 	base, cancelBase := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancelBase()
 	go gate.sweep(base)
+	if g.live != nil {
+		go g.live.watch(base)
+	}
 	hs := &http.Server{Handler: g.wrap(mux), ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:    slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
 		BaseContext: func(net.Listener) context.Context { return base }}
 	if opt.Ready != nil {
 		opt.Ready(ln.Addr())
 	}
-	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "streamable", PathMCP, "sse", PathSSE, "auth", opt.Token != "")
+	s.log.Info("serving MCP over HTTP", "addr", ln.Addr().String(), "streamable", PathMCP, "sse", PathSSE, "auth", opt.Tokens != nil, "tokens", len(opt.Tokens.Names()))
 	if opt.Dashboard != nil {
 		s.log.Info("serving the web dashboard", "url", "http://"+ln.Addr().String()+"/")
 	}
@@ -210,21 +223,13 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 
 // guard checks Host, Origin and the bearer token before any MCP handler runs.
 type guard struct {
-	token    []byte // SHA-256 of the token; nil: no token required
+	live     *liveRequests // the tokens and the requests admitted with them; nil: no token required
 	loopback bool
 	origins  []string
 	log      *slog.Logger
 	// selfAuth, when set, routes requests: those it sends to the "/" pattern (the dashboard)
 	// skip the bearer check here, because the dashboard applies the token itself.
 	selfAuth *http.ServeMux
-}
-
-func tokenDigest(token string) []byte {
-	if token == "" {
-		return nil
-	}
-	sum := sha256.Sum256([]byte(token))
-	return sum[:]
 }
 
 func (g *guard) wrap(next http.Handler) http.Handler {
@@ -238,9 +243,8 @@ func (g *guard) wrap(next http.Handler) http.Handler {
 			http.Error(w, "forbidden: Origin "+o+" is not allowed (add it to [http] allowed_origins)", http.StatusForbidden)
 			return
 		}
-		if g.token != nil && !g.authorized(r) && !g.dashboardPath(r) {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="mcp-scheduler"`)
-			http.Error(w, "unauthorized: send Authorization: Bearer <token>", http.StatusUnauthorized)
+		if g.live != nil && !g.dashboardPath(r) {
+			g.live.admit(w, r, next) // httpauth.go
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -254,17 +258,6 @@ func (g *guard) dashboardPath(r *http.Request) bool {
 	}
 	_, pattern := g.selfAuth.Handler(r)
 	return pattern == "/"
-}
-
-// authorized compares the presented token with the configured one in constant time (both
-// hashed first, so neither content nor length leaks through timing).
-func (g *guard) authorized(r *http.Request) bool {
-	scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " ")
-	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
-	}
-	sum := sha256.Sum256([]byte(strings.TrimSpace(tok)))
-	return subtle.ConstantTimeCompare(sum[:], g.token) == 1
 }
 
 // SameOrigin reports whether origin (an Origin header) names the server the request was sent

@@ -310,7 +310,7 @@ func (c *Config) validate() error {
 	errs = append(errs, c.Retention.validate()...)
 	errs = append(errs, c.Storage.validate()...)
 	errs = append(errs, c.Node.validate(c.Storage)...)
-	if err := tools.CheckBind(c.HTTP.Addr, "x"); err != nil {
+	if err := tools.CheckBind(c.HTTP.Addr, true); err != nil {
 		bad("http.addr", "%v", err)
 	}
 	if c.HTTP.MetricsAddr != "" {

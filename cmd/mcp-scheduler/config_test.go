@@ -149,22 +149,34 @@ func TestConfig_TokenSources(t *testing.T) {
 	tok := filepath.Join(dir, "tok")
 	require.NoError(t, os.WriteFile(tok, []byte(" from-file \n"), 0o600))
 	a := &app{env: envOf(nil), cfg: Config{HTTP: HTTPConfig{TokenFile: tok}}}
-	got, err := a.token("")
-	require.NoError(t, err)
-	require.Equal(t, "from-file", got)
+	admits := func(flag, presented string) bool {
+		t.Helper()
+		ts, err := a.tokens(flag)
+		require.NoError(t, err)
+		name, err := ts.Authenticate(presented)
+		if err == nil {
+			require.Equal(t, tools.DefaultTokenName, name, "one token, from any source, is named default")
+		}
+		return err == nil
+	}
+	require.True(t, admits("", "from-file"), "the one-token file works as before, trimmed")
 	a.env = envOf(map[string]string{EnvToken: "from-env"})
-	got, _ = a.token("")
-	require.Equal(t, "from-env", got, "the environment beats the file")
-	got, _ = a.token("from-flag")
-	require.Equal(t, "from-flag", got, "the flag beats both")
+	require.True(t, admits("", "from-env"), "the environment beats the file")
+	require.False(t, admits("", "from-file"))
+	require.True(t, admits("from-flag", "from-flag"), "the flag beats both")
+	require.False(t, admits("from-flag", "from-env"))
 	a.env = envOf(nil)
 	require.NoError(t, os.Chmod(tok, 0o640))
-	_, err = a.token("")
+	_, err := a.tokens("")
 	require.ErrorContains(t, err, "chmod 600")
+	require.ErrorContains(t, err, "http.token_file")
 	require.NoError(t, os.WriteFile(tok, nil, 0o600))
 	require.NoError(t, os.Chmod(tok, 0o600))
-	_, err = a.token("")
+	_, err = a.tokens("")
 	require.ErrorContains(t, err, "empty")
+	none, err := (&app{env: envOf(nil)}).tokens("")
+	require.NoError(t, err)
+	require.Nil(t, none, "no token configured: nil, the listener stays loopback only")
 }
 
 func TestRedactor_HidesProfileSecrets(t *testing.T) {

@@ -38,13 +38,13 @@ func newDaemonCmd(a *app) *cobra.Command {
 // daemon runs the loop until ctx ends; with httpAddr it also serves the dashboard and MCP
 // over HTTP, and metrics on the loopback metricsAddr when set.
 func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr string) error {
-	var token string
+	var tokens *tools.Tokens
 	if httpAddr != "" {
 		var err error
-		if token, err = a.token(tokenFlag); err != nil {
+		if tokens, err = a.tokens(tokenFlag); err != nil {
 			return err
 		}
-		if err := tools.CheckBind(httpAddr, token); err != nil {
+		if err := tools.CheckBind(httpAddr, tokens != nil); err != nil {
 			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
@@ -64,7 +64,7 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr strin
 		}
 	}()
 	if httpAddr != "" {
-		_, stop, err := a.sideHTTP(ctx, httpAddr, token) // it logs the dashboard's URL
+		_, stop, err := a.sideHTTP(ctx, httpAddr, tokens) // it logs the dashboard's URL
 		if err != nil {
 			return err
 		}

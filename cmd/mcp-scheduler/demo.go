@@ -19,6 +19,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/tools"
 )
 
 // demoTimeout bounds the demo; it normally ends in a few seconds.
@@ -53,10 +54,10 @@ func newDemoCmd(a *app) *cobra.Command {
 
 func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Duration) error {
 	start := time.Now()
-	token := ""
+	var tokens *tools.Tokens
 	if httpAddr != "" {
 		var err error
-		if token, err = a.demoToken(httpAddr); err != nil {
+		if tokens, err = a.demoToken(httpAddr); err != nil {
 			return err
 		}
 	}
@@ -85,7 +86,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	a.recordProfiles(ctx) // its reference profile is an agent the status and the dashboard list
 	dashURL := ""
 	if httpAddr != "" {
-		base, stop, err := a.sideHTTP(ctx, httpAddr, token)
+		base, stop, err := a.sideHTTP(ctx, httpAddr, tokens)
 		if err != nil {
 			return err
 		}

@@ -11,17 +11,17 @@ import (
 
 // sideHTTP serves the MCP endpoint and the web dashboard on addr beside a command's own work
 // (demo --http: a person watches the voyage's graph fill in and its landings appear; daemon
-// --http), with token as serve --http takes it ("" only on loopback). It returns the base URL
+// --http), with tokens as serve --http takes them (nil only on loopback). It returns the base URL
 // and a stop function that shuts the listener down and waits for it.
-func (a *app) sideHTTP(ctx context.Context, addr, token string) (base string, stop func(), err error) {
-	if err := tools.CheckBind(addr, token); err != nil {
+func (a *app) sideHTTP(ctx context.Context, addr string, tokens *tools.Tokens) (base string, stop func(), err error) {
+	if err := tools.CheckBind(addr, tokens != nil); err != nil {
 		return "", nil, fmt.Errorf("--http: %w", err)
 	}
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return "", nil, err
 	}
-	dash, err := a.dashboard(token)
+	dash, err := a.dashboard(tokens)
 	if err != nil {
 		return "", nil, err
 	}
@@ -31,7 +31,7 @@ func (a *app) sideHTTP(ctx context.Context, addr, token string) (base string, st
 	var wg sync.WaitGroup
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
-		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
 			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash, Metrics: a.collector().Handler(),
 			Ready: func(ad net.Addr) { ready <- ad }})
 	})

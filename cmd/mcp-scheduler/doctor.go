@@ -99,9 +99,8 @@ func (a *app) doctor(ctx context.Context) []check {
 	if len(a.cfg.Profiles) == 0 {
 		add("agent profiles", nil, "none configured: only pull-mode agents (claim_mission) can work")
 	}
-	if a.cfg.HTTP.TokenFile != "" {
-		_, err := a.token("")
-		add("http token file", err, a.cfg.HTTP.TokenFile)
+	if name, detail, err := a.tokenCheck(); name != "" {
+		add(name, err, detail)
 	}
 	if a.eng != nil {
 		out = append(out, a.holdChecks(ctx)...)

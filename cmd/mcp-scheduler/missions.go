@@ -113,7 +113,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 				fmt.Fprintf(w, "write area  %s\n", strings.Join(m.WriteArea, ", "))
 			}
 			if m.State.Leased() {
-				fmt.Fprintf(w, "lease       %s, epoch %d, expires %s\n", m.Lease.Owner, m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
+				fmt.Fprintf(w, "lease       %s%s, epoch %d, expires %s\n", m.Lease.Owner, authenticatedText(m.Run), m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
 			}
 			if m.Decision != nil {
 				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, cliText(m.Decision.Reason, m.ID, m.VoyageID))

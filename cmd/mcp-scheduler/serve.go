@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -71,7 +70,7 @@ func newServeCmd(a *app) *cobra.Command {
 	f.StringVar(&transport, "transport", "stdio", "stdio, or http on the [http] addr of the configuration")
 	f.StringVar(&repo, "repo", "", "the default repository of missions that name none (default: the git top level of the working directory)")
 	f.StringVar(&token, "token", "", "bearer token HTTP clients must send (prefer $"+EnvToken+" or a token file: flags show in ps)")
-	f.StringVar(&tokenFile, "token-file", "", "file holding the bearer token (must be private: mode 0600)")
+	f.StringVar(&tokenFile, "token-file", "", "file of the bearer tokens, a NAME TOKEN line per agent or one bare token (must be private: mode 0600); followed while serving: a removed line is revoked at once")
 	f.StringVar(&pprofAddr, "pprof", "", "also serve Go runtime profiles at http://ADDR"+tools.PathPprof+" (loopback only, e.g. 127.0.0.1:6060; --http serves them behind its token)")
 	metricsFlag(cmd, &metricsAddr)
 	return cmd
@@ -87,16 +86,17 @@ type serveOptions struct {
 
 // serve runs the MCP server until the transport ends (stdin closed) or ctx is cancelled.
 func (a *app) serve(ctx context.Context, o serveOptions) error {
-	useHTTP, addr, token := o.http, strings.TrimSpace(o.addr), o.token
+	useHTTP, addr := o.http, strings.TrimSpace(o.addr)
 	if addr == "" {
 		addr = a.cfg.HTTP.Addr
 	}
+	var tokens *tools.Tokens
 	if useHTTP {
 		var err error
-		if token, err = a.token(token); err != nil {
+		if tokens, err = a.tokens(o.token); err != nil {
 			return err
 		}
-		if err := tools.CheckBind(addr, token); err != nil {
+		if err := tools.CheckBind(addr, tokens != nil); err != nil {
 			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
@@ -144,8 +144,8 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
 		if useHTTP {
 			var dash http.Handler
-			if dash, err = a.dashboard(token); err == nil {
-				err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Token: token, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+			if dash, err = a.dashboard(tokens); err == nil {
+				err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
 					MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
 					Metrics: a.collector().Handler()})
 			}
@@ -176,35 +176,4 @@ func (a *app) deps() tools.Deps {
 		Logger:             a.log.With("component", "mcp"),
 		DefaultRetryBudget: budget,
 	}
-}
-
-// token returns the bearer token: the flag, else $MCP_SCHEDULER_TOKEN, else the token file
-// (which must not be readable by group or others).
-func (a *app) token(flag string) (string, error) {
-	if flag != "" {
-		return flag, nil
-	}
-	if t := a.env(EnvToken); t != "" {
-		return t, nil
-	}
-	path := a.cfg.HTTP.TokenFile
-	if path == "" {
-		return "", nil
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return "", fmt.Errorf("http.token_file: %w", err)
-	}
-	if st.Mode().Perm()&0o077 != 0 {
-		return "", fmt.Errorf("http.token_file: %s is readable by others (mode %v): run chmod 600 %s", path, st.Mode().Perm(), path)
-	}
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", fmt.Errorf("http.token_file: %w", err)
-	}
-	t := strings.TrimSpace(string(b))
-	if t == "" {
-		return "", fmt.Errorf("http.token_file: %s is empty", path)
-	}
-	return t, nil
 }

@@ -72,7 +72,7 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 			}
 			return engine.Claimed{}, err
 		}
-		c, err := p.prepareAndHandOver(ctx, pc)
+		c, err := p.prepareAndHandOver(ctx, pc, req.AuthenticatedBy)
 		var l *engine.ClaimLostError
 		if !errors.As(err, &l) {
 			return c, err
@@ -85,13 +85,14 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 }
 
 // prepareAndHandOver makes the pending claim's workspace and hands the mission over, or
-// fails the claim with the reason the workspace could not be made.
-func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.PendingClaim) (engine.Claimed, error) {
+// fails the claim with the reason the workspace could not be made; by is the claim's
+// AuthenticatedBy.
+func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.PendingClaim, by string) (engine.Claimed, error) {
 	m, err := pc.Mission(ctx)
 	if err != nil {
 		return engine.Claimed{}, err // the claim ended there, with its reason recorded
 	}
-	ws, run, err := p.prepare(ctx, &m)
+	ws, run, err := p.prepare(ctx, &m, by)
 	if err != nil {
 		p.s.log.Warn("claim: the workspace could not be prepared", "mission_id", m.ID, "attempt", m.Attempt, "err", err)
 		return engine.Claimed{}, pc.Fail(ctx, err)
@@ -103,14 +104,15 @@ func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.Pending
 }
 
 // prepare creates the claimed attempt's workspace, writes its brief (pull-mode wording) into
-// .mcp-scheduler/brief.md and returns it with the run record to store.
-func (p *PullService) prepare(ctx context.Context, m *domain.Mission) (engine.Workspace, json.RawMessage, error) {
+// .mcp-scheduler/brief.md and returns it with the run record to store (naming by, the
+// token the claim was authenticated with, beside the agent).
+func (p *PullService) prepare(ctx context.Context, m *domain.Mission, by string) (engine.Workspace, json.RawMessage, error) {
 	s := p.s
 	ws, err := s.prepare(ctx, m)
 	if err != nil {
 		return engine.Workspace{}, nil, err
 	}
-	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, Worktree: ws, LaunchedAt: s.cfg.Now()}
+	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, AuthenticatedBy: by, Worktree: ws, LaunchedAt: s.cfg.Now()}
 	brief, err := s.renderBrief(m, ws, true)
 	if err != nil {
 		return engine.Workspace{}, nil, err

@@ -24,20 +24,23 @@ const (
 // (engine.WorkspaceRecord), stored beside it by SetRun and read back into Worktree by
 // runWith; the JSON does not repeat it.
 type RunRecord struct {
-	Mode       string             `json:"mode"`
-	Attempt    int                `json:"attempt"`
-	Profile    string             `json:"profile,omitempty"`
-	Runtime    string             `json:"runtime,omitempty"`
-	Agent      string             `json:"agent,omitempty"`
-	Model      string             `json:"model,omitempty"`
-	Worktree   worktree.Workspace `json:"-"` // from the workspace record, not the run JSON
-	AttemptDir string             `json:"attempt_dir,omitempty"`
-	PID        int                `json:"pid,omitempty"`
-	AgentStart string             `json:"agent_start,omitempty"`
-	Score      *domain.Score      `json:"score,omitempty"`
-	Scores     []domain.Score     `json:"scores,omitempty"`
-	PrepareMS  int64              `json:"prepare_ms,omitempty"` // how long the workspace took to make
-	LaunchedAt time.Time          `json:"launched_at"`
+	Mode    string `json:"mode"`
+	Attempt int    `json:"attempt"`
+	Profile string `json:"profile,omitempty"`
+	Runtime string `json:"runtime,omitempty"`
+	Agent   string `json:"agent,omitempty"`
+	// AuthenticatedBy is the name of the bearer token a pull-mode claim came with (the
+	// authenticated agent; Agent is the agent_id it claimed under).
+	AuthenticatedBy string             `json:"authenticated_by,omitempty"`
+	Model           string             `json:"model,omitempty"`
+	Worktree        worktree.Workspace `json:"-"` // from the workspace record, not the run JSON
+	AttemptDir      string             `json:"attempt_dir,omitempty"`
+	PID             int                `json:"pid,omitempty"`
+	AgentStart      string             `json:"agent_start,omitempty"`
+	Score           *domain.Score      `json:"score,omitempty"`
+	Scores          []domain.Score     `json:"scores,omitempty"`
+	PrepareMS       int64              `json:"prepare_ms,omitempty"` // how long the workspace took to make
+	LaunchedAt      time.Time          `json:"launched_at"`
 }
 
 // Workspace returns the record's workspace as the engine stores it and the tools show it.

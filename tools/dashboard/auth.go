@@ -1,11 +1,8 @@
 package dashboard
 
 import (
-	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"net/http"
@@ -19,51 +16,60 @@ var errNoEngine = errors.New("dashboard: Deps.Engine is required")
 // CookieName is the dashboard's session cookie.
 const CookieName = "mcp_scheduler_session"
 
-// auth is the dashboard's access rule. Without a token everything is open (the listener is
-// loopback only, like the MCP endpoint). With one, a request needs either the bearer header or
-// the session cookie, whose value is an HMAC of the token's digest under a key drawn at start:
-// it is not the token, it cannot be forged without the key, and every session ends when the
-// process does.
+// auth is the dashboard's access rule. Without tokens everything is open (the listener is
+// loopback only, like the MCP endpoint). With them, a request needs either a bearer header
+// carrying a token in force or the session cookie, whose value is the token's name and an
+// HMAC of the token's digest under a key drawn at start (tools.Tokens.Proof): it is not the
+// token, it cannot be forged without the key, it stops working when that token is revoked,
+// and every session ends when the process does.
 type auth struct {
-	token   []byte // SHA-256 of the token; nil: open
-	session string // the cookie value that proves a login ("" when open)
+	tokens *tools.Tokens // nil: open
+	key    []byte
 }
 
-func newAuth(token string) (*auth, error) {
-	if token == "" {
+func newAuth(tokens *tools.Tokens) (*auth, error) {
+	if tokens == nil {
 		return &auth{}, nil
 	}
 	key := make([]byte, 32)
 	if _, err := rand.Read(key); err != nil {
 		return nil, fmt.Errorf("dashboard: session key: %w", err)
 	}
-	sum := sha256.Sum256([]byte(token))
-	mac := hmac.New(sha256.New, key)
-	mac.Write([]byte("mcp-scheduler dashboard session\x00"))
-	mac.Write(sum[:])
-	return &auth{token: sum[:], session: hex.EncodeToString(mac.Sum(nil))}, nil
+	return &auth{tokens: tokens, key: key}, nil
 }
 
 // open reports whether no token is configured.
-func (a *auth) open() bool { return a.token == nil }
+func (a *auth) open() bool { return a.tokens == nil }
 
-// tokenMatches compares a presented token with the configured one in constant time (both
-// hashed first, so neither content nor length leaks through timing).
-func (a *auth) tokenMatches(presented string) bool {
-	sum := sha256.Sum256([]byte(presented))
-	return subtle.ConstantTimeCompare(sum[:], a.token) == 1
+// session returns the cookie value that proves a login with the named token ("" once the
+// name has no token in force).
+func (a *auth) session(name string) string {
+	proof, ok := a.tokens.Proof(name, a.key)
+	if !ok {
+		return ""
+	}
+	return name + "." + proof
 }
 
-// allowed reports whether r carries the bearer token or the session cookie.
+// allowed reports whether r carries a token in force or a session cookie of one.
 func (a *auth) allowed(r *http.Request) bool {
 	if a.open() {
 		return true
 	}
 	if scheme, tok, ok := strings.Cut(r.Header.Get("Authorization"), " "); ok && strings.EqualFold(scheme, "Bearer") {
-		return a.tokenMatches(strings.TrimSpace(tok))
+		_, err := a.tokens.Authenticate(strings.TrimSpace(tok))
+		return err == nil
 	}
 	c, err := r.Cookie(CookieName)
-	return err == nil && subtle.ConstantTimeCompare([]byte(c.Value), []byte(a.session)) == 1
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(c.Value, '.')
+	if i <= 0 {
+		return false
+	}
+	want := a.session(c.Value[:i])
+	return want != "" && subtle.ConstantTimeCompare([]byte(c.Value), []byte(want)) == 1
 }
 
 // require wraps an API or page handler with the access rule and, for state-changing methods,
@@ -126,12 +132,21 @@ func (h *Handler) login(w http.ResponseWriter, r *http.Request) {
 	}
 	r.Body = http.MaxBytesReader(w, r.Body, 8<<10)
 	tok := strings.TrimSpace(r.PostFormValue("token"))
-	if tok == "" || !h.auth.tokenMatches(tok) {
-		h.log.Warn("dashboard login refused", "remote", r.RemoteAddr)
-		writeLogin(w, http.StatusUnauthorized, "That token is not the server's. Use the value of --token, $MCP_SCHEDULER_TOKEN or [http] token_file.")
+	name, err := "", errors.New("no token was given")
+	if tok != "" {
+		name, err = h.auth.tokens.Authenticate(tok)
+	}
+	cookie := ""
+	if err == nil {
+		cookie = h.auth.session(name)
+	}
+	if cookie == "" {
+		h.log.Warn("dashboard login refused", "remote", r.RemoteAddr, "why", err)
+		writeLogin(w, http.StatusUnauthorized, "That token is not one of the server's (or it was revoked). Use the value of --token, $MCP_SCHEDULER_TOKEN or a line of the [http] token_file.")
 		return
 	}
-	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: h.auth.session, Path: "/", HttpOnly: true,
+	h.log.Info("dashboard login", "remote", r.RemoteAddr, "token_name", name)
+	http.SetCookie(w, &http.Cookie{Name: CookieName, Value: cookie, Path: "/", HttpOnly: true,
 		SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }

@@ -4,6 +4,8 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -38,7 +40,7 @@ func TestAuth_TokenLoginCookie(t *testing.T) {
 	form := url.Values{"token": {"not-the-token"}}.Encode()
 	code, body, hdr = f.do(http.MethodPost, "/login", form, origin)
 	require.Equal(t, http.StatusUnauthorized, code)
-	require.Contains(t, body, "That token is not the server&#39;s")
+	require.Contains(t, body, "That token is not one of the server&#39;s")
 	require.Empty(t, hdr.Values("Set-Cookie"))
 
 	good := url.Values{"token": {token}}.Encode()
@@ -55,7 +57,8 @@ func TestAuth_TokenLoginCookie(t *testing.T) {
 	require.True(t, c.HttpOnly)
 	require.Equal(t, http.SameSiteStrictMode, c.SameSite)
 	require.NotContains(t, c.Value, token)
-	require.Len(t, c.Value, 64, "an HMAC-SHA256 in hex")
+	require.Len(t, c.Value, len("default.")+64, "the token's name and an HMAC-SHA256 in hex")
+	require.True(t, strings.HasPrefix(c.Value, "default."), c.Value)
 	withCookie := map[string]string{"Cookie": c.Name + "=" + c.Value}
 
 	code, body, _ = f.do(http.MethodGet, "/api/overview", "", withCookie)
@@ -65,9 +68,10 @@ func TestAuth_TokenLoginCookie(t *testing.T) {
 	require.Equal(t, http.StatusOK, code)
 	code, _, _ = f.do(http.MethodGet, "/api/overview", "", map[string]string{"Authorization": "Bearer " + token})
 	require.Equal(t, http.StatusOK, code)
-	forged := strings.Repeat("0", 64)
-	code, _, _ = f.do(http.MethodGet, "/api/overview", "", map[string]string{"Cookie": c.Name + "=" + forged})
-	require.Equal(t, http.StatusUnauthorized, code)
+	for _, forged := range []string{strings.Repeat("0", 64), "default." + strings.Repeat("0", 64), "other" + c.Value[len("default"):]} {
+		code, _, _ = f.do(http.MethodGet, "/api/overview", "", map[string]string{"Cookie": c.Name + "=" + forged})
+		require.Equal(t, http.StatusUnauthorized, code, forged)
+	}
 	code, _, _ = f.do(http.MethodGet, "/api/overview", "", map[string]string{"Cookie": c.Name + "=" + token})
 	require.Equal(t, http.StatusUnauthorized, code, "the raw token is not a session")
 
@@ -161,4 +165,48 @@ func TestAuth_SameOriginOverTheNetwork(t *testing.T) {
 		"Authorization": "Bearer " + token, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"})
 	require.Equal(t, http.StatusForbidden, code, body)
 	require.Contains(t, body, "is not allowed (add it to [http] allowed_origins)")
+}
+
+// TestAuth_NamedTokensCookieRevoked: with a token file of named tokens, the login accepts any
+// of them and the cookie names its token; once bob's line leaves the file (no restart), bob's
+// cookie and bob's bearer header stop working while alice's go on.
+func TestAuth_NamedTokensCookieRevoked(t *testing.T) {
+	const alice, bob = "alice-dashboard-token-0123", "bob-dashboard-token-456789"
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tokens")
+	write := func(body string) {
+		require.NoError(t, os.WriteFile(path+".new", []byte(body), 0o600))
+		require.NoError(t, os.Rename(path+".new", path))
+	}
+	write("alice " + alice + "\nbob " + bob + "\n")
+	tokens, err := tools.OpenTokenFile(path, nil)
+	require.NoError(t, err)
+	st := teststore.OpenAt(t, teststore.LocationIn(dir))
+	eng := engine.New(st, engine.Options{DefaultRepository: dir})
+	f := serveTokens(t, "127.0.0.1:0", tokens, alice, dir, tools.Deps{Engine: eng, Logs: tools.FileLogs{DataDir: dir}})
+	origin := map[string]string{"Origin": f.base, "Content-Type": "application/x-www-form-urlencoded"}
+	login := func(token string) map[string]string {
+		t.Helper()
+		code, body, hdr := f.do(http.MethodPost, "/login", url.Values{"token": {token}}.Encode(), origin)
+		require.Equal(t, http.StatusSeeOther, code, body)
+		cookies := (&http.Response{Header: hdr}).Cookies()
+		require.Len(t, cookies, 1)
+		require.NotContains(t, cookies[0].Value, token)
+		return map[string]string{"Cookie": cookies[0].Name + "=" + cookies[0].Value}
+	}
+	aliceCookie, bobCookie := login(alice), login(bob)
+	for _, h := range []map[string]string{aliceCookie, bobCookie, {"Authorization": "Bearer " + bob}} {
+		code, body, _ := f.do(http.MethodGet, "/api/overview", "", h)
+		require.Equal(t, http.StatusOK, code, body)
+	}
+	write("alice " + alice + "\n")
+	for _, h := range []map[string]string{bobCookie, {"Authorization": "Bearer " + bob}} {
+		code, _, _ := f.do(http.MethodGet, "/api/overview", "", h)
+		require.Equal(t, http.StatusUnauthorized, code, "bob is revoked: %v", h)
+	}
+	code, _, _ := f.do(http.MethodGet, "/api/overview", "", aliceCookie)
+	require.Equal(t, http.StatusOK, code, "alice's cookie goes on")
+	code, body, _ := f.do(http.MethodPost, "/login", url.Values{"token": {bob}}.Encode(), origin)
+	require.Equal(t, http.StatusUnauthorized, code)
+	require.Contains(t, body, "or it was revoked")
 }

@@ -25,6 +25,10 @@ type Options struct {
 	// only and the dashboard is open like the MCP endpoint). With a token, pages need the
 	// session cookie the login page sets, or the bearer header.
 	Token string
+	// Tokens, when set, replaces Token: the listener's named tokens (tools.Tokens). The login
+	// accepts any token in force, and a session cookie stops working once its token is
+	// revoked (its line left the token file).
+	Tokens *tools.Tokens
 	// Logger receives the dashboard's own records (nil: discarded).
 	Logger *slog.Logger
 }
@@ -45,7 +49,11 @@ func New(opt Options) (*Handler, error) {
 	if opt.Deps.Engine == nil {
 		return nil, errNoEngine
 	}
-	a, err := newAuth(opt.Token)
+	tokens := opt.Tokens
+	if tokens == nil {
+		tokens = tools.FixedToken(opt.Token)
+	}
+	a, err := newAuth(tokens)
 	if err != nil {
 		return nil, err
 	}

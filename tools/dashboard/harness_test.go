@@ -50,18 +50,24 @@ func serve(t testing.TB, token, dir string, deps tools.Deps) *fixture {
 // dashboard); the fixture's base URL is on 127.0.0.1 at the port it got.
 func serveOn(t testing.TB, listen, token, dir string, deps tools.Deps) *fixture {
 	t.Helper()
+	return serveTokens(t, listen, tools.FixedToken(token), token, dir, deps)
+}
+
+// serveTokens is serveOn with the listener's token set (token is the one getJSON sends).
+func serveTokens(t testing.TB, listen string, tokens *tools.Tokens, token, dir string, deps tools.Deps) *fixture {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	eng := deps.Engine
 	srv, err := tools.New(deps, tools.Options{Version: "test"})
 	require.NoError(t, err)
-	dash, err := dashboard.New(dashboard.Options{Deps: deps, Token: token})
+	dash, err := dashboard.New(dashboard.Options{Deps: deps, Tokens: tokens})
 	require.NoError(t, err)
 	addrc := make(chan net.Addr, 1)
 	var wg sync.WaitGroup
 	errc := make(chan error, 1)
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
-		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: listen, Token: token, Dashboard: dash,
+		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: listen, Tokens: tokens, Dashboard: dash,
 			Ready: func(a net.Addr) { addrc <- a }})
 	})
 	var addr net.Addr
