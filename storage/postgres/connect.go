@@ -54,8 +54,8 @@ func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logg
 		}
 		log.Warn("database not reachable; retrying", "url", SafeURL(url), "err", msg, "tries", tries,
 			"waited", time.Since(start).Round(time.Millisecond), "gives_up_after", wait)
-		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries): %s", SafeURL(url),
-			time.Since(start).Round(time.Second), tries, msg)
+		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries; [storage] connect_wait is %s): %s", SafeURL(url),
+			time.Since(start).Round(time.Second), tries, max(wait, 0), msg)
 	}
 	limit := backoff.WithMaxTries(1) // wait ≤ 0: one try
 	if wait > 0 {
