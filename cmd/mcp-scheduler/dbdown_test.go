@@ -199,3 +199,23 @@ func TestPostgres_DaemonSurvivesTheServerGoingAwayMidRun(t *testing.T) {
 		}
 	}
 }
+
+// A daemon with no server to reach logs each retry with its cause on stderr and exits 1 when
+// [storage] connect_wait runs out, never showing the password.
+func TestPostgres_DaemonGivesUpAfterConnectWait(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	require.NoError(t, ln.Close()) // nothing listens there
+	s := newSandbox(t)
+	writeSandboxConfig(t, s, "[storage]\nconnect_wait = \"3s\"\n")
+	d := s.start([]string{EnvDatabaseURL + "=postgres://sched:hunter2@" + addr + "/db?sslmode=disable"}, "daemon")
+	defer d.kill()
+	require.Equal(t, 1, d.wait(watchTimeout))
+	errs := d.stderrText()
+	require.Contains(t, errs, "database not reachable; retrying")
+	require.Contains(t, errs, "connection refused")
+	require.Contains(t, errs, "not reachable after")
+	require.Contains(t, errs, "[storage] connect_wait is 3s")
+	require.NotContains(t, errs, "hunter2")
+}
