@@ -90,13 +90,22 @@ func bindArguments(req mcp.CallToolRequest, args any) error {
 	return nil
 }
 
-// errorResult answers err on the right channel.
+// errorResult answers err on the right channel. A database that cannot be reached now
+// (domain.ErrStoreUnavailable: not up yet at start, or gone mid-run) is answered as an
+// isError result too, though it is no mistake of the caller: its message says what is down
+// and that the call may be made again later, which a model can act on.
 func errorResult(tool string, err error) (*mcp.CallToolResult, error) {
+	if errors.Is(err, domain.ErrStoreUnavailable) {
+		return mcp.NewToolResultError(unavailableMessage + err.Error()), nil
+	}
 	if isCallerError(err) {
 		return mcp.NewToolResultError(callerMessage(err)), nil
 	}
 	return nil, fmt.Errorf("%s: %w", tool, err)
 }
+
+// unavailableMessage starts the text of a call answered while the database is unavailable.
+const unavailableMessage = "unavailable, try again later: "
 
 // callerMessage is the text a model reads for a caller error: the engine's message (which
 // names the field and the fix), with a short prefix saying what kind of mistake it was.

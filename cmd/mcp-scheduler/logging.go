@@ -28,10 +28,12 @@ func parseLevel(s string) (slog.Level, bool) {
 
 // newLogger writes human-readable records to w (stderr: stdout belongs to the stdio MCP
 // transport). Colours only on a terminal, and never when NO_COLOR is set
-// (https://no-color.org).
+// (https://no-color.org). A failure repeated within repeatWindow is logged once
+// (quietRepeats).
 func newLogger(w io.Writer, level slog.Leveler, env getenv) *slog.Logger {
 	noColor := env("NO_COLOR") != "" || !isTerminal(w)
-	return slog.New(tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339Nano, NoColor: noColor}))
+	h := tint.NewTextHandler(w, &tint.Options{Level: level, TimeFormat: time.RFC3339Nano, NoColor: noColor})
+	return slog.New(newQuietRepeats(h, repeatWindow))
 }
 
 func isTerminal(w io.Writer) bool {

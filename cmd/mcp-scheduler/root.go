@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 	"github.com/mcp-scheduler/mcp-scheduler/tools/metrics"
 )
 
@@ -44,6 +45,10 @@ type app struct {
 	eng   *engine.Engine
 	repos *repositories
 	loop  *loop // the scheduler loop, when the command runs it (serve, daemon, demo)
+	// connectLater: open returns before a PostgreSQL server is reached (serve, which answers
+	// its clients meanwhile); pending is that store until then (storewait.go).
+	connectLater bool
+	pending      *postgres.Pending
 	// metrics is the process's Prometheus collector (metrics.go), made by collector().
 	metrics *metrics.Collector
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strings"
 	"sync"
 	"time"
@@ -100,6 +99,7 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
+	a.connectLater = true // a PostgreSQL server not up yet: serve meanwhile (storewait.go)
 	if err := a.open(ctx); err != nil {
 		return err
 	}
@@ -107,9 +107,6 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 	if err != nil {
 		return err
 	}
-	a.recordProfiles(ctx)
-	a.warnNoRepository()
-	a.sayWhoLeads(ctx, "server")
 	srv, err := tools.New(a.deps(), tools.Options{Version: buildVersion()})
 	if err != nil {
 		return err
@@ -135,6 +132,24 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		})
 	}
 	a.serveMetrics(ctx, &wg, o.metrics)
+	transport := func() error { return a.serveTransport(ctx, srv, useHTTP, addr, tokens) }
+	var served chan error // the transport's end, when it was started before the database was open
+	if a.storeConnecting() {
+		served = make(chan error, 1)
+		go func() { served <- transport() }()
+		stopped, werr := a.awaitStore(ctx, served)
+		if stopped || werr != nil {
+			cancel()
+			if !stopped {
+				<-served
+			}
+			wg.Wait()
+			return werr
+		}
+	}
+	a.recordProfiles(ctx)
+	a.warnNoRepository()
+	a.sayWhoLeads(ctx, "server")
 	// Leads the loop when no other process of this data dir does. Start fails only when the
 	// loop runs already (a wiring error): then nothing is served and the error is returned.
 	if err = l.s.Start(ctx); err == nil {
@@ -142,18 +157,16 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		a.reloadOnHangup(ctx, l.s)
 		a.log.Info("mcp-scheduler serving", "version", buildVersion(), "data_dir", a.cfg.DataDir,
 			"default_repository", a.repos.defaultRepo, "transport", map[bool]string{true: "http", false: "stdio"}[useHTTP])
-		if useHTTP {
-			var dash http.Handler
-			if dash, err = a.dashboard(tokens); err == nil {
-				err = srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-					MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
-					Metrics: a.collector().Handler()})
-			}
+		if served == nil {
+			err = transport()
 		} else {
-			err = srv.ServeStdio(ctx, a.in, a.out)
+			err, served = <-served, nil
 		}
 	}
 	cancel()
+	if served != nil {
+		<-served // Start failed: the transport started early ends with ctx
+	}
 	wg.Wait()
 	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil {
 		a.log.Error("stopping the scheduler loop", "err", serr)
@@ -163,6 +176,21 @@ func (a *app) serve(ctx context.Context, o serveOptions) error {
 		return nil
 	}
 	return err
+}
+
+// serveTransport serves srv over HTTP on addr (with the dashboard) or over stdio until the
+// transport ends or ctx is cancelled.
+func (a *app) serveTransport(ctx context.Context, srv *tools.Server, useHTTP bool, addr string, tokens *tools.Tokens) error {
+	if !useHTTP {
+		return srv.ServeStdio(ctx, a.in, a.out)
+	}
+	dash, err := a.dashboard(tokens)
+	if err != nil {
+		return err
+	}
+	return srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
+		MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
+		Metrics: a.collector().Handler()})
 }
 
 // deps wires the tools' services.

@@ -66,13 +66,19 @@ func (s StorageConfig) validate() []error {
 }
 
 // openStore opens the configured database, migrating it: SQLite in the data directory, or
-// PostgreSQL at storage.url. A PostgreSQL store is logged with its redacted URL.
+// PostgreSQL at storage.url. A PostgreSQL store is logged with its redacted URL. With
+// connectLater, a PostgreSQL store is returned at once, still connecting (a.pending).
 func (a *app) openStore(ctx context.Context) (engine.Store, error) {
 	log := a.log.With("component", "storage")
 	if a.cfg.Storage.URL == "" {
 		return storage.Open(ctx, sqliteFile(a.cfg.DataDir), storage.Options{Logger: log})
 	}
-	st, err := postgres.Open(ctx, a.cfg.Storage.URL, postgres.Options{Logger: log, ConnectWait: a.cfg.Storage.connectWait()})
+	opt := postgres.Options{Logger: log, ConnectWait: a.cfg.Storage.connectWait()}
+	if a.connectLater {
+		a.pending = postgres.OpenPending(ctx, a.cfg.Storage.URL, opt)
+		return a.pending, nil
+	}
+	st, err := postgres.Open(ctx, a.cfg.Storage.URL, opt)
 	if err != nil {
 		return nil, err
 	}

@@ -39,6 +39,12 @@ var (
 	// committed, so there is nothing of it to land; completing it is refused
 	// (*WorkspaceLostError). Not a caller error by itself: the pull-mode tools answer it as one.
 	ErrWorkspaceLost = errors.New("workspace lost")
+	// ErrStoreUnavailable: the database cannot be reached now (a PostgreSQL server that is
+	// not up yet at start, or went away mid-run). Nothing is wrong with the call: it may be
+	// made again once the database is back (a write whose commit was cut off may or may not
+	// have committed; the engine's guards make a repeat safe). Not a caller error: the MCP
+	// tools answer it with an isError result saying so, and the scheduler retries.
+	ErrStoreUnavailable = errors.New("database unavailable")
 )
 
 // CallerError reports whether err is the caller's mistake (a bad id, argument, state or

@@ -7,6 +7,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cenkalti/backoff/v5"
+
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -83,10 +85,39 @@ func (sv *supervisor) supervise(ctx context.Context, a *attemptRun) {
 	if out.Detached {
 		return // the agent goes on unwatched; the next leader collects it
 	}
-	if err := sv.collect(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
+	if err := sv.record(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
 		sv.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
 	}
 }
+
+// record collects the attempt's outcome, again and again while the database is unavailable
+// (domain.ErrStoreUnavailable: a PostgreSQL server that went away), with backoff from
+// recordRetryFirst to recordRetryMax, until it is recorded, fails otherwise, or ctx ends:
+// an agent's result must not be lost to an outage. A repeat is safe: every transition is
+// guarded by the attempt's epoch (a commit that went through before its answer was lost
+// makes the repeat a lost-lease or illegal-transition error, nothing twice).
+func (sv *supervisor) record(ctx context.Context, a *attemptRun, out runner.Outcome) error {
+	b := backoff.NewExponentialBackOff()
+	b.InitialInterval, b.MaxInterval = recordRetryFirst, recordRetryMax
+	for {
+		err := sv.collect(ctx, a, out)
+		if !errors.Is(err, domain.ErrStoreUnavailable) {
+			return err
+		}
+		sv.log.Warn("result not recorded yet: the database is unavailable; retrying", "mission_id", a.fence.MissionID, "err", err)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(b.NextBackOff()):
+		}
+	}
+}
+
+// The pauses between tries to record an attempt's outcome while the database is unavailable.
+const (
+	recordRetryFirst = 250 * time.Millisecond
+	recordRetryMax   = 5 * time.Second
+)
 
 func (sv *supervisor) onEvent(ctx context.Context, a *attemptRun, ev runner.Event) error {
 	if ev.FromAgent() {

@@ -20,8 +20,9 @@ const DefaultConnectWait = time.Minute
 // starting up, out of connection slots) with capped exponential backoff for at most wait,
 // logging each failure with its reason (wait ≤ 0: one try). Failures that waiting cannot cure
 // (a malformed URL, wrong credentials, a database that does not exist) return at once. Error
-// messages show the URL without its password.
-func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logger) (*pgxpool.Pool, error) {
+// messages show the URL without its password. report, when set, is told each transient
+// failure's reason (password hidden) before the next try.
+func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logger, report func(string)) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s is not a usable connection URL: %s", SafeURL(url), hidePassword(err.Error(), url))
@@ -46,12 +47,15 @@ func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logg
 		}
 		msg := hidePassword(err.Error(), url)
 		if !transient(err) {
-			return nil, backoff.Permanent(fmt.Errorf("postgres: connect to %s: %s", SafeURL(url), msg))
+			return nil, backoff.Permanent(fmt.Errorf("postgres: connect to %s: %s%s", SafeURL(url), refusal(err, cfg), msg))
+		}
+		if report != nil {
+			report(msg)
 		}
 		log.Warn("database not reachable; retrying", "url", SafeURL(url), "err", msg, "tries", tries,
 			"waited", time.Since(start).Round(time.Millisecond), "gives_up_after", wait)
-		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries): %s", SafeURL(url),
-			time.Since(start).Round(time.Second), tries, msg)
+		return nil, fmt.Errorf("postgres: %s not reachable after %s (%d tries; [storage] connect_wait is %s): %s", SafeURL(url),
+			time.Since(start).Round(time.Second), tries, max(wait, 0), msg)
 	}
 	limit := backoff.WithMaxTries(1) // wait ≤ 0: one try
 	if wait > 0 {
@@ -69,4 +73,25 @@ func transient(err error) bool {
 		return pe.Code == "57P03" || pe.Code == "53300" || pe.Code == "57P01"
 	}
 	return !errors.Is(err, context.Canceled)
+}
+
+// refusal says in words what a refused connection means when the server refused the
+// credentials (SQLSTATE 28P01, 28000) or knows no such database (3D000), naming the user,
+// host and database but never the password; "" for anything else.
+func refusal(err error, cfg *pgxpool.Config) string {
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) {
+		return ""
+	}
+	c := cfg.ConnConfig
+	where := fmt.Sprintf("user %q on %s:%d, database %q", c.User, c.Host, c.Port, c.Database)
+	switch pe.Code {
+	case "28P01":
+		return "the server refused the password of " + where + " (the password is not shown; fix it in [storage] url, $MCP_SCHEDULER_DATABASE_URL or ~/.pgpass): "
+	case "28000":
+		return "the server does not let " + where + " in (check the user and pg_hba.conf): "
+	case "3D000":
+		return "there is no database " + fmt.Sprintf("%q on %s:%d", c.Database, c.Host, c.Port) + " (create it: CREATE DATABASE …): "
+	}
+	return ""
 }

@@ -74,7 +74,7 @@ func ImportSQLite(ctx context.Context, src *sql.DB, url string, log *slog.Logger
 	if err := checkSourceVersion(ctx, src); err != nil {
 		return rep, err
 	}
-	pool, err := connect(ctx, url, -1, log) // one try: a person runs migrate and sees why
+	pool, err := connect(ctx, url, -1, log, nil) // one try: a person runs migrate and sees why
 	if err != nil {
 		return rep, err
 	}

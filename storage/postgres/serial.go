@@ -27,10 +27,14 @@ const (
 )
 
 // retryable reports whether err is PostgreSQL's serialization_failure (40001) or
-// deadlock_detected (40P01): the transaction was rolled back and may simply be run again.
+// deadlock_detected (40P01), or says the server ended the connection before the transaction
+// committed (admin_shutdown 57P01, crash_shutdown 57P02: a pooled connection that a
+// restarted server had closed passes the pool's ping and fails its first statement so): the
+// transaction was rolled back and may simply be run again. When the server is really down,
+// the next try fails to connect and that error is returned.
 func retryable(err error) bool {
 	var pg *pgconn.PgError
-	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01")
+	return errors.As(err, &pg) && (pg.Code == "40001" || pg.Code == "40P01" || pg.Code == "57P01" || pg.Code == "57P02")
 }
 
 // serializable runs fn in a SERIALIZABLE transaction and commits it, running it again from
@@ -40,6 +44,11 @@ func retryable(err error) bool {
 // they are; after maxSerialAttempts conflicts the last one is returned, wrapped with the
 // count; ctx ending during a pause returns ctx's error.
 func serializable(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {
+	return retrying(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
+}
+
+// retrying is serializable at the isolation and access mode of opts.
+func retrying(ctx context.Context, pool *pgxpool.Pool, opts pgx.TxOptions, fn func(pgx.Tx) error) error {
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = serialFirstPause, serialMaxPause
 	var err error
@@ -49,7 +58,7 @@ func serializable(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error
 				return fmt.Errorf("postgres: transaction conflicted (%w), then: %w", err, werr)
 			}
 		}
-		err = pgx.BeginTxFunc(ctx, pool, pgx.TxOptions{IsoLevel: pgx.Serializable}, fn)
+		err = pgx.BeginTxFunc(ctx, pool, opts, fn)
 		if !retryable(err) {
 			return err
 		}

@@ -51,15 +51,16 @@ type Store struct {
 // waiting up to opt.ConnectWait for a server that cannot be reached yet (connect), brings its schema to SchemaVersion (Migrate: a newer schema is refused with ErrSchemaTooNew)
 // and returns the store. Errors name what failed: the URL, the connection, or the migration.
 func Open(ctx context.Context, url string, opt Options) (*Store, error) {
+	return open(ctx, url, opt, nil)
+}
+
+// open is Open, telling report (when set) why each try to connect failed.
+func open(ctx context.Context, url string, opt Options, report func(string)) (*Store, error) {
 	log := opt.Logger
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	wait := opt.ConnectWait
-	if wait == 0 {
-		wait = DefaultConnectWait
-	}
-	pool, err := connect(ctx, url, wait, log)
+	pool, err := connect(ctx, url, opt.connectWait(), log, report)
 	if err != nil {
 		return nil, err
 	}
@@ -70,9 +71,18 @@ func Open(ctx context.Context, url string, opt Options) (*Store, error) {
 	return &Store{pool: pool, url: url, log: log, done: make(chan struct{})}, nil
 }
 
+// connectWait is ConnectWait with its default.
+func (o Options) connectWait() time.Duration {
+	if o.ConnectWait == 0 {
+		return DefaultConnectWait
+	}
+	return o.ConnectWait
+}
+
 // Update runs fn in one serializable write transaction that also notifies ChangeChannel; see
 // engine.Store. fn may run more than once (a serialization failure runs it again) and must
-// derive everything from its Tx. After Close it returns ErrClosed.
+// derive everything from its Tx. After Close it returns ErrClosed; while the server cannot
+// be reached, an *UnavailableError.
 func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -90,7 +100,7 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	if runs > 1 {
 		s.retries.Add(runs - 1)
 	}
-	return err
+	return unavailable(ctx, err, s.url)
 }
 
 // SerialRetries is how many times, since Open, Update ran a transaction again because
@@ -99,7 +109,7 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 func (s *Store) SerialRetries() int64 { return s.retries.Load() }
 
 // View runs fn on one consistent, read-only snapshot (REPEATABLE READ). After Close it
-// returns ErrClosed.
+// returns ErrClosed; while the server cannot be reached, an *UnavailableError.
 func (s *Store) View(ctx context.Context, fn func(engine.Reader) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -107,7 +117,7 @@ func (s *Store) View(ctx context.Context, fn func(engine.Reader) error) error {
 		return ErrClosed
 	}
 	opts := pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly}
-	return pgx.BeginTxFunc(ctx, s.pool, opts, func(tx pgx.Tx) error { return fn(&txn{q: tx}) })
+	return unavailable(ctx, retrying(ctx, s.pool, opts, func(tx pgx.Tx) error { return fn(&txn{q: tx}) }), s.url)
 }
 
 // Changes signals on every commit of any process on the database (LISTEN on ChangeChannel,

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,6 +33,14 @@ type Cluster struct {
 	bin  string // directory holding initdb, pg_ctl
 	user string // OS user running the server ("" = this process's user)
 	port int
+	opt  ClusterOptions
+}
+
+// ClusterOptions shape a cluster. The zero value trusts every connection.
+type ClusterOptions struct {
+	// Password, when set, is the superuser postgres's password, and every connection must
+	// give it (scram-sha-256); "" trusts every loopback connection (no password).
+	Password string
 }
 
 // findBin returns the first directory holding both initdb and pg_ctl, or "".
@@ -56,11 +65,16 @@ func isExec(p string) bool {
 // loopback port. As root (initdb refuses root) it runs both as the "postgres" user via runuser.
 // Errors: ErrNoServer when the binaries are missing; otherwise the failing command's output.
 func StartCluster(ctx context.Context) (*Cluster, error) {
+	return StartClusterWith(ctx, ClusterOptions{})
+}
+
+// StartClusterWith is StartCluster with options (a password to require).
+func StartClusterWith(ctx context.Context, opt ClusterOptions) (*Cluster, error) {
 	bin := findBin()
 	if bin == "" {
 		return nil, ErrNoServer
 	}
-	c := &Cluster{bin: bin}
+	c := &Cluster{bin: bin, opt: opt}
 	if os.Geteuid() == 0 {
 		c.user = "postgres"
 	}
@@ -81,8 +95,15 @@ func StartCluster(ctx context.Context) (*Cluster, error) {
 }
 
 func (c *Cluster) initAndStart(ctx context.Context) error {
-	data := filepath.Join(c.dir, "data")
-	if err := c.run(ctx, "initdb", "-D", data, "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"); err != nil {
+	args := []string{"-D", filepath.Join(c.dir, "data"), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8", "--locale=C"}
+	if c.opt.Password != "" {
+		pw := filepath.Join(c.dir, "pwfile")
+		if err := os.WriteFile(pw, []byte(c.opt.Password+"\n"), 0o644); err != nil { // in the 0700 directory
+			return fmt.Errorf("pgtest: %w", err)
+		}
+		args = append(args[:4], "--auth=scram-sha-256", "--pwfile="+pw, "--no-sync", "-E", "UTF8", "--locale=C")
+	}
+	if err := c.run(ctx, "initdb", args...); err != nil {
 		return err
 	}
 	port, err := freePort()
@@ -90,22 +111,55 @@ func (c *Cluster) initAndStart(ctx context.Context) error {
 		return err
 	}
 	c.port = port
-	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", port, c.dir)
-	return c.run(ctx, "pg_ctl", "-D", data, "-l", filepath.Join(c.dir, "log"), "-w", "-t", "120", "-o", opts, "start")
+	return c.Resume(ctx)
 }
 
-// URL is the cluster's connection URL for database db (superuser "postgres", no password).
+// Halt stops the server (fast mode: connections are cut) and keeps its data, for a test of
+// a server that goes away; Resume starts it again.
+func (c *Cluster) Halt(ctx context.Context) error {
+	return c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+}
+
+// Resume starts the (halted) server on its port and waits until it accepts connections.
+func (c *Cluster) Resume(ctx context.Context) error {
+	opts := fmt.Sprintf("-h 127.0.0.1 -p %d -k %s -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200", c.port, c.dir)
+	return c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-l", filepath.Join(c.dir, "log"), "-w", "-t", "120", "-o", opts, "start")
+}
+
+// URL is the cluster's connection URL for database db (superuser "postgres", with the
+// cluster's password if it has one).
 func (c *Cluster) URL(db string) string {
-	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/%s?sslmode=disable", c.port, db)
+	return c.URLWithPassword(db, c.opt.Password)
 }
 
-// Stop shuts the server down (fast mode) and removes its directory.
+// URLWithPassword is URL with the given password ("" for none), to try a wrong one.
+func (c *Cluster) URLWithPassword(db, password string) string {
+	user := "postgres"
+	if password != "" {
+		user = url.UserPassword("postgres", password).String()
+	}
+	return fmt.Sprintf("postgres://%s@127.0.0.1:%d/%s?sslmode=disable", user, c.port, db)
+}
+
+// Addr is the server's loopback host:port.
+func (c *Cluster) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(c.port)) }
+
+// Stop shuts the server down (fast mode) and removes its directory. A halted server is only
+// removed.
 func (c *Cluster) Stop(ctx context.Context) error {
-	err := c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "-m", "fast", "-w", "stop")
+	err := c.Halt(ctx)
+	if err != nil && !c.running(ctx) {
+		err = nil
+	}
 	if rmErr := os.RemoveAll(c.dir); err == nil {
 		err = rmErr
 	}
 	return err
+}
+
+// running reports whether pg_ctl status finds the server up.
+func (c *Cluster) running(ctx context.Context) bool {
+	return c.run(ctx, "pg_ctl", "-D", filepath.Join(c.dir, "data"), "status") == nil
 }
 
 // chown hands the directory to the server's user when running as root.

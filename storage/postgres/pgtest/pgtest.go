@@ -121,3 +121,28 @@ func randomHex(t testing.TB) string {
 	}
 	return strings.ToLower(hex.EncodeToString(b))
 }
+
+// Private starts a cluster of t's own with opt, for a test that stops and starts its server
+// (Halt, Resume) or needs a password, and removes it when t ends. Skips t (outside CI only)
+// when no PostgreSQL binaries are installed (even with EnvURL set: that server cannot be
+// stopped by the test).
+func Private(t testing.TB, opt ClusterOptions) *Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c, err := StartClusterWith(ctx, opt)
+	if errors.Is(err, ErrNoServer) && os.Getenv("CI") != "true" {
+		t.Skip(err.Error())
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			t.Error(err)
+		}
+	})
+	return c
+}
