@@ -14,8 +14,8 @@ import (
 // its node, through the node lease in the database (engine.NodeLease). A node's agents, leases
 // and workspaces are this node's: only the process holding the node lease dispatches for it
 // (the acquire is fenced by the lease) and re-attaches its agents after a restart. RunOnce
-// takes or renews the lease, at most every LeaderLease/5; the leadership keeper renews it
-// too, so a long tick does not let it run out.
+// takes or renews the lease, at most every LeaderLease/5; its own keeper (Start) renews it
+// between ticks, so a long tick does not let it run out.
 type membership struct {
 	eng     *engine.Engine
 	cfg     Config
@@ -26,7 +26,6 @@ type membership struct {
 
 	mu      sync.Mutex
 	epoch   int64 // 0 while another process runs the node
-	holder  engine.Node
 	renewed time.Time
 }
 
@@ -71,7 +70,7 @@ func (n *membership) RunOnce(ctx context.Context) (bool, error) {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.renewed, n.holder = now, got
+	n.renewed = now
 	switch {
 	case got.Owner != n.cfg.Owner && n.epoch != 0:
 		n.log.Warn("node taken over by another process: its agents are that process's now", "node", n.cfg.Node,

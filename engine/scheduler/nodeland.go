@@ -16,7 +16,7 @@ import (
 // leader lands only its own and says why; the next tick tries again.
 func (s *Scheduler) nodeLandings(ctx context.Context, groups []planner.LandingGroup, leading bool) []planner.LandingGroup {
 	var live map[string]bool
-	if leading {
+	if leading && s.othersLand(groups) { // the node list is read only when another node's move is in the plan
 		ns, err := s.eng.Nodes(ctx)
 		if err != nil {
 			s.log.Warn("landings of stopped nodes wait: the node list could not be read", "err", err)
@@ -39,6 +39,18 @@ func (s *Scheduler) nodeLandings(ctx context.Context, groups []planner.LandingGr
 		}
 	}
 	return out
+}
+
+// othersLand reports whether a move of the plan is of a mission another node ran.
+func (s *Scheduler) othersLand(groups []planner.LandingGroup) bool {
+	for _, g := range groups {
+		for _, mv := range g.Moves {
+			if mv.Mission.Node != s.cfg.Node {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // liveNodes is the set of node names whose lease is current at now.

@@ -109,35 +109,31 @@ func (s *Scheduler) limits() planner.Limits {
 // apply carries out a plan: the landing moves (handed to the landing service's workers),
 // preemptions, no_agent escalations (EscalateOnce), dispatches in pick order, then the holds
 // with the landing waits (RecordHolds, when they changed) and the wave (when it differs from
-// the last). A dispatch the targeted acquire refuses (taken or changed since the snapshot) is
+// the last). Without cluster (a cluster node that does not lead) only this node's landings,
+// preemptions and dispatches are applied. A dispatch the targeted acquire refuses (taken or changed since the snapshot) is
 // logged and left to the next planning step. Every error is returned, joined.
 func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport, cluster bool) error {
 	p := &tp.plan
+	groups := p.Land
 	if s.node != nil {
-		s.land.apply(s.nodeLandings(ctx, p.Land, cluster))
+		groups = s.nodeLandings(ctx, p.Land, cluster)
 	}
-	if !cluster {
-		return s.applyLocal(ctx, p, rep)
-	}
-	if s.node == nil {
-		s.land.apply(p.Land)
-	}
-	if len(tp.snap.Missions) == 0 {
+	s.land.apply(groups)
+	if cluster && len(tp.snap.Missions) == 0 {
 		return s.recordHolds(ctx, p.LandWait)
 	}
-	wave := domain.Wave{Runnable: p.Runnable}
-	for _, h := range p.Held {
-		wave.Held = append(wave.Held, domain.WaveEntry{MissionID: h.MissionID, Reason: h.Reason.Message})
+	for _, pr := range p.Preempt {
+		s.preempt(ctx, pr) // only this process's agents can yield (Snapshot.Yieldable)
 	}
 	var errs []error
-	for _, pr := range p.Preempt {
-		s.preempt(ctx, pr)
-	}
-	for _, spec := range p.Escalate {
-		if _, _, err := s.eng.EscalateOnce(ctx, spec, "scheduler"); err != nil {
-			errs = append(errs, fmt.Errorf("escalate no_agent for %s: %w", spec.MissionIDs[0], err))
+	if cluster {
+		for _, spec := range p.Escalate {
+			if _, _, err := s.eng.EscalateOnce(ctx, spec, "scheduler"); err != nil {
+				errs = append(errs, fmt.Errorf("escalate no_agent for %s: %w", spec.MissionIDs[0], err))
+			}
 		}
 	}
+	wave := domain.Wave{Runnable: p.Runnable}
 	for _, d := range p.Dispatch {
 		e, err := s.applyDispatch(ctx, d)
 		if err != nil {
@@ -149,29 +145,15 @@ func (s *Scheduler) apply(ctx context.Context, tp *tickPlan, rep *TickReport, cl
 			rep.Dispatched = append(rep.Dispatched, d.Mission.ID)
 		}
 	}
-	rep.Held = len(wave.Held)
+	rep.Held = len(p.Held)
+	if !cluster { // a cluster node that does not lead: the leader records holds and the wave
+		return joinErr(errs, nil)
+	}
+	for _, h := range p.Held {
+		wave.Held = append(wave.Held, domain.WaveEntry{MissionID: h.MissionID, Reason: h.Reason.Message})
+	}
 	errs = append(errs, s.recordHolds(ctx, append(slices.Clone(p.Held), p.LandWait...)))
 	return joinErr(errs, s.recordWave(ctx, wave))
-}
-
-// applyLocal is apply on a cluster node that does not lead: its own preemptions (only its
-// own agents can be asked to yield: Snapshot.Yieldable) and dispatches. The leader records
-// the holds and the wave, escalates and lands.
-func (s *Scheduler) applyLocal(ctx context.Context, p *planner.Plan, rep *TickReport) error {
-	for _, pr := range p.Preempt {
-		s.preempt(ctx, pr)
-	}
-	var errs []error
-	for _, d := range p.Dispatch {
-		e, err := s.applyDispatch(ctx, d)
-		if err != nil {
-			errs = append(errs, err)
-		} else if e != nil {
-			rep.Dispatched = append(rep.Dispatched, d.Mission.ID)
-		}
-	}
-	rep.Held = len(p.Held)
-	return joinErr(errs, nil)
 }
 
 // applyDispatch dispatches one planned assignment; it returns the wave entry when the

@@ -62,7 +62,7 @@ func (s *Scheduler) RunOnce(ctx context.Context) (TickReport, error) {
 // process's agents: re-attach, supervise, dispatch) and cluster (the cluster-wide duties). On
 // a single node both are the leader lease; in cluster mode local is the node lease, and only
 // a process that runs its node tries for the leader lease. A failed leader step in cluster
-// mode leaves the node's own work going (and is returned).
+// mode is logged and leaves the node's own work going (cluster false this tick).
 func (s *Scheduler) duties(ctx context.Context) (local, cluster bool, err error) {
 	if s.node == nil {
 		lead, err := s.leader.RunOnce(ctx)
