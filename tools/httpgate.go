@@ -47,6 +47,8 @@ type mcpGate struct {
 	// taskCalls counts the running ones (ServeHTTP waits for them before it returns).
 	taskBase  context.Context
 	taskCalls sync.WaitGroup
+	// node is HTTPOptions.Node: this node's name in a cluster, "" for a single node.
+	node string
 }
 
 // Codes of the gate's session errors (-32001 for an unknown session, as the TypeScript SDK
@@ -276,13 +278,24 @@ func (g *mcpGate) endedReason(sid string) string { return g.table.why(sid) }
 // notFound answers 404 for a session id that is not live.
 func (g *mcpGate) notFound(w http.ResponseWriter, r *http.Request, sid string, id json.RawMessage, why string) {
 	msg := "session not found"
-	if why != "" {
+	switch {
+	case why != "":
 		msg += " (" + why + ")"
-	} else if strings.HasPrefix(sid, sessionIDPrefix) {
+	case g.node != "":
+		msg += " (" + g.unknownOnNode() + ")"
+	case strings.HasPrefix(sid, sessionIDPrefix):
 		msg += " (not issued by this server process, or ended long ago; a restart ends every session)"
 	}
 	g.refuse(w, http.StatusNotFound, codeSessionNotFound, id,
 		msg+": send initialize without "+server.HeaderKeySessionID+" to start a new session; missions and voyages are kept", r)
+}
+
+// unknownOnNode explains an unknown session on a node of a cluster: it may be live on
+// another node, which a load balancer that is not sticky sends requests away from.
+func (g *mcpGate) unknownOnNode() string {
+	return "this is node " + g.node + " of a cluster: a session lives on the node that created it, so route session requests sticky by " +
+		server.HeaderKeySessionID + ", or use protocol " + mcp.ProtocolVersion20260728 + " (stateless), which any node serves; " +
+		"otherwise it ended, or this node restarted"
 }
 
 // refuse writes a JSON-RPC error response with an HTTP status and logs the decision.

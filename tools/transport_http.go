@@ -63,6 +63,11 @@ type HTTPOptions struct {
 	Dashboard http.Handler
 	// Metrics, when set, is served at /metrics behind the same guard as /mcp (PathMetrics).
 	Metrics http.Handler
+	// Node names this process when it is one node of a cluster (PostgreSQL store), "" when it
+	// is the only one. A session lives in the memory of the node that created it, so the 404
+	// for an unknown session then says to route session requests sticky by Mcp-Session-Id or
+	// to use the stateless revision (docs/mcp.md, "Several nodes behind one address").
+	Node string
 }
 
 // shutdownGrace is how long requests in flight keep their context after shutdown began.
@@ -135,7 +140,7 @@ func (s *Server) ServeHTTP(ctx context.Context, opt HTTPOptions) error {
 		server.WithSessionIdManagerResolver(sessionResolver{table: table}), // sessions.go; the gate's sweeper ends idle ones
 		server.WithEventStore(events),                                      // ids on SSE events, Last-Event-ID replay (eventstore.go)
 		server.WithStreamableHTTPLogger(s.log))
-	gate := &mcpGate{inner: withPostStreams(streamable, opt.KeepAlive, events, s.log), table: table, log: s.log} // httpgate.go, streams.go
+	gate := &mcpGate{inner: withPostStreams(streamable, opt.KeepAlive, events, s.log), table: table, log: s.log, node: opt.Node} // httpgate.go, streams.go
 	taskBase, stopTasks := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer stopTasks(errShuttingDown)
 	gate.srv, gate.taskBase = s, taskBase

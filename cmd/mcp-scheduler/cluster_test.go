@@ -44,8 +44,8 @@ type clusterNode struct {
 }
 
 // startClusterNode starts a daemon with its own data dir and configuration on the shared
-// database (url) and repository.
-func startClusterNode(t *testing.T, s *sandbox, url, name string) *clusterNode {
+// database (url) and repository, with args after "daemon".
+func startClusterNode(t *testing.T, s *sandbox, url, name string, args ...string) *clusterNode {
 	t.Helper()
 	home := filepath.Join(s.home, name)
 	cfg := filepath.Join(home, "config", "mcp-scheduler", "config.toml")
@@ -53,7 +53,7 @@ func startClusterNode(t *testing.T, s *sandbox, url, name string) *clusterNode {
 	require.NoError(t, os.WriteFile(cfg, []byte(clusterConfig(name)), 0o600))
 	n := &clusterNode{name: name, dataDir: filepath.Join(home, "state")}
 	n.p = s.start([]string{EnvDatabaseURL + "=" + url, EnvDataDir + "=" + n.dataDir,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, "daemon")
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, append([]string{"daemon"}, args...)...)
 	return n
 }
 

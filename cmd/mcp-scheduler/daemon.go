@@ -48,12 +48,27 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr strin
 			return usageError{err} // exit 2, as --metrics and --pprof refuse a non-loopback address
 		}
 	}
+	// With --http a PostgreSQL server not up yet does not keep clients waiting in silence: MCP
+	// and the dashboard answer meanwhile that the database is not reachable (storewait.go).
+	a.connectLater = httpAddr != ""
 	if err := a.open(ctx); err != nil {
 		return err
 	}
 	l, err := a.openLoop(ctx)
 	if err != nil {
 		return err
+	}
+	if httpAddr != "" {
+		_, stop, err := a.sideHTTP(ctx, httpAddr, tokens) // it logs the dashboard's URL
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	if a.storeConnecting() {
+		if stopped, err := a.awaitStore(ctx, nil); stopped || err != nil {
+			return err
+		}
 	}
 	a.recordProfiles(ctx)
 	a.log.Info("mcp-scheduler daemon running", "data_dir", a.cfg.DataDir, "profiles", len(a.cfg.Profiles))
@@ -63,13 +78,6 @@ func (a *app) daemon(ctx context.Context, httpAddr, tokenFlag, metricsAddr strin
 			a.log.Error("watching other processes' changes stopped", "err", err)
 		}
 	}()
-	if httpAddr != "" {
-		_, stop, err := a.sideHTTP(ctx, httpAddr, tokens) // it logs the dashboard's URL
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
 	var wg sync.WaitGroup
 	defer wg.Wait() // the metrics listener ends with ctx
 	if err := l.s.Start(ctx); err != nil {

@@ -49,10 +49,17 @@ func mcpHTTPClient(t *testing.T, base string) *client.Client {
 // callStatus calls the status tool and returns whether it was an isError result and its text.
 func callStatus(t *testing.T, c *client.Client) (bool, string) {
 	t.Helper()
+	return callTool(t, c, "status")
+}
+
+// callTool calls the tool name with no arguments and returns whether it was an isError
+// result and its text.
+func callTool(t *testing.T, c *client.Client, name string) (bool, string) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
 	defer cancel()
 	var req mcp.CallToolRequest
-	req.Params.Name = "status"
+	req.Params.Name = name
 	res, err := c.CallTool(ctx, req)
 	require.NoError(t, err, "a tool call while the database is down is answered, not failed")
 	var text strings.Builder

@@ -32,7 +32,7 @@ func (a *app) sideHTTP(ctx context.Context, addr string, tokens *tools.Tokens) (
 	wg.Go(func() { _ = srv.Run(ctx) })
 	wg.Go(func() {
 		errc <- srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash, Metrics: a.collector().Handler(),
+			MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Node: a.cfg.nodeName(), Dashboard: dash, Metrics: a.collector().Handler(),
 			Ready: func(ad net.Addr) { ready <- ad }})
 	})
 	stop = func() { cancel(); wg.Wait() }

@@ -189,7 +189,7 @@ func (a *app) serveTransport(ctx context.Context, srv *tools.Server, useHTTP boo
 		return err
 	}
 	return srv.ServeHTTP(ctx, tools.HTTPOptions{Addr: addr, Tokens: tokens, AllowedOrigins: a.cfg.HTTP.AllowedOrigins,
-		MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Dashboard: dash,
+		MaxSessions: a.cfg.HTTP.MaxSessions, SessionIdle: a.cfg.HTTP.SessionIdle.D(), Node: a.cfg.nodeName(), Dashboard: dash,
 		Metrics: a.collector().Handler()})
 }
 

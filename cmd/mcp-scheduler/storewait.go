@@ -7,8 +7,8 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 )
 
-// A PostgreSQL server that is not up when serve starts does not keep serve's clients
-// waiting in silence: serve opens the store with connectLater, serves MCP at once (every
+// A PostgreSQL server that is not up when serve (or daemon --http) starts does not keep
+// clients waiting in silence: serve opens the store with connectLater, serves MCP at once (every
 // tool call answers that the database is not reachable yet, why, and until when it is
 // retried: postgres.UnavailableError) and starts the scheduler loop once the database is
 // open. When [storage] connect_wait runs out it stops serving and exits non-zero.
@@ -27,7 +27,7 @@ func (a *app) storeConnecting() bool {
 }
 
 // awaitStore waits until the pending store is open (nil), opening it failed (that error,
-// saying what to do), ctx ended, or served delivered the transport's end (that result, with
+// saying what to do), ctx ended (stopped true), or served (nil: none) delivered the transport's end (that result, with
 // stopped true: the client went away first). The wait is logged when it starts and ends.
 func (a *app) awaitStore(ctx context.Context, served <-chan error) (stopped bool, err error) {
 	url := postgres.SafeURL(a.cfg.Storage.URL)
