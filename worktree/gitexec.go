@@ -122,6 +122,9 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 	if o.readOnly {
 		cmd.Env = append(append([]string(nil), g.baseEnv...), "GIT_OPTIONAL_LOCKS=0")
 	}
+	if o.remote {
+		batchMode(cmd)
+	}
 	// SIGTERM first: git removes its own lock files on SIGTERM; SIGKILL only after a delay.
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
@@ -153,6 +156,21 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 		ge.Err = fmt.Errorf("%w (%v)", ctxErr, err)
 	}
 	return stdout.Bytes(), ge
+}
+
+// batchMode keeps a git process that talks to a remote from asking anyone anything. ssh reads
+// passwords, passphrases and "continue connecting (yes/no)?" from the controlling terminal,
+// not stdin, and GIT_TERMINAL_PROMPT=0 does not stop it: run from a person's shell (serve,
+// daemon in a terminal), the process would wait on that terminal, unseen, until its timeout.
+// So it runs in a session of its own (Setsid: no controlling terminal, ssh cannot open
+// /dev/tty) with SSH_ASKPASS_REQUIRE=never (no askpass program either, even with DISPLAY
+// set): an unknown host key or a missing key fails at once with ssh's own message ("Host key
+// verification failed", "Permission denied (publickey)"), which the caller reports. The
+// person's ssh configuration (keys, agent, known_hosts, GIT_SSH_COMMAND, core.sshCommand)
+// still applies.
+func batchMode(cmd *exec.Cmd) {
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = append(append([]string(nil), cmd.Env...), "SSH_ASKPASS_REQUIRE=never")
 }
 
 // exitCode returns the exit code of a *GitError, or -1.

@@ -36,6 +36,8 @@ type helperArgs struct {
 	// takes this lock of the checkout and waits (holdingGit), then SIGKILLs its process group
 	// at once, so that git dies holding it: "HEAD", "ORIG_HEAD", "refs/heads/<b>" or "index".
 	HoldLock string `json:"hold_lock,omitempty"`
+	// open-remote: the URL of the remote the helper opens as "shop".
+	RemoteURL string `json:"remote_url,omitempty"`
 }
 
 // killAtStep makes the helper kill itself (or its process group) args.KillAfter after it
@@ -105,6 +107,19 @@ func runHelper(mode string) int {
 			return 6
 		}
 		_ = json.NewEncoder(os.Stdout).Encode(l)
+		return 0
+	case "open-remote":
+		m, err := NewManager(Config{DataDir: args.DataDir, Remotes: []Remote{{Name: "shop", URL: args.RemoteURL}}})
+		if err != nil {
+			os.Stderr.WriteString(err.Error() + "\n")
+			return 4
+		}
+		defer m.Close()
+		if _, err := m.Open("shop"); err != nil {
+			os.Stdout.WriteString("open failed: " + err.Error() + "\n")
+			return 5
+		}
+		os.Stdout.WriteString("opened\n")
 		return 0
 	}
 	return 1

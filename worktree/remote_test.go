@@ -14,18 +14,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// transports runs a test against a bare remote reached by its path and over smart HTTP on
-// loopback.
+// transports runs a test against a bare remote reached by its path, over smart HTTP and
+// over ssh, both on loopback.
 func transports(t *testing.T, run func(t *testing.T, b *bareRemote)) {
 	for _, tc := range []struct {
 		name  string
-		serve bool
-	}{{"path", false}, {"http", true}} {
+		serve func(t *testing.T, b *bareRemote)
+	}{
+		{"path", func(*testing.T, *bareRemote) {}},
+		{"http", func(_ *testing.T, b *bareRemote) { b.serveHTTP() }},
+		{"ssh", func(t *testing.T, b *bareRemote) { b.serveSSH(t) }},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
-			if tc.serve {
-				b.serveHTTP()
-			}
+			tc.serve(t, b)
 			run(t, b)
 		})
 	}
