@@ -55,6 +55,10 @@ var (
 	// a reason other than a moved target (a hook, permissions, a protected branch, the
 	// network); the error carries git's *GitError with the remote's message. Nothing moved.
 	ErrPushRefused = errors.New("the remote refused the push")
+	// ErrNotPublished: an attempt branch that another node made is not on the remote
+	// repository (its node did not publish it: Publish), so this node cannot land or build on
+	// it; the node that ran the attempt still can.
+	ErrNotPublished = errors.New("the attempt branch is not on the remote")
 	// ErrClosed: the Manager was closed.
 	ErrClosed = errors.New("worktree manager is closed")
 )

@@ -72,6 +72,12 @@ type LandRequest struct {
 	// cluster mode, whose node is gone): its directory is neither checked nor touched, and the
 	// branch is landed as it is, like a workspace whose directory is gone.
 	Elsewhere bool
+	// Published: the attempt's branch was pushed to the repository's remote when it completed
+	// (Publish; cluster mode). An Elsewhere landing fetches it from there first (an error
+	// wrapping ErrNotPublished when it is not there), and a landing that settles the attempt
+	// (landed, already_landed, nothing_to_land) deletes it from the remote afterwards.
+	// Ignored for a local repository.
+	Published bool
 }
 
 // Landing is the result of Land. Commit ids are full hex.
@@ -159,11 +165,15 @@ func (m *Manager) Land(ctx context.Context, req LandRequest) (Landing, error) {
 	if err != nil {
 		return Landing{}, fmt.Errorf("land %s a%d onto %s: stale git locks: %w", req.MissionID, req.Attempt, target, err)
 	}
+	if err := m.fetchForLanding(ctx, req); err != nil {
+		return Landing{ClearedLocks: cleared}, fmt.Errorf("land %s a%d onto %s: %w", req.MissionID, req.Attempt, target, err)
+	}
 	l, err := m.land(ctx, req, target)
 	l.ClearedLocks = cleared
 	if err != nil {
 		return l, fmt.Errorf("land %s a%d onto %s: %w", req.MissionID, req.Attempt, target, err)
 	}
+	m.unpublishSettled(ctx, req, l.Status)
 	m.log.Info("landing", "mission_id", req.MissionID, "attempt", req.Attempt, "target", target,
 		"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward,
 		"duration_s", time.Since(start).Seconds())
@@ -188,7 +198,9 @@ func (m *Manager) checkLandRequest(req LandRequest) (string, error) {
 	if ws.Strategy != StrategyWorktree && ws.Strategy != StrategyIsolatedCopy {
 		return "", fmt.Errorf("%w: cannot land a %q workspace", ErrInvalidStrategy, ws.Strategy)
 	}
-	if ws.RepoID != "" && ws.RepoID != r.id {
+	// Another node's workspace of a remote repository names that node's clone: only the
+	// remote is shared, and the caller opened it by the same name.
+	if ws.RepoID != "" && ws.RepoID != r.id && !(req.Elsewhere && r.remote != nil) {
 		return "", fmt.Errorf("%w: workspace belongs to repository %s", ErrPathEscapes, ws.RepoID)
 	}
 	if !req.Elsewhere {

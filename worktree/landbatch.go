@@ -80,6 +80,9 @@ func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLan
 	if err != nil {
 		return nil, fmt.Errorf("land batch onto %s: stale git locks: %w", target, err)
 	}
+	if live = m.fetchAllForLanding(ctx, reqs, live, out); len(live) == 0 {
+		return out, nil
+	}
 	if live = m.commitPendingAll(ctx, reqs, live, out); len(live) == 0 {
 		return out, nil
 	}
@@ -88,6 +91,9 @@ func (m *Manager) LandBatch(ctx context.Context, reqs []LandRequest) ([]BatchLan
 	}
 	for _, i := range live {
 		out[i].Landing.ClearedLocks = cleared
+		if out[i].Err == nil {
+			m.unpublishSettled(ctx, reqs[i], out[i].Landing.Status)
+		}
 		l := out[i].Landing
 		m.log.Info("landing", "mission_id", reqs[i].MissionID, "attempt", reqs[i].Attempt, "target", target,
 			"status", string(l.Status), "commit", l.Commit, "fast_forward", l.FastForward, "batch", len(live),

@@ -95,7 +95,8 @@ func (m *Manager) Prepare(ctx context.Context, req PrepareRequest) (Workspace, e
 }
 
 // syncForPrepare fetches a remote repository's target before a workspace is made from it, so
-// that the workspace starts from the remote's tip; a remote repository has no checkout of its
+// that the workspace starts from the remote's tip, and a scheduler branch it starts from that
+// this clone lacks; a remote repository has no checkout of its
 // own to lend (StrategyMain is refused). Nothing happens for a local repository.
 func (m *Manager) syncForPrepare(ctx context.Context, req PrepareRequest) error {
 	if req.Repo.remote == nil {
@@ -108,7 +109,17 @@ func (m *Manager) syncForPrepare(ctx context.Context, req PrepareRequest) error 
 	if err != nil {
 		return err
 	}
-	return m.fetchTarget(ctx, req.Repo, target)
+	if err := m.fetchTarget(ctx, req.Repo, target); err != nil {
+		return err
+	}
+	// A repair's start point or a review's snapshot may be an attempt another node ran and
+	// published (publish.go).
+	for _, rev := range []string{req.StartPoint, req.SnapshotCommit} {
+		if err := m.fetchSchedulerBranch(ctx, req.Repo, rev); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // targetOf returns the request's target branch (validated) or the default branch.

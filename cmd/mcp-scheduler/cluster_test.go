@@ -18,8 +18,11 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
 
+// clusterExtra is appended to every node's configuration (a test's [[repositories]]).
+var clusterExtra string
+
 // clusterConfig is one node's configuration: the reference agent, short leases (so a killed
-// node's missions are taken over within seconds), two agents per node.
+// node's missions are taken over within seconds), two agents per node, and clusterExtra.
 func clusterConfig(node string) string {
 	return `[scheduler]
 tick = "100ms"
@@ -34,7 +37,7 @@ name = "ref"
 runtime = "ndjson"
 command = ["{mcp_scheduler}", "reference-agent"]
 env = ["PATH", "HOME"]
-`
+` + clusterExtra
 }
 
 // clusterNode is one daemon of a cluster test: its name, data dir and process.

@@ -125,9 +125,10 @@ func (p *PullService) prepare(ctx context.Context, m *domain.Mission, by string)
 
 // Complete records a pull-mode attempt as completed once its work is known to exist: an
 // attempt whose writable workspace was deleted before its work was committed is refused
-// with a *domain.WorkspaceLostError and nothing is written (VerifyWorkspace, the rule managed
+// with a *domain.WorkspaceLostError and nothing is written (workspaces.verify, the rule managed
 // completions obey too); the agent then fails the attempt and the mission runs again in a
-// fresh workspace. A fence that is not the mission's current lease is left to the engine,
+// fresh workspace. In cluster mode the attempt's branch is then published to a remote
+// repository (workspaces.publish). A fence that is not the mission's current lease is left to the engine,
 // which answers lease lost; otherwise the engine's Complete errors. A completion lifts the
 // agent's limit group's window, as a managed attempt's does.
 func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
@@ -136,9 +137,14 @@ func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.W
 	case err != nil && !domain.CallerError(err):
 		return domain.Mission{}, err
 	case err == nil && d.Mission.Lease.Epoch == f.Epoch && d.Mission.State.Leased():
-		if err := p.s.VerifyWorkspace(ctx, &d.Mission); err != nil {
+		rec, err := p.s.runWith(ctx, &d.Mission)
+		if err != nil {
 			return domain.Mission{}, err
 		}
+		if err := p.s.ws.verify(ctx, d.Mission.Repository, rec.Worktree); err != nil {
+			return domain.Mission{}, err
+		}
+		p.s.ws.publish(ctx, &d.Mission, rec.Worktree)
 	}
 	m, err := p.s.eng.Complete(ctx, f, res)
 	if err == nil && d.Mission.ID != "" {

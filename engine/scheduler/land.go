@@ -77,8 +77,8 @@ func (lr *lander) landBatch(ctx context.Context, ready []readyLanding) error {
 	for i, r := range ready {
 		reqs[i] = worktree.LandRequest{Repo: repo, MissionID: r.m.ID, Attempt: r.m.Attempt, Workspace: r.rec.Worktree,
 			TargetBranch: lr.cfg.targetBranch(&r.m), WriteArea: r.m.WriteArea,
-			Message: fmt.Sprintf("%s\n\nMission %s: %s", r.m.Title, r.m.ID, firstLine(r.m.Brief)), Check: repoChecks(pol),
-			Elsewhere: lr.cfg.Node != "" && r.m.Node != lr.cfg.Node}
+			Message: landMessage(&r.m), Check: repoChecks(pol),
+			Elsewhere: lr.cfg.Node != "" && r.m.Node != lr.cfg.Node, Published: lr.cfg.Node != ""}
 	}
 	started := time.Now()
 	var out []worktree.BatchLanding

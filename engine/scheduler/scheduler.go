@@ -105,7 +105,7 @@ func New(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Confi
 		s.leader.eligible = supervising
 	}
 	s.ws.leads = s.leader.leading
-	s.sup = newSupervisor(eng, run, cfg, supervisorHost{wake: s.Wake, phase: s.setPhase, leading: supervising, verify: s.ws.verify})
+	s.sup = newSupervisor(eng, run, cfg, supervisorHost{wake: s.Wake, phase: s.setPhase, leading: supervising, verify: s.ws.verify, publish: s.ws.publish})
 	s.rec = newRecovery(eng, run, cfg, s.sup, s.ws.prepare)
 	s.land = newLander(eng, wt, cfg, landerHost{spawn: s.background, stop: s.stopCtx, wake: s.Wake, phase: s.setPhase})
 	s.phase.Store(PhaseIdle)

@@ -224,6 +224,7 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 			_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
+		sv.host.publish(ctx, &a.mission, a.rec.Worktree)
 		sv.rateRoom(ctx, a)
 		_, err := sv.eng.Complete(ctx, a.fence, res)
 		return err

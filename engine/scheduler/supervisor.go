@@ -47,6 +47,9 @@ type supervisorHost struct {
 	// verify checks, before a completed attempt is recorded, that its work still exists
 	// (workspaces.verify).
 	verify func(ctx context.Context, repository string, w worktree.Workspace) error
+	// publish pushes a completed attempt's branch to its remote repository in cluster mode, so
+	// that any node can land it (workspaces.publish).
+	publish func(ctx context.Context, m *domain.Mission, w worktree.Workspace)
 }
 
 func newSupervisor(eng *engine.Engine, run *runner.Runner, cfg Config, host supervisorHost) *supervisor {

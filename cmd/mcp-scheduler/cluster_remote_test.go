@@ -1,0 +1,98 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
+	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
+)
+
+// bareGit runs git in the bare remote and returns its trimmed output.
+func bareGit(t *testing.T, bare string, args ...string) (string, error) {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", bare}, args...)...).CombinedOutput()
+	return strings.TrimSpace(string(out)), err
+}
+
+// A repository named by a git remote in a cluster: node n1 runs a mission whose agent leaves
+// its work uncommitted, and the mission completes waiting for approval of its landing; n1
+// published the attempt's branch to the remote (its pending work committed). n1 is SIGKILLed,
+// n2 starts, the landing is approved, and n2 (the leader now) lands the dead node's work from
+// the published branch: the remote's main holds it once, the attempt branch is deleted from
+// the remote, fsck is clean.
+func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
+	s := newSandbox(t)
+	url := pgtest.Database(t)
+	s.env = append(s.env, EnvDatabaseURL+"="+url)
+	ctx := context.Background()
+	bare := filepath.Join(t.TempDir(), "shop.git")
+	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", bare).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	gitOut(t, s, "push", "-q", bare, "main:main")
+	repos := "[[repositories]]\nremote = \"" + bare + "\"\nlanding = \"approval\"\n"
+	clusterExtra = repos
+	t.Cleanup(func() { clusterExtra = "" })
+
+	st, err := postgres.Open(ctx, url, postgres.Options{})
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = st.Close() })
+	eng := engine.New(st, engine.Options{DefaultRepository: "shop", ResolveRepository: func(p string) (string, error) { return p, nil }})
+
+	nodes := map[string]*clusterNode{"n1": startClusterNode(t, s, url, "n1")}
+	t.Cleanup(func() { requireNoAgentsLeft(t, nodes) })
+	t.Cleanup(func() {
+		for _, n := range nodes {
+			if n.p.cmd.ProcessState == nil {
+				_ = n.p.cmd.Process.Signal(os.Interrupt)
+				n.p.wait(watchTimeout)
+			}
+		}
+		if t.Failed() {
+			dumpCluster(t, eng, nodes)
+		}
+	})
+	c, err := eng.CreateMission(ctx, engine.MissionSpec{Title: "remote work", Repository: "shop", WriteArea: []string{"r.txt"},
+		Brief: "@write r.txt from n1\n@done ok"}, "test")
+	require.NoError(t, err)
+	m := c.Mission
+	get := func() engine.MissionDetail {
+		d, err := eng.GetMission(ctx, m.ID)
+		require.NoError(t, err)
+		return d
+	}
+	waitForLong(t, "the mission to complete on n1, its landing waiting for approval", func() bool {
+		got := get().Mission
+		return got.State == domain.StateCompleted && got.Landing == domain.LandingApproval
+	})
+	require.Equal(t, "n1", get().Mission.Node)
+	branch := "mcp-scheduler/" + m.ID + "/a1"
+	published, err := bareGit(t, bare, "show", branch+":r.txt")
+	require.NoError(t, err, "the attempt's branch is on the remote: %s", published)
+	require.Equal(t, "from n1", published, "with the work the agent left uncommitted")
+
+	nodes["n1"].p.kill() // SIGKILL: its clone, holding the branch too, is out of reach now
+	nodes["n2"] = startClusterNode(t, s, url, "n2")
+	_, err = eng.ApproveLanding(ctx, m.ID, "ship it", "test")
+	require.NoError(t, err)
+	waitForLong(t, "n2 to land n1's work from the remote", func() bool { return get().Mission.Landing == domain.LandingLanded })
+
+	main, err := bareGit(t, bare, "show", "main:r.txt")
+	require.NoError(t, err, main)
+	require.Equal(t, "from n1", main)
+	log, err := bareGit(t, bare, "log", "--first-parent", "--format=%B", "main")
+	require.NoError(t, err, log)
+	require.Equal(t, 1, strings.Count(log, "Mission-Id: "+m.ID), "landed once:\n%s", log)
+	_, err = bareGit(t, bare, "rev-parse", "--verify", "--quiet", "refs/heads/"+branch)
+	require.Error(t, err, "the settled attempt's branch is deleted from the remote")
+	fsck, err := bareGit(t, bare, "fsck", "--strict", "--no-progress")
+	require.NoError(t, err, fsck)
+}
