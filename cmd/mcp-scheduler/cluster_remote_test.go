@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"net/http/cgi"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,15 +41,13 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 	require.NoError(t, err, "%s", out)
 	gitOut(t, s, "push", "-q", bare, "main:main")
 	repos := "[[repositories]]\nremote = \"" + bare + "\"\nlanding = \"approval\"\n"
-	clusterExtra = repos
-	t.Cleanup(func() { clusterExtra = "" })
 
 	st, err := postgres.Open(ctx, url, postgres.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
 	eng := engine.New(st, engine.Options{DefaultRepository: "shop", ResolveRepository: func(p string) (string, error) { return p, nil }})
 
-	nodes := map[string]*clusterNode{"n1": startClusterNode(t, s, url, "n1")}
+	nodes := map[string]*clusterNode{"n1": startNode(t, s, nodeSpec{url: url, name: "n1", extra: repos})}
 	t.Cleanup(func() { requireNoAgentsLeft(t, nodes) })
 	t.Cleanup(func() {
 		for _, n := range nodes {
@@ -80,7 +80,7 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 	require.Equal(t, "from n1", published, "with the work the agent left uncommitted")
 
 	nodes["n1"].p.kill() // SIGKILL: its clone, holding the branch too, is out of reach now
-	nodes["n2"] = startClusterNode(t, s, url, "n2")
+	nodes["n2"] = startNode(t, s, nodeSpec{url: url, name: "n2", extra: repos})
 	_, err = eng.ApproveLanding(ctx, m.ID, "ship it", "test")
 	require.NoError(t, err)
 	waitForLong(t, "n2 to land n1's work from the remote", func() bool { return get().Mission.Landing == domain.LandingLanded })
@@ -95,4 +95,45 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 	require.Error(t, err, "the settled attempt's branch is deleted from the remote")
 	fsck, err := bareGit(t, bare, "fsck", "--strict", "--no-progress")
 	require.NoError(t, err, fsck)
+}
+
+// gitRemote is a bare repository made by a test, holding the sandbox repository's main,
+// served over smart HTTP on 127.0.0.1 (git-http-backend behind net/http/cgi).
+type gitRemote struct {
+	dir, url string
+}
+
+// serveBareRemote makes and serves the remote until the test ends.
+func serveBareRemote(t *testing.T, s *sandbox) *gitRemote {
+	t.Helper()
+	const backend = "/usr/lib/git-core/git-http-backend"
+	if _, err := os.Stat(backend); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("git-http-backend is missing in CI: %v", err)
+		}
+		t.Skipf("git-http-backend not installed: %v", err)
+	}
+	base := t.TempDir()
+	r := &gitRemote{dir: filepath.Join(base, "shop.git")}
+	out, err := exec.Command("git", "init", "-q", "--bare", "-b", "main", r.dir).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	r.git(t, "config", "http.receivepack", "true")
+	gitOut(t, s, "push", "-q", r.dir, "main:main")
+	srv := httptest.NewServer(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"}})
+	t.Cleanup(srv.Close)
+	r.url = srv.URL + "/shop.git"
+	return r
+}
+
+// config is the [[repositories]] entry naming the remote by url (its name is "shop").
+func (r *gitRemote) config(url string) string {
+	return "[[repositories]]\nremote = \"" + url + "\"\n"
+}
+
+// git runs git in the bare repository and returns its output.
+func (r *gitRemote) git(t *testing.T, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", r.dir}, args...)...).CombinedOutput()
+	require.NoError(t, err, "git %v: %s", args, out)
+	return string(out)
 }

@@ -18,12 +18,9 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
 
-// clusterExtra is appended to every node's configuration (a test's [[repositories]]).
-var clusterExtra string
-
 // clusterConfig is one node's configuration: the reference agent, short leases (so a killed
-// node's missions are taken over within seconds), two agents per node, and clusterExtra.
-func clusterConfig(node string) string {
+// node's missions are taken over within seconds), two agents per node, then extra.
+func clusterConfig(node, extra string) string {
 	return `[scheduler]
 tick = "100ms"
 lease_ttl = "6s"
@@ -37,7 +34,7 @@ name = "ref"
 runtime = "ndjson"
 command = ["{mcp_scheduler}", "reference-agent"]
 env = ["PATH", "HOME"]
-` + clusterExtra
+` + extra
 }
 
 // clusterNode is one daemon of a cluster test: its name, data dir and process.
@@ -50,22 +47,39 @@ type clusterNode struct {
 // database (url) and repository, with args after "daemon".
 func startClusterNode(t *testing.T, s *sandbox, url, name string, args ...string) *clusterNode {
 	t.Helper()
-	home := filepath.Join(s.home, name)
+	return startNode(t, s, nodeSpec{url: url, name: name, args: args})
+}
+
+// nodeSpec is what a cluster node is started with: the database URL, its name, configuration
+// appended to clusterConfig's, and the arguments after "daemon".
+type nodeSpec struct {
+	url, name, extra string
+	args             []string
+}
+
+// startNode starts the daemon of a cluster node (startClusterNode, with configuration).
+func startNode(t *testing.T, s *sandbox, ns nodeSpec) *clusterNode {
+	t.Helper()
+	home := filepath.Join(s.home, ns.name)
 	cfg := filepath.Join(home, "config", "mcp-scheduler", "config.toml")
 	require.NoError(t, os.MkdirAll(filepath.Dir(cfg), 0o700))
-	require.NoError(t, os.WriteFile(cfg, []byte(clusterConfig(name)), 0o600))
-	n := &clusterNode{name: name, dataDir: filepath.Join(home, "state")}
-	n.p = s.start([]string{EnvDatabaseURL + "=" + url, EnvDataDir + "=" + n.dataDir,
-		"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, append([]string{"daemon"}, args...)...)
+	require.NoError(t, os.WriteFile(cfg, []byte(clusterConfig(ns.name, ns.extra)), 0o600))
+	n := &clusterNode{name: ns.name, dataDir: filepath.Join(home, "state")}
+	n.p = s.start([]string{EnvDatabaseURL + "=" + ns.url, EnvDataDir + "=" + n.dataDir,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, "config")}, append([]string{"daemon"}, ns.args...)...)
 	return n
 }
 
-// Three daemons on one PostgreSQL database and one repository share a voyage: every node
-// runs missions of it on its own agents (the lease records the node), one node is SIGKILLed
-// while its agents run, and the others take its missions over when their leases expire.
-// Every mission completes and lands exactly once, the repository's fsck is clean, status
-// lists the nodes (the killed one not running), and no agent process outlives the test.
-func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
+// Three daemons on one PostgreSQL database and one git remote (a bare repository served over
+// smart HTTP on 127.0.0.1) share a 100-mission voyage: every node runs missions of it on its
+// own agents (the lease records the node) and lands onto the remote from its own clone. One
+// node is SIGKILLed while its agents run; another (n3, whose database and git traffic pass
+// through cutProxy) is partitioned for longer than a lease while it runs a mission, then healed.
+// The others take the killed and the partitioned node's missions over when their leases
+// expire, the partitioned node's late results are refused by epoch, and every mission completes
+// and lands exactly once on the remote; the remote's fsck is clean, status lists the nodes (the
+// killed one not running), and no agent process outlives the test.
+func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *testing.T) {
 	s := newSandbox(t)
 	url := pgtest.Database(t)
 	s.env = append(s.env, EnvDatabaseURL+"="+url) // the CLI reads the cluster's database
@@ -73,12 +87,15 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
 	st, err := postgres.Open(ctx, url, postgres.Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = st.Close() })
-	eng := engine.New(st, engine.Options{DefaultRepository: s.repo})
+	eng := engine.New(st, engine.Options{DefaultRepository: "shop", ResolveRepository: func(p string) (string, error) { return p, nil }})
+	remote := serveBareRemote(t, s)
+	dbCut, gitCut := startCutProxy(t, hostOf(t, url)), startCutProxy(t, hostOf(t, remote.url))
 
 	nodes := map[string]*clusterNode{}
-	for _, name := range []string{"n1", "n2", "n3"} {
-		nodes[name] = startClusterNode(t, s, url, name)
+	for _, name := range []string{"n1", "n2"} {
+		nodes[name] = startNode(t, s, nodeSpec{url: url, name: name, extra: remote.config(remote.url)})
 	}
+	nodes["n3"] = startNode(t, s, nodeSpec{url: withHost(t, url, dbCut.Addr()), name: "n3", extra: remote.config(withHost(t, remote.url, gitCut.Addr()))})
 	t.Cleanup(func() { requireNoAgentsLeft(t, nodes) })
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -96,21 +113,17 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
 	d, err := eng.Dispatch(ctx, spec, "test")
 	require.NoError(t, err)
 
-	var victim string // a mission running on n2 when n2 is killed
-	waitForLong(t, "n2 to run a mission while another node runs one too", func() bool {
-		ms := voyageMissions(t, eng, d.Voyage.ID)
-		others := false
-		victim = ""
-		for _, m := range ms {
-			if m.State == domain.StateRunning && m.Node == "n2" {
-				victim = m.ID
-			} else if (m.State == domain.StateRunning || m.State == domain.StateCompleted) && m.Node != "n2" && m.Node != "" {
-				others = true
-			}
-		}
-		return victim != "" && others
-	})
+	victim := runningOn(t, eng, d.Voyage.ID, "n2")
 	nodes["n2"].p.kill() // SIGKILL: no lease given up, its agents orphaned
+	cutOff := runningOn(t, eng, d.Voyage.ID, "n3")
+	dbCut.cut()
+	gitCut.cut()
+	waitForLong(t, "n3's mission to be taken over while n3 is cut off", func() bool {
+		m := mission(t, eng, cutOff)
+		return m.Attempt > 1 && m.Node != "n3" && m.Node != ""
+	})
+	dbCut.heal()
+	gitCut.heal()
 
 	waitForLong(t, "every mission to complete and land", func() bool {
 		for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
@@ -120,6 +133,7 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
 		}
 		return true
 	})
+	history := remote.git(t, "log", "--first-parent", "--format=%B%x01", "main")
 	ran := map[string]int{}
 	for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
 		ran[m.Node]++
@@ -132,16 +146,21 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
 			}
 		}
 		require.Equal(t, 1, landed, "mission %s landed once: %+v", m.ID, det.Landings)
-		f := fmt.Sprintf("f%s.txt", strings.TrimPrefix(m.Key, "m"))
-		require.Equal(t, strings.TrimPrefix(strings.TrimPrefix(m.Key, "m"), "0"), strings.TrimSpace(gitOut(t, s, "show", "main:"+f)), f)
+		require.LessOrEqual(t, strings.Count(history, "Mission-Id: "+m.ID+"\n"), 1, "mission %s is on the remote's main at most once by trailer", m.ID)
+		n := strings.TrimPrefix(m.Key, "m")
+		require.Equal(t, strings.TrimPrefix(n, "0"), strings.TrimSpace(remote.git(t, "show", "main:f"+n+".txt")), m.Key)
 	}
-	v, err := eng.GetMission(ctx, victim)
-	require.NoError(t, err)
-	require.NotEqual(t, "n2", v.Mission.Node, "the killed node's mission was taken over: %+v", v.Attempts)
-	require.Greater(t, v.Mission.Attempt, 1)
+	for id, who := range map[string]string{victim: "n2", cutOff: "n3"} {
+		v, err := eng.GetMission(ctx, id)
+		require.NoError(t, err)
+		require.NotEqual(t, who, v.Mission.Node, "%s's mission was taken over: %+v", who, v.Attempts)
+		require.Greater(t, v.Mission.Attempt, 1)
+	}
 	require.Zero(t, ran[""], "every lease named its node: %v", ran)
 	require.True(t, ran["n1"] > 0 && ran["n3"] > 0, "the surviving nodes both ran missions: %v", ran)
-	gitOut(t, s, "fsck", "--strict")
+	remote.git(t, "fsck", "--strict", "--no-progress")
+	require.Empty(t, strings.TrimSpace(remote.git(t, "for-each-ref", "refs/heads/mcp-scheduler/")),
+		"every landed attempt's published branch was deleted from the remote")
 
 	out, errs, code := s.cli("status")
 	require.Equal(t, 0, code, errs)
@@ -150,16 +169,44 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledNode(t *testing.T) {
 
 	// n2 comes back on its data dir and runs its node again; a second process started on n1's
 	// data dir (so named n1 too) waits while n1 lives, and says so.
-	nodes["n2"] = startClusterNode(t, s, url, "n2")
+	nodes["n2"] = startNode(t, s, nodeSpec{url: url, name: "n2", extra: remote.config(remote.url)})
 	waitForLong(t, "n2 to run again", func() bool {
 		out, _, _ := s.cli("status")
 		return strings.Contains(out, "nodes       3 live:")
 	})
-	twin := startClusterNode(t, s, url, "n1")
+	twin := startNode(t, s, nodeSpec{url: url, name: "n1", extra: remote.config(remote.url)})
 	nodes["n1-twin"] = twin
 	waitForLong(t, "the second n1 to say it waits", func() bool {
 		return strings.Contains(twin.p.stderrText(), "node is run by another live process")
 	})
+}
+
+// runningOn waits until node runs a mission of the voyage while another node runs or has
+// completed one, and returns that mission's id.
+func runningOn(t *testing.T, eng *engine.Engine, voyage, node string) string {
+	t.Helper()
+	var id string
+	waitForLong(t, node+" to run a mission while another node runs one too", func() bool {
+		id = ""
+		others := false
+		for _, m := range voyageMissions(t, eng, voyage) {
+			if m.State == domain.StateRunning && m.Node == node {
+				id = m.ID
+			} else if (m.State == domain.StateRunning || m.State == domain.StateCompleted) && m.Node != node && m.Node != "" {
+				others = true
+			}
+		}
+		return id != "" && others
+	})
+	return id
+}
+
+// mission reads one mission.
+func mission(t *testing.T, eng *engine.Engine, id string) domain.Mission {
+	t.Helper()
+	d, err := eng.GetMission(context.Background(), id)
+	require.NoError(t, err)
+	return d.Mission
 }
 
 // voyageMissions lists a voyage's missions.
