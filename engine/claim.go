@@ -24,6 +24,10 @@ type Workspace struct {
 	// the workspace record, not shown to agents.
 	RepoID       string `json:"-"`
 	TargetBranch string `json:"-"`
+	// RemoteURL, for a remote-branch attempt (ClaimRequest.RemoteBranch), is the git remote
+	// holding Branch: the agent fetches it, pushes its commits to it and completes; Path is
+	// then where no directory exists.
+	RemoteURL string `json:"remote_url,omitempty"`
 }
 
 // ClaimRequest is a pull-mode agent asking for work (claim_mission).
@@ -39,6 +43,10 @@ type ClaimRequest struct {
 	// Wait is how long to wait for work when nothing is runnable (0: answer at once). The
 	// wait ends as soon as a committed change could make work runnable (in-process signal).
 	Wait time.Duration
+	// RemoteBranch asks for the attempt's branch on the repository's git remote instead of a
+	// workspace on the serving node's disk (an agent on another host). Repository must name a
+	// repository named by a git remote.
+	RemoteBranch bool
 	// Node is the node lease of the scheduler node serving the claim (cluster mode; nil on a
 	// single node): the acquire is fenced by it and records the node, whose disk holds the
 	// workspace.

@@ -42,6 +42,10 @@ type Brief struct {
 	Branch     string
 	BaseCommit string
 	ReadOnly   bool
+	// RemoteURL, for a remote-branch attempt (claim_mission with workspace remote_branch), is
+	// the git remote holding Branch: the agent works in a clone of its own, fetches Branch
+	// from there and pushes its commits to it; Workspace is then empty.
+	RemoteURL string
 	// Checkpoint is what the previous attempt saved (JSON), when this attempt resumes.
 	Checkpoint string
 	// Conflicts lists paths left with conflict markers for a repair mission to resolve.

@@ -28,6 +28,7 @@ type ClaimArgs struct {
 	Personas     []string `json:"personas,omitempty" jsonschema:"personas you accept, e.g. implementer, reviewer; omit to accept any" maxItems:"64"`
 	Repository   string   `json:"repository,omitempty" jsonschema:"only missions of this repository (absolute path, or a remote repository's name, as missions store it)"`
 	WaitSeconds  int      `json:"wait_seconds,omitempty" jsonschema:"wait up to this many seconds (0 to 600) for work when nothing is runnable; answers as soon as something is" minimum:"0" maximum:"600"`
+	Workspace    string   `json:"workspace,omitempty" jsonschema:"where you work: local (default), a checkout on the server's disk; remote_branch, for an agent on another host: the attempt's branch on the git remote of repository (which must be a repository named by a remote), which you fetch, push your commits to, then complete" enum:"local|remote_branch"`
 }
 
 // ClaimResult is claim_mission's answer.
@@ -57,7 +58,8 @@ func ClaimMission(d *Deps) Tool {
 		name: "claim_mission", title: "Claim a mission (pull mode)", group: GroupPull, effect: Additive,
 		description: "For an agent that works for the scheduler itself: take the next runnable mission that fits your capabilities and personas, in one step (leased and started), with a git workspace created for this attempt before the call returns. " +
 			"Returns the mission, your lease epoch, the workspace path and the brief. With wait_seconds the call waits for work instead of answering claimed=false at once. Then heartbeat regularly and finish with complete_mission or fail_mission, always passing mission_id and epoch. " +
-			"Your lease starts when this answer is ready (not while the workspace is made); a claim you never heartbeat is abandoned when the lease runs out and goes to another agent, without costing the mission its retry budget.",
+			"Your lease starts when this answer is ready (not while the workspace is made); a claim you never heartbeat is abandoned when the lease runs out and goes to another agent, without costing the mission its retry budget. " +
+			"An agent on another host passes workspace remote_branch and the repository (one named by a git remote): it gets the remote's URL and the attempt's branch instead of a path, fetches it, pushes its commits there and then completes; a completion with nothing pushed is refused and the lease kept.",
 		input: inputSchema[ClaimArgs](), output: outputSchema[ClaimResult](),
 		handler: handle(func(ctx context.Context, req mcp.CallToolRequest, a ClaimArgs) (ClaimResult, error) {
 			return claim(ctx, d, req, a)
@@ -73,6 +75,9 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	if wait < 0 || wait > engine.MaxClaimWait {
 		return ClaimResult{}, fieldError("wait_seconds", fmt.Sprintf("%d is out of range", a.WaitSeconds), "wait 0 to 600 seconds")
 	}
+	if a.Workspace != "" && a.Workspace != "local" && a.Workspace != "remote_branch" {
+		return ClaimResult{}, fieldError("workspace", fmt.Sprintf("%q is not a workspace kind", clip(a.Workspace, 80)), "use local (a checkout on the server's disk) or remote_branch (a branch on the repository's git remote)")
+	}
 	if d.Pull == nil {
 		return ClaimResult{}, errNoWorkspaces
 	}
@@ -82,7 +87,7 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	}
 	stop := waitingProgress(ctx, newProgress(ctx, req), wait)
 	c, err := d.Pull.Claim(ctx, engine.ClaimRequest{AgentID: a.AgentID, Capabilities: a.Capabilities,
-		Personas: a.Personas, Repository: a.Repository, AuthenticatedBy: TokenName(ctx), Wait: wait})
+		Personas: a.Personas, Repository: a.Repository, AuthenticatedBy: TokenName(ctx), Wait: wait, RemoteBranch: a.Workspace == "remote_branch"})
 	stop()
 	var lost *engine.ClaimLostError
 	var limited *engine.RateLimitedError
@@ -104,13 +109,14 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 	hb := int(c.HeartbeatInterval / time.Second)
 	brief, err := prompts.AgentBrief(prompts.Brief{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch,
 		Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea,
-		Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: c.Workspace.Path,
-		Branch: c.Workspace.Branch, BaseCommit: c.Workspace.BaseCommit, ReadOnly: c.Workspace.ReadOnly,
+		Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: localPath(c.Workspace),
+		Branch: c.Workspace.Branch, BaseCommit: c.Workspace.BaseCommit, ReadOnly: c.Workspace.ReadOnly, RemoteURL: c.Workspace.RemoteURL,
 		Checkpoint: string(m.Checkpoint), PullMode: true, HeartbeatSeconds: hb})
 	if err != nil {
 		return ClaimResult{}, err
 	}
 	ws := c.Workspace
+	ws.Path = localPath(ws)
 	return ClaimResult{Claimed: true, Mission: &m, Epoch: m.Lease.Epoch, Attempt: m.Attempt, Workspace: &ws,
 		Brief: brief, HeartbeatSeconds: hb, LeaseExpiresAt: m.Lease.ExpiresAt}, nil
 }
@@ -394,5 +400,19 @@ func complete(ctx context.Context, d *Deps, f domain.Fence, res domain.WorkerRes
 		return m, &callerError{msg: "refused: " + lost.Error() +
 			"; the work cannot be landed: call fail_mission with failure kind workspace, and the mission runs again in a fresh workspace"}
 	}
+	var unpushed *domain.NothingPushedError
+	if errors.As(err, &unpushed) {
+		return m, &callerError{msg: "refused: " + unpushed.Error() + "; push your commits (git push " + unpushed.RemoteURL +
+			" HEAD:refs/heads/" + unpushed.Branch + ") and call complete_mission again: nothing was recorded and your lease is kept"}
+	}
 	return m, err
+}
+
+// localPath is the workspace's path for the agent: none for a remote-branch attempt, whose
+// path on the server's disk names no directory.
+func localPath(ws engine.Workspace) string {
+	if ws.RemoteURL != "" {
+		return ""
+	}
+	return ws.Path
 }

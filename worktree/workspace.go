@@ -63,6 +63,9 @@ type Workspace struct {
 	TargetBranch string `json:"target_branch,omitempty"`
 	// CreatedAt is when the workspace was created (UTC).
 	CreatedAt time.Time `json:"created_at"`
+	// RemoteURL, for a remote-branch workspace (PrepareRemoteBranch), is the remote the
+	// agent fetches Branch from and pushes its commits to; no directory exists at Path.
+	RemoteURL string `json:"remote_url,omitempty"`
 }
 
 // workspacePath returns DataDir/worktrees/<repo id>/<mission id>/a<attempt>, checked to stay

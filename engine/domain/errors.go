@@ -170,3 +170,17 @@ func (e *WorkspaceLostError) Error() string {
 
 // Unwrap makes errors.Is(err, ErrWorkspaceLost) true.
 func (e *WorkspaceLostError) Unwrap() error { return ErrWorkspaceLost }
+
+// NothingPushedError refuses the completion of a remote-branch attempt (claim_mission with
+// workspace remote_branch) whose branch on the remote is still where it started: the agent
+// has not pushed its commits there, so there is nothing to land. Nothing is written and the
+// lease is kept: the agent pushes, then completes again.
+type NothingPushedError struct {
+	MissionID string
+	Branch    string
+	RemoteURL string
+}
+
+func (e *NothingPushedError) Error() string {
+	return fmt.Sprintf("nothing was pushed to branch %s on %s: it is still at its start commit, so there is nothing to land", e.Branch, e.RemoteURL)
+}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
 // maxClaimLosses is how many missions one claim may lose while preparing their workspaces
@@ -51,6 +52,11 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 	if err := p.rateRefusal(ctx, req.AgentID); err != nil {
 		return engine.Claimed{}, err
 	}
+	if req.RemoteBranch {
+		if err := p.checkRemoteBranch(req.Repository); err != nil {
+			return engine.Claimed{}, err
+		}
+	}
 	if p.s.node != nil {
 		// The workspace is made on this node's disk: the lease records the node, fenced by its
 		// lease (a process that does not run its node has none and refuses).
@@ -72,7 +78,7 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 			}
 			return engine.Claimed{}, err
 		}
-		c, err := p.prepareAndHandOver(ctx, pc, req.AuthenticatedBy)
+		c, err := p.prepareAndHandOver(ctx, pc, req)
 		var l *engine.ClaimLostError
 		if !errors.As(err, &l) {
 			return c, err
@@ -85,14 +91,13 @@ func (p *PullService) Claim(ctx context.Context, req engine.ClaimRequest) (engin
 }
 
 // prepareAndHandOver makes the pending claim's workspace and hands the mission over, or
-// fails the claim with the reason the workspace could not be made; by is the claim's
-// AuthenticatedBy.
-func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.PendingClaim, by string) (engine.Claimed, error) {
+// fails the claim with the reason the workspace could not be made.
+func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.PendingClaim, req engine.ClaimRequest) (engine.Claimed, error) {
 	m, err := pc.Mission(ctx)
 	if err != nil {
 		return engine.Claimed{}, err // the claim ended there, with its reason recorded
 	}
-	ws, run, err := p.prepare(ctx, &m, by)
+	ws, run, err := p.prepare(ctx, &m, req)
 	if err != nil {
 		p.s.log.Warn("claim: the workspace could not be prepared", "mission_id", m.ID, "attempt", m.Attempt, "err", err)
 		return engine.Claimed{}, pc.Fail(ctx, err)
@@ -104,15 +109,25 @@ func (p *PullService) prepareAndHandOver(ctx context.Context, pc *engine.Pending
 }
 
 // prepare creates the claimed attempt's workspace, writes its brief (pull-mode wording) into
-// .mcp-scheduler/brief.md and returns it with the run record to store (naming by, the
-// token the claim was authenticated with, beside the agent).
-func (p *PullService) prepare(ctx context.Context, m *domain.Mission, by string) (engine.Workspace, json.RawMessage, error) {
+// .mcp-scheduler/brief.md and returns it with the run record to store (naming the token the
+// claim was authenticated with beside the agent). A remote-branch claim gets the attempt's
+// branch on the remote instead, and no directory (the claim's answer carries the brief).
+func (p *PullService) prepare(ctx context.Context, m *domain.Mission, req engine.ClaimRequest) (engine.Workspace, json.RawMessage, error) {
 	s := p.s
+	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, AuthenticatedBy: req.AuthenticatedBy, LaunchedAt: s.cfg.Now()}
+	if req.RemoteBranch {
+		ws, err := s.ws.prepareRemote(ctx, m)
+		if err != nil {
+			return engine.Workspace{}, nil, err
+		}
+		rec.Worktree, rec.RemoteURL = ws, ws.RemoteURL
+		return rec.Workspace(), rec.raw(), nil
+	}
 	ws, err := s.prepare(ctx, m)
 	if err != nil {
 		return engine.Workspace{}, nil, err
 	}
-	rec := RunRecord{Mode: ModePull, Attempt: m.Attempt, Agent: m.Lease.Owner, AuthenticatedBy: by, Worktree: ws, LaunchedAt: s.cfg.Now()}
+	rec.Worktree = ws
 	brief, err := s.renderBrief(m, ws, true)
 	if err != nil {
 		return engine.Workspace{}, nil, err
@@ -127,7 +142,9 @@ func (p *PullService) prepare(ctx context.Context, m *domain.Mission, by string)
 // attempt whose writable workspace was deleted before its work was committed is refused
 // with a *domain.WorkspaceLostError and nothing is written (workspaces.verify, the rule managed
 // completions obey too); the agent then fails the attempt and the mission runs again in a
-// fresh workspace. In cluster mode the attempt's branch is then published to a remote
+// fresh workspace. A remote-branch attempt's pushed commits are fetched first, and one with
+// nothing pushed is refused with a *domain.NothingPushedError (nothing written, the lease
+// kept). In cluster mode the attempt's branch is then published to a remote
 // repository (workspaces.publish). A fence that is not the mission's current lease is left to the engine,
 // which answers lease lost; otherwise the engine's Complete errors. A completion lifts the
 // agent's limit group's window, as a managed attempt's does.
@@ -141,6 +158,9 @@ func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.W
 		if err != nil {
 			return domain.Mission{}, err
 		}
+		if err := p.fetchPushed(ctx, &d.Mission, rec.Worktree); err != nil {
+			return domain.Mission{}, err
+		}
 		if err := p.s.ws.verify(ctx, d.Mission.Repository, rec.Worktree); err != nil {
 			return domain.Mission{}, err
 		}
@@ -151,4 +171,43 @@ func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.W
 		p.rateRoomAfter(ctx, d.Mission.Profile, m.ID, d.Mission.StartedAt) // the model answered: the window has room
 	}
 	return m, err
+}
+
+// checkRemoteBranch refuses a remote-branch claim whose repository is not one named by a git
+// remote: only there does the attempt's branch live somewhere an agent on another host can
+// reach.
+func (p *PullService) checkRemoteBranch(repository string) error {
+	hint := "name a repository configured with [[repositories]] remote (its name, as missions store it), or claim without workspace remote_branch"
+	if repository == "" {
+		return &domain.FieldError{Field: "repository", Problem: "workspace remote_branch needs the repository whose remote holds the branch", Hint: hint}
+	}
+	repo, err := p.s.ws.wt.Open(repository)
+	if err != nil {
+		return &domain.FieldError{Field: "repository", Problem: err.Error(), Hint: hint}
+	}
+	if _, ok := repo.Remote(); !ok {
+		return &domain.FieldError{Field: "repository", Problem: repository + " is a local repository: it has no remote to hold the attempt's branch", Hint: hint}
+	}
+	return nil
+}
+
+// fetchPushed brings a remote-branch attempt's pushed commits into this node's clone before
+// its completion is verified; a writable one whose branch is still at its start is refused
+// (*domain.NothingPushedError). Other workspaces are left alone.
+func (p *PullService) fetchPushed(ctx context.Context, m *domain.Mission, w worktree.Workspace) error {
+	if w.RemoteURL == "" {
+		return nil
+	}
+	repo, err := p.s.ws.wt.Open(m.Repository)
+	if err != nil {
+		return err
+	}
+	tip, err := p.s.ws.wt.FetchRemoteBranch(ctx, repo, w)
+	if err != nil {
+		return err
+	}
+	if !w.ReadOnly && tip == w.BaseCommit {
+		return &domain.NothingPushedError{MissionID: m.ID, Branch: w.Branch, RemoteURL: w.RemoteURL}
+	}
+	return nil
 }

@@ -166,23 +166,44 @@ func (s *Scheduler) prepare(ctx context.Context, m *domain.Mission) (worktree.Wo
 
 // prepare creates the workspace of m's current attempt (or resumes its predecessor's).
 func (ws *workspaces) prepare(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
-	repo, err := ws.wt.Open(m.Repository)
+	req, err := ws.prepareRequest(ctx, m)
 	if err != nil {
 		return worktree.Workspace{}, err
+	}
+	return ws.wt.Prepare(ctx, req)
+}
+
+// prepareRemote makes m's current attempt a branch on its repository's remote
+// (worktree.Manager.PrepareRemoteBranch), for a pull-mode agent on another host.
+func (ws *workspaces) prepareRemote(ctx context.Context, m *domain.Mission) (worktree.Workspace, error) {
+	req, err := ws.prepareRequest(ctx, m)
+	if err != nil {
+		return worktree.Workspace{}, err
+	}
+	return ws.wt.PrepareRemoteBranch(ctx, req)
+}
+
+// prepareRequest is what m's current attempt's workspace is made from: its strategy and
+// target, its predecessor's workspace when it resumes, its subject's branch for review,
+// verify and repair missions.
+func (ws *workspaces) prepareRequest(ctx context.Context, m *domain.Mission) (worktree.PrepareRequest, error) {
+	repo, err := ws.wt.Open(m.Repository)
+	if err != nil {
+		return worktree.PrepareRequest{}, err
 	}
 	req := worktree.PrepareRequest{Repo: repo, MissionID: m.ID, Attempt: m.Attempt,
 		Strategy: worktree.Strategy(m.Workspace), TargetBranch: ws.cfg.targetBranch(m)}
 	prev, err := runWith(ctx, ws.eng, m)
 	if err != nil {
-		return worktree.Workspace{}, err
+		return worktree.PrepareRequest{}, err
 	}
 	if m.Checkpoint != nil && prev.Worktree.Path != "" && !prev.Worktree.ReadOnly {
 		req.Resume = &prev.Worktree // a resumed attempt continues in its predecessor's workspace
 	}
 	if err := ws.subjectStart(ctx, m, &req); err != nil {
-		return worktree.Workspace{}, err
+		return worktree.PrepareRequest{}, err
 	}
-	return ws.wt.Prepare(ctx, req)
+	return req, nil
 }
 
 // subjectStart points review, verify and repair missions at the work they are about.

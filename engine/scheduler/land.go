@@ -78,7 +78,7 @@ func (lr *lander) landBatch(ctx context.Context, ready []readyLanding) error {
 		reqs[i] = worktree.LandRequest{Repo: repo, MissionID: r.m.ID, Attempt: r.m.Attempt, Workspace: r.rec.Worktree,
 			TargetBranch: lr.cfg.targetBranch(&r.m), WriteArea: r.m.WriteArea,
 			Message: landMessage(&r.m), Check: repoChecks(pol),
-			Elsewhere: lr.cfg.Node != "" && r.m.Node != lr.cfg.Node, Published: lr.cfg.Node != ""}
+			Elsewhere: lr.cfg.Node != "" && r.m.Node != lr.cfg.Node, Published: lr.cfg.Node != "" || r.rec.Worktree.RemoteURL != ""}
 	}
 	started := time.Now()
 	var out []worktree.BatchLanding

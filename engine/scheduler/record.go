@@ -41,6 +41,9 @@ type RunRecord struct {
 	Scores          []domain.Score     `json:"scores,omitempty"`
 	PrepareMS       int64              `json:"prepare_ms,omitempty"` // how long the workspace took to make
 	LaunchedAt      time.Time          `json:"launched_at"`
+	// RemoteURL is Worktree.RemoteURL, kept in the run JSON (the workspace record has no
+	// column for it): the remote holding a remote-branch attempt's branch.
+	RemoteURL string `json:"remote_url,omitempty"`
 }
 
 // Workspace returns the record's workspace as the engine stores it and the tools show it.
@@ -48,7 +51,7 @@ func (r RunRecord) Workspace() engine.Workspace {
 	w := r.Worktree
 	return engine.Workspace{Path: w.Path, Branch: w.Branch, BaseCommit: w.BaseCommit,
 		Strategy: string(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed, RepoID: w.RepoID,
-		TargetBranch: w.TargetBranch}
+		TargetBranch: w.TargetBranch, RemoteURL: w.RemoteURL}
 }
 
 // workspace is the workspace to record with the run record (nil when it has none).
@@ -91,6 +94,7 @@ func runWith(ctx context.Context, eng *engine.Engine, m *domain.Mission) (RunRec
 		return r, fmt.Errorf("workspace of %s attempt %d: %w", m.ID, attempt, err)
 	}
 	r.Worktree = fromRecord(w)
+	r.Worktree.RemoteURL = r.RemoteURL
 	return r, nil
 }
 
