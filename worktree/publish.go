@@ -136,3 +136,46 @@ func (m *Manager) unpublishSettled(ctx context.Context, req LandRequest, status 
 		m.unpublish(ctx, req.Repo, req.Workspace.Branch, req.Elsewhere)
 	}
 }
+
+// PublishedBranch is one scheduler attempt branch on a remote repository.
+type PublishedBranch struct {
+	Branch    string // mcp-scheduler/<mission id>/a<attempt>
+	MissionID string
+	Attempt   int
+}
+
+// PublishedBranches lists the scheduler's attempt branches on the repository's remote
+// (`git ls-remote --heads <url> refs/heads/mcp-scheduler/*`): published attempts and
+// remote-branch workspaces. Names that are not attempt branches are left out. Errors: the
+// repository is local; git's *GitError when the remote cannot be read.
+func (m *Manager) PublishedBranches(ctx context.Context, r *Repo) ([]PublishedBranch, error) {
+	if r.remote == nil {
+		return nil, fmt.Errorf("list published branches: the repository %s is local", r.Name())
+	}
+	out, err := m.git.run(ctx, r.root, remoteOpts, "ls-remote", "--heads", "--end-of-options", r.remote.URL, "refs/heads/"+BranchPrefix+"*")
+	if err != nil {
+		return nil, fmt.Errorf("list published branches of the remote %s: %w", r.remote.Name, err)
+	}
+	var bs []PublishedBranch
+	for _, line := range strings.Split(string(out), "\n") {
+		_, ref, ok := strings.Cut(strings.TrimSpace(line), "\t")
+		if !ok {
+			continue
+		}
+		branch := strings.TrimPrefix(ref, "refs/heads/")
+		if id, n, ok := parseAttemptBranch(branch); ok {
+			bs = append(bs, PublishedBranch{Branch: branch, MissionID: id, Attempt: n})
+		}
+	}
+	return bs, nil
+}
+
+// Unpublish deletes an attempt branch from the repository's remote (a published attempt whose
+// result was refused, or one the sweep finds settled); a branch already gone is not an error,
+// and a failure is logged (see unpublish). It does nothing for a local repository.
+func (m *Manager) Unpublish(ctx context.Context, r *Repo, branch string) {
+	if r.remote == nil || !strings.HasPrefix(branch, BranchPrefix) || ValidateBranchName(branch) != nil {
+		return
+	}
+	m.unpublish(ctx, r, branch, false)
+}

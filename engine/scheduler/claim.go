@@ -150,6 +150,7 @@ func (p *PullService) prepare(ctx context.Context, m *domain.Mission, req engine
 // agent's limit group's window, as a managed attempt's does.
 func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
 	d, err := p.s.eng.GetMission(ctx, f.MissionID)
+	undo := func() {}
 	switch {
 	case err != nil && !domain.CallerError(err):
 		return domain.Mission{}, err
@@ -164,9 +165,10 @@ func (p *PullService) Complete(ctx context.Context, f domain.Fence, res domain.W
 		if err := p.s.ws.verify(ctx, d.Mission.Repository, rec.Worktree); err != nil {
 			return domain.Mission{}, err
 		}
-		p.s.ws.publish(ctx, &d.Mission, rec.Worktree)
+		undo = p.s.ws.publish(ctx, &d.Mission, rec.Worktree)
 	}
 	m, err := p.s.eng.Complete(ctx, f, res)
+	refusedUnpublish(err, undo)
 	if err == nil && d.Mission.ID != "" {
 		p.rateRoomAfter(ctx, d.Mission.Profile, m.ID, d.Mission.StartedAt) // the model answered: the window has room
 	}

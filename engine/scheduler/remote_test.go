@@ -83,3 +83,40 @@ func TestRemote_RefusedPushEscalatesWithTheGitError(t *testing.T) {
 	require.NotEqual(t, domain.LandingLanded, h.mission(m.ID).Landing)
 	require.Equal(t, before, git(t, bare, "rev-parse", "main"), "the remote did not move")
 }
+
+// The leader's scheduled pass deletes the attempt branches on a remote that nothing needs —
+// a landed mission's attempt, a superseded attempt, a mission no longer stored — and keeps the
+// branch of a running mission's current attempt.
+func TestRemote_ScheduledPassSweepsLeftoverAttemptBranches(t *testing.T) {
+	h, bare := remoteHarness(t)
+	landed := h.create(engine.MissionSpec{Title: "lands", WriteArea: []string{"l.txt"}, Brief: "@write l.txt l\n@commit l\n@done"})
+	h.until("it lands", func() bool { return h.mission(landed.ID).Landing == domain.LandingLanded })
+	running := h.create(engine.MissionSpec{Title: "runs", WriteArea: []string{"r.txt"}, Brief: "@sleep 60s\n@done"})
+	h.until("its agent runs", func() bool {
+		got := h.mission(running.ID)
+		return got.State == domain.StateRunning && len(got.Run) > 0 && runPID(t, got) != 0
+	})
+
+	tip := strings.TrimSpace(git(t, bare, "rev-parse", "main"))
+	branches := map[string]bool{ // branch → kept
+		"mcp-scheduler/" + landed.ID + "/a1":              false,
+		"mcp-scheduler/" + running.ID + "/a1":             true,
+		"mcp-scheduler/" + running.ID + "/a7":             false,
+		"mcp-scheduler/msn_01M8Y00000000000000000GONE/a1": false, // no mission can have this id
+		"mcp-scheduler/msn_01M8Y000000000000000000000/a1": false, // none has this one
+	}
+	for b := range branches {
+		git(t, bare, "update-ref", "refs/heads/"+b, tip)
+	}
+	rep, err := scheduler.NewKeeper(h.eng, h.wt, nil, scheduler.Config{DataDir: h.data, Retention: -1}).RunOnce(h.ctx)
+	require.NoError(t, err)
+	require.Equal(t, 4, rep.Unpublished, "%+v", rep)
+	for b, kept := range branches {
+		err := exec.Command("git", "-C", bare, "rev-parse", "--verify", "--quiet", "refs/heads/"+b).Run()
+		require.Equal(t, kept, err == nil, "%s kept=%v", b, kept)
+	}
+	pid := runPID(t, h.mission(running.ID))
+	_, err = h.eng.Cancel(h.ctx, running.ID, "test over", false, "test")
+	require.NoError(t, err)
+	h.until("the agent is gone", func() bool { return pid == 0 || !processAlive(pid) })
+}

@@ -224,9 +224,10 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 			_, err := sv.eng.Fail(ctx, a.fence, engine.FailRequest{Failure: f, Usage: res.Usage, Summary: res.Summary})
 			return err
 		}
-		sv.host.publish(ctx, &a.mission, a.rec.Worktree)
+		undo := sv.host.publish(ctx, &a.mission, a.rec.Worktree)
 		sv.rateRoom(ctx, a)
 		_, err := sv.eng.Complete(ctx, a.fence, res)
+		refusedUnpublish(err, undo)
 		return err
 	case domain.ResultBlocked:
 		epoch := a.fence.Epoch

@@ -48,8 +48,8 @@ type supervisorHost struct {
 	// (workspaces.verify).
 	verify func(ctx context.Context, repository string, w worktree.Workspace) error
 	// publish pushes a completed attempt's branch to its remote repository in cluster mode, so
-	// that any node can land it (workspaces.publish).
-	publish func(ctx context.Context, m *domain.Mission, w worktree.Workspace)
+	// that any node can land it, and returns how to take it back (workspaces.publish).
+	publish func(ctx context.Context, m *domain.Mission, w worktree.Workspace) (undo func())
 }
 
 func newSupervisor(eng *engine.Engine, run *runner.Runner, cfg Config, host supervisorHost) *supervisor {

@@ -37,24 +37,45 @@ func (ws *workspaces) verify(ctx context.Context, repository string, w worktree.
 // what it means and the completion is recorded anyway: the work is safe in this node's clone,
 // and this node still lands it; another node's landing then says the branch was not
 // published (worktree.ErrNotPublished).
-func (ws *workspaces) publish(ctx context.Context, m *domain.Mission, w worktree.Workspace) {
+//
+// It returns a function that deletes the published branch again, for a completion the engine
+// then refuses (a stale epoch: the attempt's result is not used, so its branch must not stay
+// on the remote); it does nothing when nothing was published.
+func (ws *workspaces) publish(ctx context.Context, m *domain.Mission, w worktree.Workspace) (undo func()) {
+	undo = func() {}
 	if ws.cfg.Node == "" || w.Path == "" || w.ReadOnly || (w.Strategy != worktree.StrategyWorktree && w.Strategy != worktree.StrategyIsolatedCopy) {
-		return
+		return undo
 	}
 	repo, err := ws.wt.Open(m.Repository)
 	if err != nil {
-		return // the landing reports an unusable repository
+		return undo // the landing reports an unusable repository
 	}
 	if _, ok := repo.Remote(); !ok {
-		return
+		return undo
 	}
 	tip, err := ws.wt.Publish(ctx, repo, w, landMessage(m))
 	if err != nil {
 		ws.log.Warn("the attempt's branch was not pushed to the remote: only this node can land it", "mission_id", m.ID,
 			"attempt", w.Attempt, "repository", m.Repository, "branch", w.Branch, "err", err)
-		return
+		return undo
 	}
 	ws.log.Debug("attempt branch published", "mission_id", m.ID, "branch", w.Branch, "tip", tip)
+	if w.RemoteURL != "" {
+		return undo // the remote-branch workspace's branch is the agent's, not ours to take back
+	}
+	return func() {
+		ws.log.Info("the attempt's completion was refused: its published branch is deleted from the remote", "mission_id", m.ID, "branch", w.Branch)
+		ws.wt.Unpublish(ctx, repo, w.Branch)
+	}
+}
+
+// refusedUnpublish runs undo (publish's) when err refuses the completion itself (lease lost,
+// an illegal transition): the attempt's result is not used. Other errors (the database) leave
+// the branch: the completion is tried again.
+func refusedUnpublish(err error, undo func()) {
+	if err != nil && domain.CallerError(err) {
+		undo()
+	}
 }
 
 // landMessage is the message of an attempt's merge commit and of the commit of the work the

@@ -44,6 +44,9 @@ type ScheduledCleanup struct {
 	History HistoryReport   // the history retention (zero when Retention < 0)
 	Repos   []CleanupReport // the workspace cleanup, per repository
 	Removed int             // workspaces removed in all
+	// Unpublished counts the leftover attempt branches deleted from remote repositories
+	// (the leader's pass only: sweepPublished).
+	Unpublished int
 }
 
 func newWorkspaces(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner, cfg Config) *workspaces {
@@ -53,7 +56,8 @@ func newWorkspaces(eng *engine.Engine, wt *worktree.Manager, run *runner.Runner,
 }
 
 // RunOnce is one scheduled pass, now: the history retention (unless Retention < 0), then
-// the cleanup of every repository with workspaces under the data dir. The pass's errors are
+// the cleanup of every repository with workspaces under the data dir, then (the leader) the
+// sweep of leftover attempt branches on remote repositories. The pass's errors are
 // logged (a cleanup that failed in one repository goes on in the others) and the cleanup's
 // returned.
 func (ws *workspaces) RunOnce(ctx context.Context) (ScheduledCleanup, error) {
@@ -70,6 +74,7 @@ func (ws *workspaces) RunOnce(ctx context.Context) (ScheduledCleanup, error) {
 	if out.Removed > 0 {
 		ws.log.Info("scheduled cleanup removed workspaces", "removed", out.Removed)
 	}
+	out.Unpublished = ws.sweepPublished(ctx)
 	return out, err
 }
 
