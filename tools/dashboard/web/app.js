@@ -71,15 +71,27 @@ function failureText(f, summary) {
 const legend = [['hard', 'hard'], ['soft', 'soft'], ['serialization', 'serialization'], ['conflict', 'conflict'],
   ['inferred_conflict', 'inferred conflict'], ['ended', 'conflict that ended'], ['review', 'review of'], ['subject', 'repair / verify / debug of']];
 
+// looseMissions lists the unfinished missions that belong to no voyage (mcp-scheduler go
+// queues one at a time), with why each waits, as a voyage page lists its own.
+function looseMissions(l) {
+  const ms = (l && l.missions) || [];
+  if (!ms.length) return null;
+  return [h('h3', {}, 'Missions outside a voyage'),
+    h('table', { id: 'loose' }, h('tr', {}, h('th', {}, 'mission'), h('th', {}, 'state'), h('th', {}, 'why it waits')),
+      ms.map(m => h('tr', { 'data-mission': m.id }, h('td', {}, missionLink(m.id, m.title || m.id)), h('td', {}, state(m.state)), h('td', {}, whyList(m.why))))),
+    l.more ? h('p', { class: 'muted' }, `The first ${ms.length} are shown (oldest first); mcp-scheduler missions list shows them all.`) : null];
+}
+
 // Pages: each returns the node to show.
 const pages = {
   async voyages() {
-    const o = await api('/api/overview');
+    const [o, loose] = await Promise.all([api('/api/overview'), api('/api/missions')]);
     const rows = (o.voyages || []).map(v => h('tr', { 'data-voyage': v.id },
       h('td', {}, link('#/voyage/' + v.id, v.title || v.id)), h('td', {}, v.state), h('td', { class: 'muted' }, v.id), h('td', {}, when(v.created_at))));
     return h('section', {}, h('h2', {}, 'Voyages'),
       rows.length ? h('table', {}, h('tr', {}, h('th', {}, 'voyage'), h('th', {}, 'state'), h('th', {}, 'id'), h('th', {}, 'created')), rows)
-        : h('p', { class: 'muted' }, 'No voyages yet: dispatch one (the dispatch tool, or mcp-scheduler demo).'));
+        : h('p', { class: 'muted' }, 'No voyages yet: dispatch one (the dispatch tool, or mcp-scheduler demo).'),
+      looseMissions(loose));
   },
 
   async voyage(id) {
@@ -246,7 +258,8 @@ function keepInputs(node) {
 async function header() {
   try {
     const o = await api('/api/overview');
-    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '');
+    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '',
+      o.loop_idle ? h('span', { id: 'loop-idle', title: o.loop_idle }, 'NO SCHEDULER LEADS') : '');
     document.getElementById('esc-count').textContent = o.status.open_escalations ? `(${o.status.open_escalations})` : '';
     document.getElementById('logout').hidden = !o.login;
   } catch { /* the page shows the error */ }
