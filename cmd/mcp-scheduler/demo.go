@@ -114,12 +114,23 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	fmt.Fprintf(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
-	if err := l.s.Start(runCtx); err != nil {
+	// With a dashboard the loop runs as long as it is served (until Ctrl-C), so that what a
+	// person does there after the voyage (a retry, a resolved escalation) is carried out;
+	// without one it ends with the voyage.
+	loopCtx := runCtx
+	if dashURL != "" {
+		loopCtx = ctx
+	}
+	if err := l.s.Start(loopCtx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}
+	stopLoop := func() error { return l.s.Stop(context.WithoutCancel(ctx)) }
 	state, err := p.follow(runCtx, sub, d.Voyage.ID)
-	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil && err == nil {
-		err = serr
+	if err != nil || dashURL == "" {
+		if serr := stopLoop(); serr != nil && err == nil {
+			err = serr
+		}
+		stopLoop = func() error { return nil }
 	}
 	if err != nil {
 		return err
@@ -136,8 +147,11 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are now removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	}
 	if dashURL != "" {
-		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C.\n", dashURL)
+		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C; the demo's scheduler runs until then too, so a mission retried or an escalation resolved there goes on.\n", dashURL)
 		<-ctx.Done()
+	}
+	if err := stopLoop(); err != nil {
+		return err
 	}
 	if state != domain.VoyageCompleted {
 		return fmt.Errorf("the voyage ended %s", state)
