@@ -176,11 +176,14 @@ func (a *app) demoConfig(dataDir, repo string) {
 }
 
 // demoVoyage is a small handbook written by six missions, each agent step waiting pace
-// (paced).
+// (paced), the reviewer's too (pacedReview).
 func demoVoyage(pace time.Duration) engine.VoyageSpec {
 	v := demoMissions()
 	for i := range v.Missions {
 		v.Missions[i].Brief = paced(v.Missions[i].Brief, pace)
+		if v.Missions[i].Review == engine.ReviewRequired {
+			v.Missions[i].Brief += pacedReview(pace)
+		}
 	}
 	return v
 }
