@@ -260,7 +260,8 @@ type AgentsPage struct {
 	CostUSD float64 `json:"cost_usd"`
 }
 
-// LandingItem is a mission waiting to land and the reasons (get_mission's why_not_running).
+// LandingItem is a mission waiting to land and why (get_mission's why_not_running:
+// Engine.LandingReasons).
 type LandingItem struct {
 	Mission domain.Mission  `json:"mission"`
 	Why     []engine.Reason `json:"why,omitempty"`
@@ -289,7 +290,7 @@ func (h *Handler) agentsPage(ctx context.Context) (AgentsPage, error) {
 		if len(p.Landing) == listLimit {
 			break
 		}
-		why, err := e.Explain(ctx, m.ID)
+		why, err := e.LandingReasons(ctx, m.ID)
 		if err != nil {
 			return p, err
 		}
