@@ -58,6 +58,11 @@ try {
   const c = cookies.find(c => c.name === 'mcp_scheduler_session');
   check(c && c.httpOnly && c.sameSite === 'Strict' && !c.value.includes(TOKEN), `session cookie ${JSON.stringify(c)}`);
   await page.waitForSelector(`tr[data-voyage="${VOYAGE}"]`);
+  // This server runs no scheduler loop (the test plays the agent): the header says so, in
+  // the words of `status` and `watch`.
+  const idle = page.locator('#loop-idle');
+  await idle.waitFor();
+  check((await idle.getAttribute('title')).includes('nothing is launched or landed until `mcp-scheduler daemon`'), `no-leader line: ${await idle.getAttribute('title')}`);
   await shot(page, 'voyages');
 
   // The graph shows every mission with its state.

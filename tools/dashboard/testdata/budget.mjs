@@ -66,6 +66,9 @@ try {
   const main = await page.locator('main').innerText();
   check(main.includes("the mission page's budget form"), `the page names its form: ${main}`);
   check(!/update_mission|update_voyage|cost_limit_usd\)/.test(main), `the page names tools: ${main}`);
+  // A scheduler loop leads here: once the header is drawn, it does not say that none does.
+  await page.locator('#summary .badge').first().waitFor();
+  check(await page.locator('#loop-idle').count() === 0, 'the header says no loop leads while one does');
   await shot(page, 'budget');
 
   // A negative limit is refused with the engine's sentence, and changes nothing.
