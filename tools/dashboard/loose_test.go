@@ -55,3 +55,24 @@ func TestOverview_NoLeader(t *testing.T) {
 	require.Equal(t, "idle", o.Status.Loop)
 	require.Equal(t, tools.LoopIdleText, o.LoopIdle)
 }
+
+// TestBrowser_LooseMissions: in a real Chromium, the voyages page lists the missions queued
+// outside a voyage with their state and why they wait (not the voyage's missions), a state
+// change reaches the row without a reload, and a click opens the mission. Screenshot
+// loose-missions.png.
+func TestBrowser_LooseMissions(t *testing.T) {
+	f := start(t, "")
+	d := f.voyage()
+	first, err := f.eng.CreateMission(f.ctx, engine.MissionSpec{Title: "add a health endpoint"}, "test")
+	require.NoError(t, err)
+	second, err := f.eng.CreateMission(f.ctx, engine.MissionSpec{Title: "document it", DependsOn: []string{first.Mission.ID}}, "test")
+	require.NoError(t, err)
+	b := startBrowser(t, f, "loose.mjs", "FIRST="+first.Mission.ID, "SECOND="+second.Mission.ID, "INVOYAGE="+d.IDs["a"])
+	for s := b.step(); s != ""; s = b.step() {
+		if s == "listed" {
+			f.run(first.Mission.ID)
+			b.next()
+		}
+	}
+	b.finish(1)
+}
