@@ -82,6 +82,10 @@ try {
   await form.locator('button[data-action=set-budget]').click();
   await page.waitForSelector(`section[data-mission="${MISSION}"][data-state="completed"]`);
   check(await page.locator('form[data-budget]').count() === 0, 'the budget form is gone once nothing holds the mission');
+  // It lands: the landings table names its columns and shows the result on the target branch.
+  await page.waitForSelector('#landings tr:has(td:text-is("landed")):has(td:text-is("main"))');
+  const heads = await page.locator('#landings th').allInnerTexts();
+  check(JSON.stringify(heads) === JSON.stringify(['attempt', 'result', 'onto', 'commit', 'at', 'detail']), `landing columns: ${heads}`);
   await shot(page, 'budget-raised');
 
   // The agents page counts what the profile spent today on both attempts (both ended).

@@ -141,8 +141,9 @@ const pages = {
       diff.diff && diff.diff.patch ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)]
         : h('p', { class: 'muted' }, diff.unavailable || 'No changes.'),
       h('h3', {}, 'Landings'),
-      (d.landings || []).length ? h('table', {}, d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
-        h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
+      (d.landings || []).length ? h('table', { id: 'landings' }, h('tr', {}, ['attempt', 'result', 'onto', 'commit', 'at', 'detail'].map(t => h('th', {}, t))),
+        d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
+          h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, when(l.at)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
       h('h3', {}, 'Escalations'),
       (d.escalations || []).length ? d.escalations.map(escCard) : h('p', { class: 'muted' }, 'none'));
   },
