@@ -95,7 +95,9 @@ try {
   const named = await card.first().locator(`a[href="#/mission/${IDS.a}"]`).count();
   check(named === 1, `the escalation links its mission ${named} times`);
   await shot(page, 'escalations');
+  const escID = await card.first().getAttribute('data-escalation');
   await card.first().locator('button[data-action=retry]').click();
+  await page.waitForSelector(`#notice.ok:has-text("Escalation ${escID} resolved with retry.")`);
   await page.waitForSelector('.card[data-escalation]', { state: 'detached' });
   await page.goto(BASE + '/#/mission/' + IDS.a);
   await page.waitForSelector(`section[data-mission="${IDS.a}"][data-state="pending"]`);

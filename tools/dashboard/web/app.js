@@ -35,11 +35,12 @@ async function api(path, opts) {
   return body;
 }
 
-// act runs an action and shows its answer; the page itself updates from the change event.
-async function act(path, body) {
+// act runs an action and shows its answer (done, what it did: "escalation esc_… resolved
+// with retry"); the page itself updates from the change event.
+async function act(path, body, done) {
   try {
     await api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
-    notice('Done: ' + path.split('/').slice(-1)[0].replace('-', ' '), true);
+    notice(done || 'Done: ' + path.split('/').slice(-1)[0].replace('-', ' '), true);
   } catch (e) {
     notice(e.message, false);
   }
@@ -203,7 +204,8 @@ function budgetForm(b) {
 
 function escCard(e) {
   const enc = encodeURIComponent(e.id);
-  const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
+  const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` },
+    `Escalation ${e.id} resolved with ${action}.`);
   return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
     h('strong', {}, e.kind, ': '), e.page_reason || e.reason,
     h('p', {}, h('em', {}, 'Decision: '), e.page_decision || e.decision_required),
