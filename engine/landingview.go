@@ -78,3 +78,21 @@ func readLanding(ctx context.Context, r Reader) (LandingView, error) {
 func ReviewPending(m *domain.Mission) bool {
 	return m.Review == ReviewRequired && m.Kind != domain.KindReview && m.Landing != domain.LandingApproved
 }
+
+// LandingReasons says why completed mission id's landing is not done, as get_mission's
+// why_not_running says it (the landing wait the planner recorded, else the one its landing
+// state implies: queued, waiting for its review, for approval, …); nil when it is not a
+// completed mission whose landing waits. Explain gives the runnable rules instead, which for
+// a completed mission only say that it is completed.
+func (e *Engine) LandingReasons(ctx context.Context, id string) ([]Reason, error) {
+	var out []Reason
+	err := e.view(ctx, func(r Reader) error {
+		m, err := r.MissionGet(ctx, id)
+		if err != nil || m.State != domain.StateCompleted || m.Landing.Satisfies() {
+			return err
+		}
+		out, err = landingWhy(ctx, r, &m)
+		return err
+	})
+	return out, err
+}

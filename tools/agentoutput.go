@@ -15,6 +15,9 @@ const (
 	outProgress   = "task.progress"
 	outLog        = "task.log"
 	outCheckpoint = "task.checkpoint"
+	outYield      = "task.yield"
+	outUsage      = "task.usage"
+	outRateLimit  = "task.rate_limit"
 	outResult     = "worker.result"
 )
 
@@ -30,7 +33,18 @@ type logLine struct {
 	Status  string          `json:"status"`
 	Summary string          `json:"summary"`
 	Result  string          `json:"result"`
-	Item    *struct {
+	Reason  string          `json:"reason"` // task.yield's
+	Usage   *struct {
+		InputTokens  int64   `json:"input_tokens"`
+		OutputTokens int64   `json:"output_tokens"`
+		CostUSD      float64 `json:"cost_usd"`
+	} `json:"usage"` // task.usage's, cumulative
+	RateLimit *struct {
+		Status    string `json:"status"`
+		LimitType string `json:"limit_type"`
+		ResetsAt  string `json:"resets_at"`
+	} `json:"rate_limit"` // task.rate_limit's
+	Item *struct {
 		Type    string `json:"type"`
 		Text    string `json:"text"`
 		Command string `json:"command"`
@@ -68,6 +82,16 @@ func ReadableLines(raw string) []string {
 		return []string{text}
 	case outCheckpoint:
 		return []string{"checkpoint saved: " + text}
+	case outYield:
+		return []string{yieldText(l.Reason, text)}
+	case outUsage:
+		if l.Usage != nil {
+			return []string{usageText(l.Usage.InputTokens, l.Usage.OutputTokens, l.Usage.CostUSD)}
+		}
+	case outRateLimit:
+		if l.RateLimit != nil {
+			return []string{rateLimitText(l.RateLimit.Status, l.RateLimit.LimitType, l.RateLimit.ResetsAt)}
+		}
 	case outResult:
 		return []string{"result " + l.Status + ": " + l.Summary}
 	case "assistant":
@@ -83,6 +107,40 @@ func ReadableLines(raw string) []string {
 		}
 	}
 	return []string{CompactJSON(raw)}
+}
+
+// usageText is a task.usage report: what the attempt used so far (the report is cumulative).
+func usageText(in, out int64, usd float64) string {
+	s := fmt.Sprintf("usage so far: %d tokens in, %d out", in, out)
+	if usd > 0 {
+		s += fmt.Sprintf(", $%.4f", usd)
+	}
+	return s
+}
+
+// yieldText is a task.yield: the agent stopped early, why (a code) and its own line.
+func yieldText(reason, text string) string {
+	s := "yielded"
+	if reason != "" {
+		s += " (" + reason + ")"
+	}
+	if text != "" {
+		s += ": " + text
+	}
+	return s
+}
+
+// rateLimitText is a task.rate_limit report: the provider window's status, which window, and
+// when it resets when the agent said.
+func rateLimitText(status, window, resets string) string {
+	s := "rate limit " + status
+	if window != "" {
+		s += " (" + window + ")"
+	}
+	if resets != "" {
+		s += ", resets " + resets
+	}
+	return s
 }
 
 // claudeLines is an assistant message of Claude Code's stream-json: its text blocks, and a

@@ -100,11 +100,11 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 		return err
 	}
 	p := &demoPrinter{a: a, w: a.out, keys: map[string]string{}, why: map[string]string{}, start: start,
-		leading: l.s.Leader, dispatched: len(d.IDs)}
+		leading: l.s.Leader, dispatched: len(d.IDs), ids: map[string]bool{}}
 	for k, id := range d.IDs {
-		p.keys[id] = k
+		p.keys[id], p.ids[id] = k, true
 	}
-	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %s, repository %s\n", d.Voyage.ID, missionCount(len(d.IDs), 0), repo)
+	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %s, repository %s\n", d.Voyage.ID, missionCount(len(d.IDs), 0, 0), repo)
 	if keep {
 		fmt.Fprintf(a.out, "--keep: the repository and the data dir stay in %s afterwards\n", root)
 	}
@@ -114,12 +114,23 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	fmt.Fprintf(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
-	if err := l.s.Start(runCtx); err != nil {
+	// With a dashboard the loop runs as long as it is served (until Ctrl-C), so that what a
+	// person does there after the voyage (a retry, a resolved escalation) is carried out;
+	// without one it ends with the voyage.
+	loopCtx := runCtx
+	if dashURL != "" {
+		loopCtx = ctx
+	}
+	if err := l.s.Start(loopCtx); err != nil {
 		return errors.Join(err, l.s.Stop(context.WithoutCancel(ctx)))
 	}
+	stopLoop := func() error { return l.s.Stop(context.WithoutCancel(ctx)) }
 	state, err := p.follow(runCtx, sub, d.Voyage.ID)
-	if serr := l.s.Stop(context.WithoutCancel(ctx)); serr != nil && err == nil {
-		err = serr
+	if err != nil || dashURL == "" {
+		if serr := stopLoop(); serr != nil && err == nil {
+			err = serr
+		}
+		stopLoop = func() error { return nil }
 	}
 	if err != nil {
 		return err
@@ -136,8 +147,11 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are now removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	}
 	if dashURL != "" {
-		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C.\n", dashURL)
+		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C; the demo's scheduler runs until then too, so a mission retried or an escalation resolved there goes on.\n", dashURL)
 		<-ctx.Done()
+	}
+	if err := stopLoop(); err != nil {
+		return err
 	}
 	if state != domain.VoyageCompleted {
 		return fmt.Errorf("the voyage ended %s", state)
@@ -162,11 +176,14 @@ func (a *app) demoConfig(dataDir, repo string) {
 }
 
 // demoVoyage is a small handbook written by six missions, each agent step waiting pace
-// (paced).
+// (paced), the reviewer's too (pacedReview).
 func demoVoyage(pace time.Duration) engine.VoyageSpec {
 	v := demoMissions()
 	for i := range v.Missions {
 		v.Missions[i].Brief = paced(v.Missions[i].Brief, pace)
+		if v.Missions[i].Review == engine.ReviewRequired {
+			v.Missions[i].Brief += pacedReview(pace)
+		}
 	}
 	return v
 }
@@ -238,15 +255,28 @@ type demoPrinter struct {
 	// mission "waits" for a leader (no_leader), which is true for a few milliseconds and
 	// misleading, so no reason is printed before.
 	leading    func() bool
-	dispatched int // missions of the voyage as dispatched (the scheduler may add reviews)
+	dispatched int             // missions of the voyage as dispatched (the scheduler may add reviews)
+	ids        map[string]bool // the dispatched missions' ids
+}
+
+// demoLabel names a mission the demo did not dispatch: its key, else its title (cut).
+func demoLabel(m domain.Mission) string {
+	if m.Key != "" {
+		return m.Key
+	}
+	return domain.Clip(m.Title, 24)
 }
 
 // missionCount counts a voyage's missions the same way at the start and the end of the demo:
-// the dispatched ones, then those the scheduler added (a review of a reviewed mission).
-func missionCount(dispatched, added int) string {
+// the dispatched ones, then those the scheduler added (a review of a reviewed mission, a
+// mission made about another), then any added from outside the demo (`go --voyage`).
+func missionCount(dispatched, added, others int) string {
 	s := fmt.Sprintf("%d missions dispatched", dispatched)
 	if added > 0 {
 		s += fmt.Sprintf(" + %d the scheduler added", added)
+	}
+	if others > 0 {
+		s += fmt.Sprintf(" + %d added from outside the demo", others)
 	}
 	return s
 }
@@ -335,6 +365,22 @@ func (p *demoPrinter) print(ctx context.Context, e domain.Event) {
 	}
 }
 
+// addedCounts counts the voyage's missions the demo did not dispatch: those the scheduler made
+// about another mission (they have a subject: a review, a repair, a debug), and the others.
+func (p *demoPrinter) addedCounts(ctx context.Context, ms []engine.MissionLine) (added, others int) {
+	for _, m := range ms {
+		if p.ids[m.ID] {
+			continue
+		}
+		if d, err := p.a.eng.GetMission(ctx, m.ID); err == nil && d.Mission.SubjectID != "" {
+			added++
+		} else {
+			others++
+		}
+	}
+	return added, others
+}
+
 func (p *demoPrinter) name(ctx context.Context, id string) string {
 	if id == "" {
 		return ""
@@ -349,6 +395,8 @@ func (p *demoPrinter) name(ctx context.Context, id string) string {
 	k := strings.ToLower(string(d.Mission.Kind))
 	if s, ok := p.keys[d.Mission.SubjectID]; ok {
 		k += " of " + s
+	} else if d.Mission.SubjectID == "" {
+		k = demoLabel(d.Mission) // not the scheduler's: added from outside the demo
 	}
 	p.keys[id] = k
 	return k
@@ -386,7 +434,8 @@ func (p *demoPrinter) summary(ctx context.Context, voyage, repo string) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(p.w, "\nVoyage %s: %s, %d attempts, %.1fs.\n", st.Voyage.State, missionCount(p.dispatched, len(st.Missions)-p.dispatched), attempts, time.Since(p.start).Seconds())
+	added, others := p.addedCounts(ctx, st.Missions)
+	fmt.Fprintf(p.w, "\nVoyage %s: %s, %d attempts, %.1fs.\n", st.Voyage.State, missionCount(p.dispatched, added, others), attempts, time.Since(p.start).Seconds())
 	return nil
 }
 

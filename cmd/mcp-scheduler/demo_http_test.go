@@ -21,7 +21,8 @@ import (
 
 // TestDemo_HTTPDashboard runs demo --http on the built binary: it prints the dashboard's URL,
 // the dashboard's voyage endpoint shows the demo's missions with their landings once the
-// voyage completes, the server stays up after the end, and an interrupt ends it cleanly.
+// voyage completes, the server stays up after the end with the demo's scheduler still
+// running (a mission queued then runs and lands), and an interrupt ends it cleanly.
 func TestDemo_HTTPDashboard(t *testing.T) {
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -44,7 +45,7 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	dash := regexp.MustCompile(`^Dashboard: (http://127\.0\.0\.1:\d+)/#/voyage/(vyg_\w+)$`)
 	var base, voyage string
 	var out []string
-	for base == "" || len(out) == 0 || out[len(out)-1] != "The dashboard stays up at "+base+" until you press Ctrl-C." {
+	for base == "" || len(out) == 0 || !strings.HasPrefix(out[len(out)-1], "The dashboard stays up at "+base+" until you press Ctrl-C;") {
 		select {
 		case l, ok := <-lines:
 			require.True(t, ok, "the demo ended early:\n%v\nstderr:\n%s", out, errb.String())
@@ -105,6 +106,7 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	getJSON(t, base+"/api/agents", &agents)
 	require.Contains(t, agents.Agents, struct{ ID, Kind, Profile string }{"reference", "managed", "reference"},
 		"the demo's profile is an agent the Agents page lists")
+	requireLoopRunsOn(ctx, t, s, base, strings.Join(out, "\n"))
 	// While the dashboard stays up, the repository and the data dir are still there (removed at
 	// Ctrl-C, as the demo says), and the watch command it printed works as printed.
 	text := strings.Join(out, "\n")
@@ -120,6 +122,37 @@ func TestDemo_HTTPDashboard(t *testing.T) {
 	require.NoError(t, cmd.Wait(), "stderr:\n%s", errb.String())
 	_, err = os.Stat(watchArgs[2])
 	require.ErrorIs(t, err, fs.ErrNotExist, "the data dir is removed at Ctrl-C")
+}
+
+// requireLoopRunsOn checks that the demo's scheduler still runs while its dashboard stays up:
+// the header does not say that no loop leads, and a mission queued in the demo's repository
+// (with the data dir the demo printed) is run by the demo's reference agent and lands.
+func requireLoopRunsOn(ctx context.Context, t *testing.T, s *sandbox, base, text string) {
+	t.Helper()
+	var o struct {
+		Status   struct{ Loop string }
+		LoopIdle string `json:"loop_idle"`
+	}
+	getJSON(t, base+"/api/overview", &o)
+	require.True(t, strings.HasPrefix(o.Status.Loop, "leading"), "the demo's loop still leads: %q", o.Status.Loop)
+	require.Empty(t, o.LoopIdle)
+	repo := regexp.MustCompile(`, repository (\S+)\n`).FindStringSubmatch(text)
+	require.NotNil(t, repo, text)
+	dataDir := printedWatch(t, text)[2]
+	gcmd := exec.CommandContext(ctx, binary, "--data-dir", dataDir, "--json", "go", "After the voyage")
+	gcmd.Env, gcmd.Dir = s.env, repo[1]
+	created, err := gcmd.Output()
+	require.NoError(t, err, "%s", created)
+	var m struct{ ID string }
+	require.NoError(t, json.Unmarshal(created, &m), "%s", created)
+	var got struct {
+		Mission struct{ State, Landing string }
+	}
+	for deadline := time.Now().Add(2 * time.Minute); got.Mission.Landing != "landed"; time.Sleep(100 * time.Millisecond) {
+		require.True(t, time.Now().Before(deadline), "the mission queued after the voyage did not land: %+v", got)
+		getJSON(t, base+"/api/missions/"+m.ID, &got)
+	}
+	require.Equal(t, "completed", got.Mission.State)
 }
 
 // printedWatch is the watch command the demo printed ("Watch it live from another terminal:

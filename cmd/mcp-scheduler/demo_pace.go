@@ -35,3 +35,15 @@ func paced(brief string, pace time.Duration) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// pacedReview scripts the reviewer of a reviewed demo mission at a pace: a progress line,
+// a wait of pace, then the approval the reviewer gives by default. Meanwhile the reviewed
+// mission waits to land (landing review), so the dashboard's landing queue and the graph's
+// dashed border show a landing that waits. pace 0 leaves the reviewer as it is ("").
+func pacedReview(pace time.Duration) string {
+	if pace <= 0 {
+		return ""
+	}
+	return "\n@review progress 50 reading the change\n@review sleep " + pace.String() +
+		"\n@review verdict approved the reference agent read the change and has no findings"
+}

@@ -17,7 +17,8 @@ import (
 )
 
 // demo --pace makes each demo agent step wait: every completed attempt of a dispatched
-// mission took at least its paced steps times the pace (a lower bound derived from the
+// mission took at least its paced steps times the pace, and the glossary's review at least
+// one pace (its reviewer waits, so the glossary waits to land where a person sees it) (a lower bound derived from the
 // option; nothing bounds how slow a loaded machine may be). A pace out of range is a usage
 // mistake that starts nothing.
 func TestDemo_PaceIsHonoured(t *testing.T) {
@@ -41,10 +42,14 @@ func TestDemo_PaceIsHonoured(t *testing.T) {
 	require.True(t, ok, kept)
 	t.Cleanup(func() { _ = os.RemoveAll(filepath.Dir(dataDir)) })
 
-	checked := 0
+	checked, reviewed := 0, 0
 	for _, m := range cliJSON[[]domain.Mission](s, "missions", "--data-dir", dataDir) {
 		if m.Kind == domain.KindReview {
-			continue // the scheduler's review: its brief is not the demo's
+			// the scheduler's review: its brief is not the demo's, but its reviewer is
+			// paced by the reviewed mission's brief (pacedReview), one step
+			requireAttemptsTook(t, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID, "--data-dir", dataDir), pace)
+			reviewed++
+			continue
 		}
 		steps := strings.Count(m.Brief, "@sleep "+pace.String())
 		require.Positive(t, steps, "%s's brief is paced:\n%s", m.Key, m.Brief)
@@ -59,4 +64,18 @@ func TestDemo_PaceIsHonoured(t *testing.T) {
 		}
 	}
 	require.Equal(t, 6, checked, "every dispatched mission completed once, paced")
+	require.Equal(t, 1, reviewed, "the review of the glossary, paced")
+}
+
+// requireAttemptsTook checks that d's completed attempts (at least one) each took at least min.
+func requireAttemptsTook(t *testing.T, d engine.MissionDetail, min time.Duration) {
+	t.Helper()
+	n := 0
+	for _, a := range d.Attempts {
+		if a.Outcome == domain.OutcomeCompleted {
+			require.GreaterOrEqual(t, a.EndedAt.Sub(a.StartedAt), min, "%s: a paced step of %s", d.Mission.Title, min)
+			n++
+		}
+	}
+	require.Positive(t, n, "%s completed", d.Mission.Title)
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
+	"github.com/mcp-scheduler/mcp-scheduler/tools/watch"
 )
 
 func newMissionsCmd(a *app) *cobra.Command {
@@ -107,7 +108,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			fmt.Fprintf(w, "repository  %s\n", m.Repository)
 			printMissionBudget(w, d)
 			if m.VoyageID != "" {
-				fmt.Fprintf(w, "voyage      %s (key %s)\n", m.VoyageID, m.Key)
+				fmt.Fprintf(w, "voyage      %s\n", watch.VoyageOf(m.VoyageID, m.Key))
 			}
 			if len(m.WriteArea) > 0 {
 				fmt.Fprintf(w, "write area  %s\n", strings.Join(m.WriteArea, ", "))

@@ -30,6 +30,10 @@ type Overview struct {
 	Badges []Badge `json:"badges"`
 	// Login is true when the server has a token (the page offers to log out).
 	Login bool `json:"login"`
+	// LoopIdle is tools.LoopIdleText while no scheduler loop leads the data dir (status's
+	// loop "idle": nothing is launched or landed), as `status` and `watch` say it; empty
+	// while one leads.
+	LoopIdle string `json:"loop_idle,omitempty"`
 }
 
 func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -43,12 +47,33 @@ func (h *Handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, err)
 		return
 	}
-	writeJSON(w, Overview{Status: st, Voyages: vs, Badges: badges(st.Counts), Login: !h.auth.open()})
+	o := Overview{Status: st, Voyages: vs, Badges: badges(st.Counts), Login: !h.auth.open()}
+	if st.Loop == "idle" {
+		o.LoopIdle = tools.LoopIdleText
+	}
+	writeJSON(w, o)
 }
 
 func (h *Handler) voyages(w http.ResponseWriter, r *http.Request) {
 	vs, err := h.deps.Engine.Voyages(r.Context(), nil, listLimit)
 	h.answer(w, vs, err)
+}
+
+// LoosePage lists the missions outside any voyage that have not finished (a mission queued
+// with `mcp-scheduler go` belongs to none), for the voyages page: without it they would show
+// in the header's counts only.
+type LoosePage struct {
+	Missions []engine.MissionLine `json:"missions"`
+	// More is true when some were left out (the first listLimit are shown).
+	More bool `json:"more"`
+}
+
+func (h *Handler) looseMissions(w http.ResponseWriter, r *http.Request) {
+	ms, more, err := h.deps.Engine.LooseMissions(r.Context(), listLimit)
+	if ms == nil {
+		ms = []engine.MissionLine{}
+	}
+	h.answer(w, LoosePage{Missions: ms, More: more}, err)
 }
 
 // VoyagePage is the voyage page's data: the voyage graph and, when a budget holds the voyage
@@ -235,7 +260,8 @@ type AgentsPage struct {
 	CostUSD float64 `json:"cost_usd"`
 }
 
-// LandingItem is a mission waiting to land and the reasons (get_mission's why_not_running).
+// LandingItem is a mission waiting to land and why (get_mission's why_not_running:
+// Engine.LandingReasons).
 type LandingItem struct {
 	Mission domain.Mission  `json:"mission"`
 	Why     []engine.Reason `json:"why,omitempty"`
@@ -264,7 +290,7 @@ func (h *Handler) agentsPage(ctx context.Context) (AgentsPage, error) {
 		if len(p.Landing) == listLimit {
 			break
 		}
-		why, err := e.Explain(ctx, m.ID)
+		why, err := e.LandingReasons(ctx, m.ID)
 		if err != nil {
 			return p, err
 		}

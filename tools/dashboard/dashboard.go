@@ -76,6 +76,7 @@ func (h *Handler) routes() {
 	authed("GET /api/overview", h.overview)
 	authed("GET /api/voyages", h.voyages)
 	authed("GET /api/voyages/{id}", h.voyage)
+	authed("GET /api/missions", h.looseMissions)
 	authed("GET /api/missions/{id}", h.mission)
 	authed("GET /api/missions/{id}/log", h.missionLog)
 	authed("GET /api/missions/{id}/diff", h.missionDiff)

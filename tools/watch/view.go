@@ -278,6 +278,16 @@ func (m Model) missionLines() []string {
 	return append(out, lines[start:]...)
 }
 
+// VoyageOf names a mission's voyage and the mission's key in it ("vyg_… (key outline)"), or
+// the voyage alone for a mission added without a key (`go --voyage`), as the mission screen
+// and `missions show` print it.
+func VoyageOf(voyageID, key string) string {
+	if key == "" {
+		return voyageID
+	}
+	return voyageID + " (key " + key + ")"
+}
+
 // missionText lays out a MissionView as lines (also what the unit tests read).
 func missionText(v MissionView, s Snapshot) []string {
 	d, mi := v.Detail, v.Detail.Mission
@@ -288,7 +298,7 @@ func missionText(v MissionView, s Snapshot) []string {
 		"repository  " + mi.Repository,
 	}
 	if mi.VoyageID != "" {
-		out = append(out, fmt.Sprintf("voyage      %s (key %s)", mi.VoyageID, mi.Key))
+		out = append(out, "voyage      "+VoyageOf(mi.VoyageID, mi.Key))
 	}
 	if mi.State.Leased() {
 		out = append(out, fmt.Sprintf("agent       %s, epoch %d", mi.Lease.Owner, mi.Lease.Epoch))

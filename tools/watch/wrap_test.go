@@ -150,3 +150,15 @@ func lineHas(s, sub string) bool {
 	}
 	return false
 }
+
+// The mission screen names the voyage with the mission's key, or alone for a mission added
+// to a voyage without a key (`go --voyage`): never an empty "(key )".
+func TestView_MissionScreenVoyageKey(t *testing.T) {
+	for key, want := range map[string]string{"outline": "voyage      vyg_1 (key outline)", "": "voyage      vyg_1"} {
+		src := &recorder{snap: sample(), view: MissionView{Detail: engine.MissionDetail{Mission: domain.Mission{Title: "t",
+			State: domain.StatePending, VoyageID: "vyg_1", Key: key}}}}
+		v := ansi.Strip(press(t, sized(loaded(t, src), 80, 40), "down", "enter").View())
+		require.Contains(t, strings.Split(v, "\n"), want, "key %q:\n%s", key, v)
+		require.NotContains(t, v, "(key )")
+	}
+}

@@ -58,6 +58,11 @@ try {
   const c = cookies.find(c => c.name === 'mcp_scheduler_session');
   check(c && c.httpOnly && c.sameSite === 'Strict' && !c.value.includes(TOKEN), `session cookie ${JSON.stringify(c)}`);
   await page.waitForSelector(`tr[data-voyage="${VOYAGE}"]`);
+  // This server runs no scheduler loop (the test plays the agent): the header says so, in
+  // the words of `status` and `watch`.
+  const idle = page.locator('#loop-idle');
+  await idle.waitFor();
+  check((await idle.getAttribute('title')).includes('nothing is launched or landed until `mcp-scheduler daemon`'), `no-leader line: ${await idle.getAttribute('title')}`);
   await shot(page, 'voyages');
 
   // The graph shows every mission with its state.
@@ -90,7 +95,9 @@ try {
   const named = await card.first().locator(`a[href="#/mission/${IDS.a}"]`).count();
   check(named === 1, `the escalation links its mission ${named} times`);
   await shot(page, 'escalations');
+  const escID = await card.first().getAttribute('data-escalation');
   await card.first().locator('button[data-action=retry]').click();
+  await page.waitForSelector(`#notice.ok:has-text("Escalation ${escID} resolved with retry.")`);
   await page.waitForSelector('.card[data-escalation]', { state: 'detached' });
   await page.goto(BASE + '/#/mission/' + IDS.a);
   await page.waitForSelector(`section[data-mission="${IDS.a}"][data-state="pending"]`);

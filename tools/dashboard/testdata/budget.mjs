@@ -66,6 +66,9 @@ try {
   const main = await page.locator('main').innerText();
   check(main.includes("the mission page's budget form"), `the page names its form: ${main}`);
   check(!/update_mission|update_voyage|cost_limit_usd\)/.test(main), `the page names tools: ${main}`);
+  // A scheduler loop leads here: once the header is drawn, it does not say that none does.
+  await page.locator('#summary .badge').first().waitFor();
+  check(await page.locator('#loop-idle').count() === 0, 'the header says no loop leads while one does');
   await shot(page, 'budget');
 
   // A negative limit is refused with the engine's sentence, and changes nothing.
@@ -79,6 +82,10 @@ try {
   await form.locator('button[data-action=set-budget]').click();
   await page.waitForSelector(`section[data-mission="${MISSION}"][data-state="completed"]`);
   check(await page.locator('form[data-budget]').count() === 0, 'the budget form is gone once nothing holds the mission');
+  // It lands: the landings table names its columns and shows the result on the target branch.
+  await page.waitForSelector('#landings tr:has(td:text-is("landed")):has(td:text-is("main"))');
+  const heads = await page.locator('#landings th').allInnerTexts();
+  check(JSON.stringify(heads) === JSON.stringify(['attempt', 'result', 'onto', 'commit', 'at', 'detail']), `landing columns: ${heads}`);
   await shot(page, 'budget-raised');
 
   // The agents page counts what the profile spent today on both attempts (both ended).

@@ -35,11 +35,12 @@ async function api(path, opts) {
   return body;
 }
 
-// act runs an action and shows its answer; the page itself updates from the change event.
-async function act(path, body) {
+// act runs an action and shows its answer (done, what it did: "escalation esc_… resolved
+// with retry"); the page itself updates from the change event.
+async function act(path, body, done) {
   try {
     await api(path, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify(body || {}) });
-    notice('Done: ' + path.split('/').slice(-1)[0].replace('-', ' '), true);
+    notice(done || 'Done: ' + path.split('/').slice(-1)[0].replace('-', ' '), true);
   } catch (e) {
     notice(e.message, false);
   }
@@ -71,15 +72,27 @@ function failureText(f, summary) {
 const legend = [['hard', 'hard'], ['soft', 'soft'], ['serialization', 'serialization'], ['conflict', 'conflict'],
   ['inferred_conflict', 'inferred conflict'], ['ended', 'conflict that ended'], ['review', 'review of'], ['subject', 'repair / verify / debug of']];
 
+// looseMissions lists the unfinished missions that belong to no voyage (mcp-scheduler go
+// queues one at a time), with why each waits, as a voyage page lists its own.
+function looseMissions(l) {
+  const ms = (l && l.missions) || [];
+  if (!ms.length) return null;
+  return [h('h3', {}, 'Missions outside a voyage'),
+    h('table', { id: 'loose' }, h('tr', {}, h('th', {}, 'mission'), h('th', {}, 'state'), h('th', {}, 'why it waits')),
+      ms.map(m => h('tr', { 'data-mission': m.id }, h('td', {}, missionLink(m.id, m.title || m.id)), h('td', {}, state(m.state)), h('td', {}, whyList(m.why))))),
+    l.more ? h('p', { class: 'muted' }, `The first ${ms.length} are shown (oldest first); mcp-scheduler missions list shows them all.`) : null];
+}
+
 // Pages: each returns the node to show.
 const pages = {
   async voyages() {
-    const o = await api('/api/overview');
+    const [o, loose] = await Promise.all([api('/api/overview'), api('/api/missions')]);
     const rows = (o.voyages || []).map(v => h('tr', { 'data-voyage': v.id },
       h('td', {}, link('#/voyage/' + v.id, v.title || v.id)), h('td', {}, v.state), h('td', { class: 'muted' }, v.id), h('td', {}, when(v.created_at))));
     return h('section', {}, h('h2', {}, 'Voyages'),
       rows.length ? h('table', {}, h('tr', {}, h('th', {}, 'voyage'), h('th', {}, 'state'), h('th', {}, 'id'), h('th', {}, 'created')), rows)
-        : h('p', { class: 'muted' }, 'No voyages yet: dispatch one (the dispatch tool, or mcp-scheduler demo).'));
+        : h('p', { class: 'muted' }, 'No voyages yet: dispatch one (the dispatch tool, or mcp-scheduler demo).'),
+      looseMissions(loose));
   },
 
   async voyage(id) {
@@ -129,8 +142,9 @@ const pages = {
       diff.diff && diff.diff.patch ? [h('ul', {}, (diff.diff.files || []).map(f => h('li', {}, f.action, ' ', f.path))), h('pre', { id: 'diff' }, diff.diff.patch)]
         : h('p', { class: 'muted' }, diff.unavailable || 'No changes.'),
       h('h3', {}, 'Landings'),
-      (d.landings || []).length ? h('table', {}, d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
-        h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
+      (d.landings || []).length ? h('table', { id: 'landings' }, h('tr', {}, ['attempt', 'result', 'onto', 'commit', 'at', 'detail'].map(t => h('th', {}, t))),
+        d.landings.map(l => h('tr', {}, h('td', {}, `attempt ${l.attempt}`), h('td', {}, l.status), h('td', {}, l.target_branch || ''),
+          h('td', {}, (l.commit || '').slice(0, 12)), h('td', {}, when(l.at)), h('td', {}, l.detail || '')))) : h('p', { class: 'muted' }, 'none'),
       h('h3', {}, 'Escalations'),
       (d.escalations || []).length ? d.escalations.map(escCard) : h('p', { class: 'muted' }, 'none'));
   },
@@ -190,7 +204,8 @@ function budgetForm(b) {
 
 function escCard(e) {
   const enc = encodeURIComponent(e.id);
-  const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` });
+  const resolve = action => () => act(`/api/escalations/${enc}/resolve`, { action, note: `${action} from the dashboard` },
+    `Escalation ${e.id} resolved with ${action}.`);
   return h('div', { class: 'card', 'data-escalation': e.id, 'data-state': e.state },
     h('strong', {}, e.kind, ': '), e.page_reason || e.reason,
     h('p', {}, h('em', {}, 'Decision: '), e.page_decision || e.decision_required),
@@ -246,7 +261,8 @@ function keepInputs(node) {
 async function header() {
   try {
     const o = await api('/api/overview');
-    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '');
+    document.getElementById('summary').replaceChildren(...badgeList(o.badges), o.status.paused ? h('span', { class: 'badge paused' }, 'PAUSED') : '',
+      o.loop_idle ? h('span', { id: 'loop-idle', title: o.loop_idle }, 'NO SCHEDULER LEADS') : '');
     document.getElementById('esc-count').textContent = o.status.open_escalations ? `(${o.status.open_escalations})` : '';
     document.getElementById('logout').hidden = !o.login;
   } catch { /* the page shows the error */ }
