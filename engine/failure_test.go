@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -50,7 +51,18 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 	require.Equal(t, domain.StateFailed, out.State)
 	require.Equal(t, domain.DecisionFail, out.Decision.Kind)
 	require.LessOrEqual(t, out.AttemptsUsed-2, out.RetryBudget, "retries granted never exceed the budget")
+	require.Equal(t, "retry budget spent: 4 of 3 used", out.Decision.Reason, "a new failure counted once says nothing of doubling")
 	b.verifyReplay()
+
+	// The same failure as the last one past the budget: its reason says it counted double
+	// (found by issue 15's fresh-user trial, where a first failure with retry budget 0 said
+	// "identical failures count double").
+	m = b.create(engine.MissionSpec{Title: "flaky twice", RetryBudget: budget(1), WriteArea: []string{"g/**"}})
+	require.Equal(t, domain.StatePending, b.failRunning(m.ID, f1).State)
+	b.clock.Advance(2 * time.Minute)
+	out = b.failRunning(m.ID, f2)
+	require.Equal(t, domain.StateFailed, out.State)
+	require.Equal(t, "retry budget spent: 3 of 1 used (this failure repeated the previous one, so it counted double)", out.Decision.Reason)
 }
 
 // Environment failures block with an escalation instead of burning retries.
@@ -77,6 +89,25 @@ func TestRetry_EnvironmentKindBlocks(t *testing.T) {
 			b.verifyReplay()
 		})
 	}
+}
+
+// A permission failure's summary ends with the profile setting that would allow the refused
+// calls; the escalation's reason (and so the escalation.opened notification) carries it whole
+// even when the calls named before it are long (found by issue 15's fresh-user trial: the
+// reason was cut at 300 bytes, in the middle of a 230-character command).
+func TestRetry_PermissionEscalationKeepsTheSettingAtTheEnd(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	m := b.create(engine.MissionSpec{Title: "deploy", WriteArea: []string{"d/**"}})
+	summary := "profile claude: claude-code was refused 2 tool call(s) under permission mode acceptEdits: Bash: " +
+		strings.Repeat("x", 100) + "…, Bash: " + strings.Repeat("y", 100) + "…; to allow them, add \"Bash\" to the profile's " +
+		"allowed_tools (Claude Code --allowedTools) or choose a permission_mode that permits them"
+	out := b.failRunning(m.ID, domain.Failure{Kind: "permission", Tool: "Bash", Summary: summary})
+	require.Equal(t, domain.StateBlocked, out.State)
+	d, err := b.e.GetMission(b.ctx, m.ID)
+	require.NoError(t, err)
+	require.NotNil(t, d.Escalation)
+	require.Equal(t, "permission failure: the environment cannot do this, retrying would not help: permission "+summary, d.Escalation.Reason)
 }
 
 // A repeated failure while other work ran beside it becomes retry_serial: the next attempt

@@ -223,12 +223,19 @@ func blockKind(f domain.Failure) string {
 	return "budget"
 }
 
+// failureLineBytes bounds a failure's line in a decision or an escalation's reason: long
+// enough that a summary which ends with its advice (a permission failure names the profile
+// setting that would allow the refused calls last) reaches the reason whole.
+const failureLineBytes = 1000
+
+// failureLine is a failure in one line for a decision or an escalation's reason: its kind,
+// then its summary (else its diagnostic).
 func failureLine(f domain.Failure) string {
 	s := f.Summary
 	if s == "" {
 		s = f.Diagnostic
 	}
-	return domain.Clip(fmt.Sprintf("%s %s", f.Kind, s), 300)
+	return domain.Clip(fmt.Sprintf("%s %s", f.Kind, s), failureLineBytes)
 }
 
 func failureEvidence(f domain.Failure) []string {

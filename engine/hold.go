@@ -187,9 +187,15 @@ func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Ti
 		return nil, err
 	}
 	if len(rs) > 0 {
-		// waiting for something else too (an upstream mission): a spent budget is said as
-		// well, since it will hold the mission once that wait is over
+		// waiting for something else too: a spent budget is said as well, since it will hold
+		// the mission once that wait is over — first when the other wait passes by itself
+		// (another mission alone in the repository, a conflict, a pause), as the planner
+		// holds it (planner.Compute keeps the budget's hold then), after it otherwise (an
+		// upstream mission to complete)
 		if held != nil {
+			if rs[0].Transient() {
+				return append([]Reason{*held}, rs...), nil
+			}
 			rs = append(rs, *held)
 		}
 		return rs, nil

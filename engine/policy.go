@@ -129,8 +129,11 @@ func decideFailure(in failureInput) failureOutcome {
 	}
 	used := in.AttemptsUsed + weight
 	if used > in.Budget {
-		return failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: weight,
-			Reason: fmt.Sprintf("retry budget spent: %d of %d used (identical failures count double)", used, in.Budget)}
+		reason := fmt.Sprintf("retry budget spent: %d of %d used", used, in.Budget)
+		if repeated {
+			reason += " (this failure repeated the previous one, so it counted double)"
+		}
+		return failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: weight, Reason: reason}
 	}
 	switch {
 	case repeated && in.ParallelInRepo:

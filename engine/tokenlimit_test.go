@@ -200,3 +200,29 @@ func TestTokenLimit_WaitingMissionAlsoNamesTheSpentBudget(t *testing.T) {
 	require.Equal(t, []string{engine.WhyHardDep, engine.WhyBudget}, codes, "%+v", got.WhyNotRunning)
 	require.Contains(t, got.WhyNotRunning[1].Message, "voyage "+d.Voyage.ID+"'s tokens budget is spent")
 }
+
+// While another mission runs alone in the repository, a mission of a spent voyage says the
+// budget first and the busy repository after it: once the repository is free it still waits
+// for the budget, and the planner holds it for the budget too (found by issue 15's fresh-user
+// trial, where voyages show listed repository_busy for the missions a spent budget held).
+func TestTokenLimit_SpentBudgetIsSaidBeforeABusyRepository(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "v", TokenLimit: 100, Missions: []engine.MissionSpec{
+		{Key: "a", Title: "a", WriteArea: []string{"a/**"}},
+		{Key: "c", Title: "c", WriteArea: []string{"c/**"}}}}, "test")
+	require.NoError(t, err)
+	run := b.acquire(d.IDs["a"], true)
+	_, err = b.e.Complete(b.ctx, run.Fence(), domain.WorkerResult{Summary: "done", Usage: &domain.Usage{InputTokens: 90, OutputTokens: 10}})
+	require.NoError(t, err)
+	serial := b.create(engine.MissionSpec{Title: "alone"})
+	b.acquire(serial.ID, true)
+	got, err := b.e.GetMission(b.ctx, d.IDs["c"])
+	require.NoError(t, err)
+	var codes []string
+	for _, r := range got.WhyNotRunning {
+		codes = append(codes, r.Code)
+	}
+	require.Equal(t, []string{engine.WhyBudget, engine.WhyExclusive}, codes, "%+v", got.WhyNotRunning)
+	require.Contains(t, got.WhyNotRunning[0].Message, "voyage "+d.Voyage.ID+"'s tokens budget is spent")
+}

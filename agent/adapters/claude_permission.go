@@ -31,8 +31,14 @@ func newClaudeDenials() *claudeDenials {
 	return &claudeDenials{calls: map[string]string{}, ids: map[string]bool{}}
 }
 
-// maxDenialsNamed bounds how many denied calls a failure summary names one by one.
-const maxDenialsNamed = 5
+// maxDenialsNamed bounds how many denied calls a failure summary names one by one, and
+// namedCallRunes how much of each it quotes (the diagnostic keeps them whole): the summary
+// ends with the profile setting that would allow them, and it must stay short enough to reach
+// the escalation's reason and a notification's summary whole.
+const (
+	maxDenialsNamed = 5
+	namedCallRunes  = 100
+)
 
 // called remembers a tool_use so that a later denial can name its input.
 func (d *claudeDenials) called(b claudeBlock) {
@@ -79,7 +85,7 @@ func (d *claudeDenials) failure() *agent.Failure {
 	seenTool := map[string]bool{}
 	for i, x := range d.list {
 		if i < maxDenialsNamed {
-			whats = append(whats, x.What)
+			whats = append(whats, clipRunes(x.What, namedCallRunes))
 		}
 		if !seenTool[x.Tool] {
 			seenTool[x.Tool] = true

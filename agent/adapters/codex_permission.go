@@ -56,10 +56,13 @@ func (d *codexDenials) deniedResult(r agent.WorkerResult) agent.WorkerResult {
 	if len(d.list) == 0 || (r.Failure != nil && r.Failure.Kind != agent.KindError) || r.Status == agent.StatusCancelled {
 		return r
 	}
-	named := d.list
+	var named []string
+	for _, cmd := range d.list[:min(len(d.list), maxDenialsNamed)] {
+		named = append(named, clipRunes(cmd, namedCallRunes))
+	}
 	more := ""
-	if len(named) > maxDenialsNamed {
-		named, more = named[:maxDenialsNamed], fmt.Sprintf(", and %d more", len(d.list)-maxDenialsNamed)
+	if len(d.list) > maxDenialsNamed {
+		more = fmt.Sprintf(", and %d more", len(d.list)-maxDenialsNamed)
 	}
 	summary := fmt.Sprintf("codex's sandbox refused %d command(s): %s%s; to allow them, set the profile's sandbox "+
 		"(Codex sandbox_mode) to one that permits them (workspace-write lets commands write the workspace, "+

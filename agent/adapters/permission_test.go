@@ -131,3 +131,35 @@ func TestDecoders_RefusedCommitIsNoPermissionFailure(t *testing.T) {
 	require.Empty(t, errs)
 	require.Equal(t, agent.StatusCompleted, dec.End(agent.ExitStatus{Known: true}).Status)
 }
+
+// Found by issue 15's fresh-user trial: a denied Bash command of about 230 characters pushed
+// the profile setting that would allow it off the end of the escalation's reason. The summary
+// now quotes each refused call up to 100 characters (the diagnostic keeps it whole), so it
+// always ends with the setting.
+func TestDecoders_LongRefusedCallIsQuotedShortTheSettingStays(t *testing.T) {
+	long := "curl -sS -X POST https://deploy.example.com/api/v2/releases/production/trigger" + strings.Repeat(" -H 'X-Reason: nightly'", 12)
+	dec := adapters.NewClaudeCode().NewDecoder()
+	_, errs := lines(t, dec,
+		`{"type":"system","subtype":"init","permissionMode":"acceptEdits"}`,
+		`{"type":"assistant","message":{"content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"`+long+`"}}]}}`,
+		`{"type":"system","subtype":"permission_denied","tool_name":"Bash","tool_use_id":"t1","message":"This command requires approval"}`,
+		`{"type":"result","subtype":"success","is_error":false,"result":"could not deploy"}`)
+	require.Empty(t, errs)
+	res := dec.End(agent.ExitStatus{Known: true})
+	require.Equal(t, agent.KindPermission, res.Failure.Kind)
+	quoted := []rune("Bash: " + long)[:100]
+	require.Equal(t, `claude-code was refused 1 tool call(s) under permission mode acceptEdits: `+string(quoted)+`…; `+
+		`to allow them, add "Bash" to the profile's allowed_tools (Claude Code --allowedTools) or choose a permission_mode that permits them`, res.Summary)
+	require.Contains(t, res.Failure.Diagnostic, "Bash: "+long+": This command requires approval", "the diagnostic keeps the call whole")
+
+	cdec := adapters.Codex{}.NewDecoder()
+	_, errs = lines(t, cdec,
+		`{"type":"item.completed","item":{"id":"item_1","type":"command_execution","command":"`+long+`","aggregated_output":"Read-only file system\n","exit_code":1,"status":"failed"}}`,
+		`{"type":"turn.completed","usage":{"input_tokens":10,"output_tokens":2}}`)
+	require.Empty(t, errs)
+	res = cdec.End(agent.ExitStatus{Known: true})
+	require.Equal(t, agent.KindPermission, res.Failure.Kind)
+	require.True(t, strings.HasPrefix(res.Summary, "codex's sandbox refused 1 command(s): "+string([]rune(long)[:100])+"…; to allow them, set the profile's sandbox (Codex sandbox_mode)"), res.Summary)
+	require.Contains(t, res.Failure.Diagnostic, "$ "+long+": Read-only file system")
+	require.Less(t, len(res.Summary), 450)
+}

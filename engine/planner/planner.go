@@ -133,7 +133,8 @@ type Plan struct {
 }
 
 // Compute decides one planning step: for each candidate in pick order, the runnable rule
-// (engine.Blockers) first, then its voyage's or its own cost limit and requirements, then
+// (engine.Blockers) first (a mission already held for a spent budget or a rate-limited
+// profile keeps that hold while a blocker that passes by itself applies too: blockedHold), then its voyage's or its own cost limit and requirements, then
 // whether a profile offers what it needs (or an agent may claim it within the grace period),
 // then the resource gate and the concurrency limits, then the best free profile by score
 // (design brief §3). Each planned dispatch counts as in flight for the candidates after it,
@@ -151,7 +152,7 @@ func Compute(s Snapshot, now time.Time, lim Limits, profiles []Profile) Plan {
 	for i := range s.Missions {
 		m := &s.Missions[i]
 		if rs := engine.Blockers(m, st.edges(m.ID), s.Paused, st.live, now); len(rs) > 0 {
-			p.Held = append(p.Held, engine.Hold{MissionID: m.ID, Reason: rs[0]})
+			p.Held = append(p.Held, engine.Hold{MissionID: m.ID, Reason: st.blockedHold(m, rs)})
 			continue
 		}
 		p.Runnable++
