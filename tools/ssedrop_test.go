@@ -100,10 +100,15 @@ func TestStreams_LegacySSEDropMidCall(t *testing.T) {
 		}
 		replayed = append(replayed, ev.data)
 	}
-	require.GreaterOrEqual(t, len(replayed), 2, "the two repeats A's stream sent after its first event")
+	progress := 0
 	for _, d := range replayed {
+		if strings.HasPrefix(d, `{"jsonrpc":"2.0","id":6,"result"`) {
+			continue // a probe's ping above reached A before its session ended: A's stream carried the answer
+		}
 		require.Contains(t, d, `"drop-tok"`, "only A's progress is replayed, not its lost result: %s", d)
+		progress++
 	}
+	require.GreaterOrEqual(t, progress, 2, "the two repeats A's stream sent after its first event")
 	require.Equal(t, http.StatusAccepted, post(t, msgB, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, nil).StatusCode)
 	again := sseCall(t, events, msgB, 21, "dispatch", map[string]any{"title": "dropped", "idempotency_key": key,
 		"missions": []map[string]any{{"key": "a", "title": "goes on"}}})
