@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
@@ -435,4 +436,39 @@ func TestTasks_NotOffered(t *testing.T) {
 	require.NoError(t, err)
 	require.False(t, res.IsError, text(res))
 	require.Contains(t, text(res), `"stateless"`, "the call ran as a normal call")
+}
+
+// TestTasks_RevokedTokenCancelsItsTasks: a task-augmented claim_mission waiting for work,
+// started with a named token, is cancelled when that token is revoked (its line removed from
+// the token file): its session ends, and with it the task, so the revoked agent cannot be
+// handed a mission by a task it left running. Another token's task goes on.
+func TestTasks_RevokedTokenCancelsItsTasks(t *testing.T) {
+	b := setup(t, setupOpts{})
+	path := filepath.Join(t.TempDir(), "tokens")
+	writeTokens(t, path, "alice "+tokA+"\nbob "+tokB+"\n", 0o600)
+	ts, err := OpenTokenFile(path, nil)
+	require.NoError(t, err)
+	base, _ := httpServer(t, b, HTTPOptions{Tokens: ts})
+	wire := func(token string) *httpWire {
+		res := post(t, base+PathMCP, initTasks, map[string]string{"Authorization": "Bearer " + token})
+		require.Equal(t, http.StatusOK, res.StatusCode)
+		w := &httpWire{t: t, base: base, next: 100, h: map[string]string{"Authorization": "Bearer " + token,
+			"Mcp-Session-Id": res.Header.Get("Mcp-Session-Id"), "Mcp-Protocol-Version": "2025-11-25"}}
+		require.Equal(t, http.StatusAccepted, post(t, base+PathMCP, `{"jsonrpc":"2.0","method":"notifications/initialized"}`, w.h).StatusCode)
+		return w
+	}
+	bob, alice := wire(tokB), wire(tokA)
+	bobs := createTask(t, bob, "claim_mission", `{"agent_id":"bob-1","wait_seconds":300}`, `{}`)
+	alices := createTask(t, alice, "claim_mission", `{"agent_id":"alice-1","wait_seconds":300}`, `{}`)
+	bobRec, p := b.srv.tasks.get(bob.h["Mcp-Session-Id"], bobs.TaskID)
+	require.Nil(t, p)
+	aliceRec, p := b.srv.tasks.get(alice.h["Mcp-Session-Id"], alices.TaskID)
+	require.Nil(t, p)
+
+	writeTokens(t, path, "alice "+tokA+"\n", 0o600)
+	waitFor(t, "bob's task to be cancelled with his token", func() bool { return bobRec.terminal() })
+	v := bobRec.view()
+	require.Equal(t, "cancelled", string(v.Status), v.StatusMessage)
+	require.Contains(t, v.StatusMessage, "revoked")
+	require.False(t, aliceRec.terminal(), "alice's task still waits for work")
 }
