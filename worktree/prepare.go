@@ -48,20 +48,8 @@ type PrepareRequest struct {
 // ErrInvalidStrategy, ErrPathEscapes, ErrDetachedHead, ErrBranchCheckedOut, ErrWorkspaceGone
 // or carry a *GitError.
 func (m *Manager) Prepare(ctx context.Context, req PrepareRequest) (Workspace, error) {
-	if err := m.checkOpen(); err != nil {
+	if err := m.checkPrepare(&req); err != nil {
 		return Workspace{}, err
-	}
-	if req.Repo == nil {
-		return Workspace{}, errors.New("prepare: Repo is required")
-	}
-	if err := ValidateMissionID(req.MissionID); err != nil {
-		return Workspace{}, fmt.Errorf("prepare: %w", err)
-	}
-	if err := ValidateAttempt(req.Attempt); err != nil {
-		return Workspace{}, fmt.Errorf("prepare %s: %w", req.MissionID, err)
-	}
-	if req.Strategy == "" {
-		req.Strategy = StrategyWorktree
 	}
 	if err := m.syncForPrepare(ctx, req); err != nil {
 		return Workspace{}, fmt.Errorf("prepare %s a%d: %w", req.MissionID, req.Attempt, err)
@@ -92,6 +80,27 @@ func (m *Manager) Prepare(ctx context.Context, req PrepareRequest) (Workspace, e
 	m.log.Debug("workspace ready", "mission_id", req.MissionID, "attempt", req.Attempt,
 		"path", ws.Path, "strategy", string(ws.Strategy), "resumed", ws.Resumed, "from_pool", ws.FromPool)
 	return ws, nil
+}
+
+// checkPrepare checks what Prepare and PrepareRemoteBranch need before anything runs: an
+// open manager, a repository, a valid mission id and attempt; it defaults the strategy.
+func (m *Manager) checkPrepare(req *PrepareRequest) error {
+	if err := m.checkOpen(); err != nil {
+		return err
+	}
+	if req.Repo == nil {
+		return errors.New("prepare: Repo is required")
+	}
+	if err := ValidateMissionID(req.MissionID); err != nil {
+		return fmt.Errorf("prepare: %w", err)
+	}
+	if err := ValidateAttempt(req.Attempt); err != nil {
+		return fmt.Errorf("prepare %s: %w", req.MissionID, err)
+	}
+	if req.Strategy == "" {
+		req.Strategy = StrategyWorktree
+	}
+	return nil
 }
 
 // syncForPrepare fetches a remote repository's target before a workspace is made from it, so

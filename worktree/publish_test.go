@@ -89,3 +89,34 @@ func TestPublish_LocalRepositoryIsRefused(t *testing.T) {
 	_, err = m.Publish(ctxT(t), r, ws, "x")
 	require.ErrorContains(t, err, "the repository is local")
 }
+
+// PrepareRemoteBranch pushes the attempt's branch at its start and makes no directory; a
+// snapshot is handed out read-only at the commit it shows; FetchRemoteBranch brings what an
+// agent pushed; a local repository is refused.
+func TestRemoteBranch_PreparedOnTheRemoteAndFetchedBack(t *testing.T) {
+	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
+	m, r := remoteManager(t, b)
+	ws, err := m.PrepareRemoteBranch(ctxT(t), PrepareRequest{Repo: r, MissionID: "m", Attempt: 1})
+	require.NoError(t, err)
+	require.Equal(t, b.url, ws.RemoteURL)
+	require.Equal(t, b.tip("main"), b.tip(ws.Branch), "the branch starts at the target's tip, on the remote")
+	require.NoDirExists(t, ws.Path)
+
+	other := b.pushFile("elsewhere.txt", "x\n") // a commit to push to the attempt's branch
+	gitIn(t, b.dir, "update-ref", "refs/heads/"+ws.Branch, other)
+	tip, err := m.FetchRemoteBranch(ctxT(t), r, ws)
+	require.NoError(t, err)
+	require.Equal(t, other, tip)
+
+	snap, err := m.PrepareRemoteBranch(ctxT(t), PrepareRequest{Repo: r, MissionID: "rv", Attempt: 1, Strategy: StrategySnapshot, SnapshotCommit: ws.Branch})
+	require.NoError(t, err)
+	require.True(t, snap.ReadOnly)
+	require.Equal(t, other, snap.BaseCommit)
+
+	local := newTestManager(t)
+	lr, err := local.Open(newTestRepo(t, map[string]string{"a.txt": "a\n"}).dir)
+	require.NoError(t, err)
+	_, err = local.PrepareRemoteBranch(ctxT(t), PrepareRequest{Repo: lr, MissionID: "m", Attempt: 1})
+	require.ErrorIs(t, err, ErrInvalidStrategy)
+	require.ErrorContains(t, err, "this one is local")
+}

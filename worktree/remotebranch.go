@@ -2,7 +2,6 @@ package worktree
 
 import (
 	"context"
-	"errors"
 	"fmt"
 )
 
@@ -22,23 +21,11 @@ import (
 // repository has a remote branch), the request's own errors as Prepare's, git's *GitError
 // when the push fails.
 func (m *Manager) PrepareRemoteBranch(ctx context.Context, req PrepareRequest) (Workspace, error) {
-	if err := m.checkOpen(); err != nil {
+	if err := m.checkPrepare(&req); err != nil {
 		return Workspace{}, err
-	}
-	if req.Repo == nil {
-		return Workspace{}, errors.New("prepare: Repo is required")
 	}
 	if req.Repo.remote == nil {
 		return Workspace{}, fmt.Errorf("prepare %s: %w: a remote branch needs a repository named by a git remote ([[repositories]] remote); this one is local", req.MissionID, ErrInvalidStrategy)
-	}
-	if err := ValidateMissionID(req.MissionID); err != nil {
-		return Workspace{}, fmt.Errorf("prepare: %w", err)
-	}
-	if err := ValidateAttempt(req.Attempt); err != nil {
-		return Workspace{}, fmt.Errorf("prepare %s: %w", req.MissionID, err)
-	}
-	if req.Strategy == "" {
-		req.Strategy = StrategyWorktree
 	}
 	if req.Resume != nil && req.StartPoint == "" && req.Resume.Branch != "" {
 		req.StartPoint = req.Resume.Branch
