@@ -112,9 +112,15 @@ func (o *op) completeRead(f domain.Fence, res domain.WorkerResult) (domain.Missi
 	return m, o.completedAfter(&m)
 }
 
-// endCompleted records the completed attempt and adds its usage to m and its voyage.
+// endCompleted records the completed attempt and adds its usage to m and its voyage. The
+// running spend is closed already (closeUsage or closeRun): an attempt without usage records
+// none, without looking for a running spend again.
 func (o *op) endCompleted(m *domain.Mission, res *domain.WorkerResult) error {
-	if err := o.endAttempt(m, domain.OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
+	usage := res.Usage
+	if usage == nil {
+		usage = &domain.Usage{}
+	}
+	if err := o.endAttempt(m, domain.OutcomeCompleted, nil, usage, res.Summary); err != nil {
 		return err
 	}
 	return o.addUsage(m, res.Usage)
