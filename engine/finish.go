@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"math"
@@ -12,49 +13,133 @@ import (
 // is added to the mission and its voyage, the landing state becomes pending (or not_required
 // for read-only work), write-area conflicts are dropped, and a parent waiting for its
 // children resumes when this was its last one. Fenced by the epoch.
+//
+// The transition is written first, by one guarded statement that returns the row
+// (completeGuarded); when its guard matches nothing, completeRead reads the mission first and
+// says why (lease lost, not running, not found, a landing already begun) or completes it.
 func (e *Engine) Complete(ctx context.Context, f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
 	var m domain.Mission
 	if err := checkResult(&res, domain.ResultCompleted); err != nil {
 		return m, err
 	}
 	err := e.update(ctx, "", func(o *op) error {
+		var done bool
 		var err error
-		if m, err = o.fenced(f); err != nil {
+		if m, done, err = o.completeGuarded(f, res); err != nil || done {
 			return err
 		}
-		if m.State != domain.StateRunning {
-			return &domain.TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
-		}
-		if res.Usage, err = o.closeUsage(&m, res.Usage); err != nil {
-			return err
-		}
-		if err := o.endAttempt(&m, domain.OutcomeCompleted, nil, res.Usage, res.Summary); err != nil {
-			return err
-		}
-		if err := o.addUsage(&m, res.Usage); err != nil {
-			return err
-		}
-		m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
-		m.Lease.ExpiresAt = time.Time{}
-		landing := domain.LandingPending
-		if landsNothing(&m) != "" { // the reason is told by LandingWhy
-			landing = domain.LandingNotRequired
-		}
-		if err := domain.CheckLanding(m.ID, m.Landing, landing, domain.LandOpComplete); err != nil {
-			return err
-		}
-		m.Landing = landing
-		if err := o.move(&m, domain.StateCompleted, "complete", "mission.completed", map[string]any{
-			"summary": domain.Clip(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
-			return err
-		}
-		if err := o.detachWriteArea(&m); err != nil {
-			return err
-		}
-		return o.childEnded(&m)
+		m, err = o.completeRead(f, res)
+		return err
 	})
 	e.forgetRenewal(f)
 	return m, err
+}
+
+// completeGuarded is Complete written by Tx.MissionComplete, without reading the row first:
+// done false (nothing written) when its guard matched no row, or when the attempt's running
+// spend would count and the guard could not tell it is this attempt's.
+func (o *op) completeGuarded(f domain.Fence, res domain.WorkerResult) (domain.Mission, bool, error) {
+	run, found, err := o.runningUsage(f.MissionID)
+	if err != nil {
+		return domain.Mission{}, false, err
+	}
+	p := CompleteParams{Fence: f, Now: o.now, Result: &res}
+	if found && noUsage(res.Usage) {
+		if run.Attempt <= 0 {
+			return domain.Mission{}, false, nil
+		}
+		u := run.Usage // closeRun's rule, decided before the write: the guard checks the attempt
+		res.Usage, p.Attempt = &u, run.Attempt
+	}
+	m, err := o.tx.MissionComplete(o.ctx, p)
+	if errors.Is(err, domain.ErrGuard) {
+		return m, false, nil
+	}
+	if err != nil {
+		return m, false, err
+	}
+	m.Result = &res
+	o.track(m)
+	if o.actor == "" {
+		o.actor = m.Lease.Owner // the lease holder acts: its events carry its id
+	}
+	if res.Usage, err = o.closeRun(&m, res.Usage, run, found); err != nil {
+		return m, false, err
+	}
+	if err := o.endCompleted(&m, &res); err != nil {
+		return m, false, err
+	}
+	m.Landing = completedLanding(&m)
+	// the usage and a landing not required, when they differ from what the statement wrote
+	if err := o.save(&m, Guard{State: domain.StateCompleted, Epoch: f.Epoch}); err != nil {
+		return m, false, err
+	}
+	data := map[string]any{"from": domain.StateRunning, "to": domain.StateCompleted, "landing": m.Landing,
+		"summary": domain.Clip(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage}
+	if err := o.emit("mission.completed", &m, "", data); err != nil {
+		return m, false, err
+	}
+	return m, true, o.completedAfter(&m)
+}
+
+// completeRead is Complete reading the mission first: it tells why a completion cannot be
+// written (lease lost, not running, landing begun), and completes what the guarded statement
+// could not match to its attempt.
+func (o *op) completeRead(f domain.Fence, res domain.WorkerResult) (domain.Mission, error) {
+	m, err := o.fenced(f)
+	if err != nil {
+		return m, err
+	}
+	if m.State != domain.StateRunning {
+		return m, &domain.TransitionError{MissionID: m.ID, Op: "complete", State: m.State}
+	}
+	if res.Usage, err = o.closeUsage(&m, res.Usage); err != nil {
+		return m, err
+	}
+	if err := o.endCompleted(&m, &res); err != nil {
+		return m, err
+	}
+	m.Result, m.FinishedAt, m.Preempt = &res, o.now, false
+	m.Lease.ExpiresAt = time.Time{}
+	if err := domain.CheckLanding(m.ID, m.Landing, completedLanding(&m), domain.LandOpComplete); err != nil {
+		return m, err
+	}
+	m.Landing = completedLanding(&m)
+	if err := o.move(&m, domain.StateCompleted, "complete", "mission.completed", map[string]any{
+		"summary": domain.Clip(res.Summary, 500), "verdict": res.Verdict, "usage": res.Usage, "landing": m.Landing}); err != nil {
+		return m, err
+	}
+	return m, o.completedAfter(&m)
+}
+
+// endCompleted records the completed attempt and adds its usage to m and its voyage. The
+// running spend is closed already (closeUsage or closeRun): an attempt without usage records
+// none, without looking for a running spend again.
+func (o *op) endCompleted(m *domain.Mission, res *domain.WorkerResult) error {
+	usage := res.Usage
+	if usage == nil {
+		usage = &domain.Usage{}
+	}
+	if err := o.endAttempt(m, domain.OutcomeCompleted, nil, usage, res.Summary); err != nil {
+		return err
+	}
+	return o.addUsage(m, res.Usage)
+}
+
+// completedLanding is the landing state a mission completing now starts in.
+func completedLanding(m *domain.Mission) domain.LandingState {
+	if landsNothing(m) != "" { // the reason is told by LandingWhy
+		return domain.LandingNotRequired
+	}
+	return domain.LandingPending
+}
+
+// completedAfter is what follows a completion: write-area conflicts dropped, the parent told.
+func (o *op) completedAfter(m *domain.Mission) error {
+	if err := o.detachWriteArea(m); err != nil {
+		return err
+	}
+	return o.childEnded(m)
 }
 
 // checkResult validates a worker result for the given final status.

@@ -129,12 +129,14 @@ var errPickHeld = errors.New("engine: the picked mission is held back by a budge
 // pickHeld applies VoyageHold (the planner's budget rule) to a mission an untargeted acquire
 // (a pull-mode claim) just picked: its id when a budget holds it back, "" otherwise. A
 // targeted acquire (req.MissionID: the scheduler's planner chose it, holds applied) is not
-// checked again. The hold is logged: the planner records it where get_mission shows it.
+// checked again. The hold is logged: the planner records it where get_mission shows it. The
+// mission is the row the acquiring statement returned when it returned one (nothing wrote it
+// since, in this transaction), else read.
 func (o *op) pickHeld(a Acquired, req AcquireRequest) (string, error) {
 	if req.MissionID != "" {
 		return "", nil
 	}
-	m, err := o.tx.MissionGet(o.ctx, a.ID)
+	m, err := o.acquiredRow(a)
 	if err != nil {
 		return "", err
 	}
@@ -144,6 +146,15 @@ func (o *op) pickHeld(a Acquired, req AcquireRequest) (string, error) {
 	}
 	o.e.log.Info("claim passed over a mission a budget holds back", "mission_id", a.ID, "agent", req.AgentID, "why", r.Message)
 	return a.ID, nil
+}
+
+// acquiredRow is the mission of lease a: a.Row when the acquire returned it, else read in
+// this transaction.
+func (o *op) acquiredRow(a Acquired) (domain.Mission, error) {
+	if a.Row != nil {
+		return *a.Row, nil
+	}
+	return o.tx.MissionGet(o.ctx, a.ID)
 }
 
 // acquired records the acquire event (with the leader lease it was made under, if any) and

@@ -18,8 +18,10 @@ import (
 //
 // Transitions. Each mission transition is one guarded statement (Tx.MissionSet: UPDATE …
 // WHERE id AND state AND epoch, naming only the columns the transition changed) plus its event
-// row, in one Update. A guard that matches no row is ErrGuard, never a partial write; the
-// engine reports it as a lost race (*StaleError, and ErrLeaseLost for a lease).
+// row, in one Update; a completion is Tx.MissionComplete, which writes and returns the row in
+// one statement without a read before it. A guard that matches no row is ErrGuard, never a
+// partial write; the engine reports it as a lost race (*StaleError, and ErrLeaseLost for a
+// lease).
 //
 // Concurrent writers. Update must behave as if its transactions ran one after another
 // (serializable), whatever the backend:
@@ -199,6 +201,15 @@ type Renewed struct {
 	Epoch     int64
 	ExpiresAt time.Time
 	Preempt   bool
+}
+
+// CompleteParams is a running attempt's completion (Tx.MissionComplete).
+type CompleteParams struct {
+	Fence domain.Fence
+	// Attempt, when > 0, is guarded too: the completion matches only that attempt.
+	Attempt int
+	Now     time.Time
+	Result  *domain.WorkerResult
 }
 
 // Leader is the row that decides which process runs the scheduler loop.
@@ -413,6 +424,13 @@ type Tx interface {
 	// server on the agent's behalf passes false). It returns the lease as renewed (a
 	// heartbeat's answer, nothing more: the hot path).
 	MissionRenew(ctx context.Context, f domain.Fence, expiresAt time.Time, contact bool) (Renewed, error)
+	// MissionComplete completes a running attempt in one guarded statement: where the row is
+	// running at p.Fence's epoch with landing none (and attempt p.Attempt when > 0), it sets
+	// state completed, landing pending, result p.Result, updated_at and finished_at p.Now, no
+	// lease expiry, preempt false and abandons 0, and returns the whole row as written. Usage
+	// and every other column are left as they were. ErrGuard when no row matched (nothing is
+	// written).
+	MissionComplete(ctx context.Context, p CompleteParams) (domain.Mission, error)
 	// MissionDelete removes a mission with its edges, write areas and hold; ErrNotFound when
 	// it is gone.
 	MissionDelete(ctx context.Context, id string) error

@@ -113,16 +113,29 @@ func (o *op) spendBefore(s Spend, prev, now RunningUsage) Spend {
 // agent killed on a budget, or lost in a restart, still counts). The row is removed and the
 // usage added to the profile's day. It returns the usage to record (nil: none at all).
 func (o *op) closeUsage(m *domain.Mission, reported *domain.Usage) (*domain.Usage, error) {
-	run, err := o.tx.UsageRunningGet(o.ctx, m.ID)
-	switch {
-	case errors.Is(err, domain.ErrNotFound):
-	case err != nil:
+	run, found, err := o.runningUsage(m.ID)
+	if err != nil {
 		return nil, err
-	default:
+	}
+	return o.closeRun(m, reported, run, found)
+}
+
+// runningUsage reads the running spend of a mission's attempt (found false: none recorded).
+func (o *op) runningUsage(missionID string) (RunningUsage, bool, error) {
+	run, err := o.tx.UsageRunningGet(o.ctx, missionID)
+	if errors.Is(err, domain.ErrNotFound) {
+		return run, false, nil
+	}
+	return run, err == nil, err
+}
+
+// closeRun is closeUsage with the running spend already read (run, when found).
+func (o *op) closeRun(m *domain.Mission, reported *domain.Usage, run RunningUsage, found bool) (*domain.Usage, error) {
+	if found {
 		if err := o.tx.UsageRunningDelete(o.ctx, m.ID); err != nil {
 			return nil, err
 		}
-		if run.Attempt == m.Attempt && (reported == nil || reported.Tokens() == 0 && reported.CostUSD == 0) {
+		if run.Attempt == m.Attempt && noUsage(reported) {
 			u := run.Usage
 			reported = &u
 		}
@@ -132,6 +145,9 @@ func (o *op) closeUsage(m *domain.Mission, reported *domain.Usage) (*domain.Usag
 	}
 	return reported, o.tx.SpendDayAdd(o.ctx, m.Profile, DayKey(o.now, o.e.Budgets().Day), *reported)
 }
+
+// noUsage says u reports nothing spent (nil, or no tokens and no cost).
+func noUsage(u *domain.Usage) bool { return u == nil || u.Tokens() == 0 && u.CostUSD == 0 }
 
 // RunningUsageOf returns the running spend of a mission's attempt in flight (ErrNotFound:
 // none reported).

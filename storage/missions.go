@@ -104,7 +104,11 @@ var (
 	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = ?`
 	sqlMissionRenew = `UPDATE missions SET lease_expires_at = ?, contacted = contacted | ?
  WHERE id = ? AND epoch = ? AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
-	sqlMissionDelete = `DELETE FROM missions WHERE id = ?`
+	sqlMissionDelete   = `DELETE FROM missions WHERE id = ?`
+	sqlMissionComplete = `UPDATE missions SET state = 'completed', landing = 'pending', result = ?,
+ updated_at = ?, finished_at = ?, lease_expires_at = NULL, preempt = 0, abandons = 0
+ WHERE id = ? AND state = 'running' AND epoch = ? AND landing = 'none' AND (? = 0 OR attempt = ?)
+ RETURNING ` + missionCols
 )
 
 func (t *txn) MissionInsert(ctx context.Context, m *domain.Mission) error {
@@ -185,4 +189,15 @@ func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([
 		out = append(out, m)
 	}
 	return out, translate(rows.Err(), what)
+}
+
+// MissionComplete completes a running attempt in one guarded statement (engine.Tx).
+func (t *txn) MissionComplete(ctx context.Context, p engine.CompleteParams) (domain.Mission, error) {
+	at := ms(p.Now)
+	m, err := scanMission(t.q.queryRow(ctx, sqlMissionComplete, jsonOrNull(p.Result), at, at,
+		p.Fence.MissionID, p.Fence.Epoch, p.Attempt, p.Attempt))
+	if err == sql.ErrNoRows {
+		return m, fmt.Errorf("complete mission %s: %w", p.Fence.MissionID, domain.ErrGuard)
+	}
+	return m, translate(err, "complete mission "+p.Fence.MissionID)
 }

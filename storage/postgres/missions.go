@@ -116,8 +116,12 @@ var (
 	// duplicate is told by no row inserted (MissionInsert).
 	sqlMissionInsert = `INSERT INTO missions (` + immutableCols + `, ` + mutableCols + `, id, created_at)
  VALUES (` + placeholders(1, 54) + `) ON CONFLICT DO NOTHING`
-	sqlMissionGet   = `SELECT ` + missionCols + ` FROM missions WHERE id = $1`
-	sqlMissionByKey = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = $1`
+	sqlMissionGet      = `SELECT ` + missionCols + ` FROM missions WHERE id = $1`
+	sqlMissionByKey    = `SELECT ` + missionCols + ` FROM missions WHERE idempotency_key = $1`
+	sqlMissionComplete = `UPDATE missions SET state = 'completed', landing = 'pending', result = $1,
+ updated_at = $2, finished_at = $2, lease_expires_at = NULL, preempt = 0, abandons = 0
+ WHERE id = $3 AND state = 'running' AND epoch = $4 AND landing = 'none' AND ($5 = 0 OR attempt = $5)
+ RETURNING ` + missionCols
 	sqlMissionLease = `SELECT state, epoch, lease_expires_at, preempt FROM missions WHERE id = $1`
 	sqlMissionRenew = `UPDATE missions SET lease_expires_at = $1, contacted = contacted | $2
  WHERE id = $3 AND epoch = $4 AND state IN ('leased','running') RETURNING state, epoch, lease_expires_at, preempt`
@@ -218,4 +222,15 @@ func (t *txn) queryMissions(ctx context.Context, what, q string, args ...any) ([
 		out = append(out, m)
 	}
 	return out, translate(rows.Err(), what)
+}
+
+// MissionComplete completes a running attempt in one guarded statement (engine.Tx). A guard
+// miss matches no row, which is ErrGuard and no failed statement: the transaction stays usable.
+func (t *txn) MissionComplete(ctx context.Context, p engine.CompleteParams) (domain.Mission, error) {
+	m, err := scanMission(t.q.QueryRow(ctx, sqlMissionComplete, jsonOrNull(p.Result), ms(p.Now),
+		p.Fence.MissionID, p.Fence.Epoch, p.Attempt))
+	if errors.Is(err, pgx.ErrNoRows) {
+		return m, fmt.Errorf("complete mission %s: %w", p.Fence.MissionID, domain.ErrGuard)
+	}
+	return m, translate(err, "complete mission "+p.Fence.MissionID)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// exerciseLeases covers MissionLease, MissionRenew, LeaseFences, MissionsLeased and
+// exerciseLeases covers MissionLease, MissionRenew, MissionComplete, LeaseFences, MissionsLeased and
 // MissionsExpired.
 func exerciseLeases(t *testing.T, open Opener) {
 	group(t, "MissionLease", func(t *testing.T) {
@@ -68,6 +68,58 @@ func exerciseLeases(t *testing.T, open Opener) {
 				requireRenewGuard(e, domain.Fence{MissionID: "m-" + string(s), Epoch: 2})
 			}
 			requireRenewGuard(e, domain.Fence{MissionID: "missing", Epoch: 1})
+		})
+	})
+
+	group(t, "MissionComplete", func(t *testing.T) {
+		run(t, "WritesTheCompletionAndReturnsTheRow", open, func(t *testing.T, e *env) {
+			e.add("m1", runningTo("a", 2), func(m *domain.Mission) {
+				m.Preempt, m.Abandons, m.Usage = true, 2, domain.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.5}
+			})
+			now := t0.Add(5 * time.Second)
+			res := &domain.WorkerResult{Status: domain.ResultCompleted, Summary: "done", Verdict: domain.VerdictApproved,
+				Usage: &domain.Usage{InputTokens: 3}}
+			got, err := complete(e, engine.CompleteParams{Fence: domain.Fence{MissionID: "m1", Epoch: 2}, Now: now, Result: res})
+			require.NoError(t, err)
+			require.Equal(t, e.get("m1"), got, "the row as written")
+			require.Equal(t, domain.StateCompleted, got.State)
+			require.Equal(t, domain.LandingPending, got.Landing)
+			require.Equal(t, res, got.Result)
+			require.True(t, got.UpdatedAt.Equal(now))
+			require.True(t, got.FinishedAt.Equal(now))
+			require.True(t, got.StartedAt.Equal(t0), "the attempt's start stays")
+			require.True(t, got.Lease.ExpiresAt.IsZero())
+			require.Equal(t, domain.Lease{Owner: "a", Epoch: 2}, got.Lease, "the owner and epoch stay")
+			require.Equal(t, 2, got.Attempt)
+			require.False(t, got.Preempt)
+			require.Zero(t, got.Abandons)
+			require.Equal(t, domain.Usage{InputTokens: 10, OutputTokens: 5, CostUSD: 0.5}, got.Usage, "the usage is left as it was")
+		})
+		run(t, "GuardsAttemptWhenAsked", open, func(t *testing.T, e *env) {
+			e.add("m1", runningTo("a", 2))
+			f := domain.Fence{MissionID: "m1", Epoch: 2}
+			requireCompleteGuard(e, engine.CompleteParams{Fence: f, Attempt: 3, Now: t0.Add(time.Second)})
+			got, err := complete(e, engine.CompleteParams{Fence: f, Attempt: 2, Now: t0.Add(time.Second)})
+			require.NoError(t, err)
+			require.Equal(t, domain.StateCompleted, got.State)
+			require.Nil(t, got.Result)
+		})
+		run(t, "RefusesAnythingButThisRunningAttemptBeforeItsLanding", open, func(t *testing.T, e *env) {
+			e.add("leased", leasedTo("a", 2, t0.Add(time.Minute)))
+			e.add("done", runningTo("a", 2), inState(domain.StateCompleted))
+			e.add("landing", runningTo("a", 2), func(m *domain.Mission) { m.Landing = domain.LandingPending })
+			e.add("running", runningTo("a", 2))
+			for _, f := range []domain.Fence{{MissionID: "leased", Epoch: 2}, {MissionID: "done", Epoch: 2},
+				{MissionID: "landing", Epoch: 2}, {MissionID: "running", Epoch: 1}, {MissionID: "running", Epoch: 3}, {MissionID: "missing", Epoch: 2}} {
+				var was domain.Mission
+				if f.MissionID != "missing" {
+					was = e.get(f.MissionID)
+				}
+				requireCompleteGuard(e, engine.CompleteParams{Fence: f, Now: t0.Add(time.Second), Result: &domain.WorkerResult{Summary: "x"}})
+				if f.MissionID != "missing" {
+					require.Equal(t, was, e.get(f.MissionID), "nothing written for %+v", f)
+				}
+			}
 		})
 	})
 
@@ -153,4 +205,29 @@ func requireRenewGuard(e *env, f domain.Fence) {
 		return err
 	})
 	require.ErrorIs(e.t, err, domain.ErrGuard)
+}
+
+// runningTo makes a mission running under owner's lease at epoch (attempt epoch, started at
+// t0, lease expiring a minute later).
+func runningTo(owner string, epoch int64) func(*domain.Mission) {
+	return func(m *domain.Mission) {
+		leasedTo(owner, epoch, t0.Add(time.Minute))(m)
+		m.State, m.StartedAt = domain.StateRunning, t0
+	}
+}
+
+func complete(e *env, p engine.CompleteParams) (domain.Mission, error) {
+	var m domain.Mission
+	err := e.s.Update(e.ctx, func(tx engine.Tx) error {
+		var err error
+		m, err = tx.MissionComplete(e.ctx, p)
+		return err
+	})
+	return m, err
+}
+
+func requireCompleteGuard(e *env, p engine.CompleteParams) {
+	e.t.Helper()
+	_, err := complete(e, p)
+	require.ErrorIs(e.t, err, domain.ErrGuard, "%+v", p.Fence)
 }
