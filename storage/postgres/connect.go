@@ -16,6 +16,25 @@ import (
 // is 0.
 const DefaultConnectWait = time.Minute
 
+// IdleInTransactionTimeout is the idle_in_transaction_session_timeout every connection runs
+// with unless the URL sets one (…?idle_in_transaction_session_timeout=30s). A node cut off
+// from the server in the middle of a transaction (a network partition holds its connection
+// open, neither closed nor answered) would otherwise keep that transaction's row locks for
+// as long as the partition lasts: the leader's reaper would wait on the row of the very
+// mission it must take over, and every acquire would skip it (SKIP LOCKED). The server ends
+// such a session after this long and its locks go with it; the store's own transactions are
+// milliseconds long, so no healthy one comes near it.
+const IdleInTransactionTimeout = "10s"
+
+// sessionDefaults sets the session parameters the store relies on, keeping what the URL
+// gives.
+func sessionDefaults(cfg *pgxpool.Config) {
+	rp := cfg.ConnConfig.RuntimeParams
+	if _, ok := rp["idle_in_transaction_session_timeout"]; !ok {
+		rp["idle_in_transaction_session_timeout"] = IdleInTransactionTimeout
+	}
+}
+
 // connect opens a pool on url and pings it, retrying while the server cannot be reached (down,
 // starting up, out of connection slots) with capped exponential backoff for at most wait,
 // logging each failure with its reason (wait ≤ 0: one try). Failures that waiting cannot cure
@@ -27,6 +46,7 @@ func connect(ctx context.Context, url string, wait time.Duration, log *slog.Logg
 	if err != nil {
 		return nil, fmt.Errorf("postgres: %s is not a usable connection URL: %s", SafeURL(url), hidePassword(err.Error(), url))
 	}
+	sessionDefaults(cfg)
 	b := backoff.NewExponentialBackOff()
 	b.InitialInterval, b.MaxInterval = 250*time.Millisecond, 5*time.Second
 	start, tries := time.Now(), 0

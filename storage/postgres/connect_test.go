@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"context"
 	"io"
 	"log/slog"
 	"net"
@@ -124,4 +125,42 @@ func TestOpen_MissingDatabaseFailsAtOnce(t *testing.T) {
 	_, err = Open(ctx, p.String(), Options{Logger: slog.New(slog.NewTextHandler(logs, nil)), ConnectWait: 10 * time.Minute})
 	require.ErrorContains(t, err, "no_such_database_here")
 	require.NotContains(t, logs.String(), "retrying")
+}
+
+// Every connection runs with idle_in_transaction_session_timeout (IdleInTransactionTimeout
+// unless the URL sets one): a transaction left open by a client that went silent — a node cut
+// off by a partition — is ended by the server, and the row lock it held is free again for
+// the others. Without the setting the second UPDATE waits as long as the first transaction
+// stays open.
+func TestOpen_AnAbandonedTransactionDoesNotHoldItsLocks(t *testing.T) {
+	ctx := t.Context()
+	url := pgtest.Database(t)
+	pool, err := connect(ctx, url, 0, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer pool.Close()
+	var got string
+	require.NoError(t, pool.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&got))
+	require.Equal(t, IdleInTransactionTimeout, got)
+
+	short, err := connect(ctx, url+"&idle_in_transaction_session_timeout=1s", 0, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer short.Close()
+	require.NoError(t, short.QueryRow(ctx, "SHOW idle_in_transaction_session_timeout").Scan(&got))
+	require.Equal(t, "1s", got, "the URL's own value is kept")
+	_, err = short.Exec(ctx, "CREATE TABLE lockme (id int PRIMARY KEY, v int); INSERT INTO lockme VALUES (1, 0)")
+	require.NoError(t, err)
+	tx, err := short.Begin(ctx) // the silent node: it locks the row, then says nothing more
+	require.NoError(t, err)
+	_, err = tx.Exec(ctx, "UPDATE lockme SET v = 1 WHERE id = 1")
+	require.NoError(t, err)
+
+	other, err := connect(ctx, url, 0, slog.New(slog.DiscardHandler), nil)
+	require.NoError(t, err)
+	defer other.Close()
+	wctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	_, err = other.Exec(wctx, "UPDATE lockme SET v = 2 WHERE id = 1")
+	require.NoError(t, err, "the abandoned transaction's lock was released when the server ended it")
+	require.Error(t, tx.Commit(ctx), "the abandoned transaction was ended by the server")
+	require.NoError(t, other.QueryRow(ctx, "SELECT v FROM lockme WHERE id = 1").Scan(new(int)))
 }
