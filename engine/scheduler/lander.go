@@ -68,7 +68,11 @@ func (lr *lander) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	groups, waits := planner.Landings(lr.snapshot(v))
+	s := lr.snapshot(v)
+	if s.Locks, err = lr.otherLocks(ctx, v); err != nil {
+		return err
+	}
+	groups, waits := planner.Landings(s)
 	for _, w := range waits {
 		lr.log.Debug("landing waits", "mission_id", w.MissionID, "reason_code", w.Reason.Code, "reason", w.Reason.Message)
 	}
@@ -125,7 +129,8 @@ func (lr *lander) apply(groups []planner.LandingGroup) {
 // wait returns when every worker started so far has returned.
 func (lr *lander) wait() { lr.workers.Wait() }
 
-// startWorker starts the landing worker of one target unless it already runs.
+// startWorker starts the landing worker of one target unless it already runs; in cluster
+// mode the worker lands only while it holds the target's landing lock (landlock.go).
 func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 	lr.mu.Lock()
 	busy := lr.busy[key]
@@ -143,6 +148,11 @@ func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 			lr.mu.Unlock()
 			lr.host.wake()
 		}()
+		release, ok := lr.lockTarget(lr.host.stop, key)
+		if !ok {
+			return
+		}
+		defer release()
 		lr.landBranch(lr.host.stop, moves)
 	})
 }
