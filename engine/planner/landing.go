@@ -29,6 +29,9 @@ type LandingSnapshot struct {
 	Policies map[string]LandingPolicy
 	// Busy names the targets (TargetKey) whose landing worker runs in this process.
 	Busy map[string]bool
+	// Node is this node's name in cluster mode ("" on a single node): a wait for this
+	// process's own worker names it.
+	Node string
 	// Locks are the live landing locks other nodes hold (cluster mode; nil on a single
 	// node), by TargetKey: a landing onto one of those targets waits.
 	Locks map[string]engine.LandingLock
@@ -137,7 +140,7 @@ func Landings(s LandingSnapshot) ([]LandingGroup, []engine.Hold) {
 func (s LandingSnapshot) queuedWait(m *domain.Mission, target string) *engine.Reason {
 	k := TargetKey(m.Repository, target)
 	if s.Busy[k] {
-		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, "", time.Time{})}
+		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, s.Node, time.Time{})}
 	}
 	if l, ok := s.Locks[k]; ok {
 		return &engine.Reason{Code: domain.LandWaitTargetBusy, Until: l.ExpiresAt,

@@ -206,6 +206,12 @@ func TestLandings_ALockedTargetNamesItsNodeAndUntilWhen(t *testing.T) {
 	require.Contains(t, r.Message, "node east-2 is landing onto the default branch of /repo")
 	require.Contains(t, r.Message, until.Format(time.RFC3339))
 	require.True(t, until.Equal(r.Until))
+
+	s.Locks, s.Busy, s.Node = nil, map[string]bool{k: true}, "west-1"
+	_, ws = planner.Landings(s)
+	require.Equal(t, "node west-1 is landing onto the default branch of /repo: this one is taken when it is done", ws[0].Reason.Message,
+		"in cluster mode this node's own worker is named too")
+	require.True(t, ws[0].Reason.Until.IsZero())
 }
 
 // The rule that decides which landings the queue works on and the text that explains the

@@ -85,7 +85,7 @@ func (lr *lander) runOnce(ctx context.Context) error {
 // landings waiting for a clean checkout whose retry this process has not reached yet (its
 // own clock: a new leader retries at once).
 func (lr *lander) snapshot(v engine.LandingView) planner.LandingSnapshot {
-	s := planner.LandingSnapshot{LandingView: v, Policies: map[string]planner.LandingPolicy{}, Busy: map[string]bool{}, RetryAt: map[string]time.Time{}}
+	s := planner.LandingSnapshot{LandingView: v, Node: lr.cfg.Node, Policies: map[string]planner.LandingPolicy{}, Busy: map[string]bool{}, RetryAt: map[string]time.Time{}}
 	for _, ms := range [][]domain.Mission{v.Queue, v.Awaiting} {
 		for i := range ms {
 			s.Policies[ms[i].Repository] = lr.cfg.landingPolicy(ms[i].Repository)
