@@ -142,11 +142,14 @@ func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 	lr.workers.Add(1)
 	lr.host.spawn(func() {
 		defer lr.workers.Done()
+		landed := false
 		defer func() {
 			lr.mu.Lock()
 			delete(lr.busy, key)
 			lr.mu.Unlock()
-			lr.host.wake()
+			if landed { // a refused lock wakes no one: the holder's release is a commit, which wakes every node
+				lr.host.wake()
+			}
 		}()
 		release, ok := lr.lockTarget(lr.host.stop, key)
 		if !ok {
@@ -154,6 +157,7 @@ func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 		}
 		defer release()
 		lr.landBranch(lr.host.stop, moves)
+		landed = true
 	})
 }
 
