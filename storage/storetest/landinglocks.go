@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 	"time"
 
@@ -45,6 +47,40 @@ func exerciseLandingLocks(t *testing.T, open Opener) {
 			other := engine.LandingLock{Target: "/repo:release", Node: "b", ExpiresAt: t0.Add(time.Minute)}
 			require.True(t, lockTry(e, other, t0))
 			require.Equal(t, []engine.LandingLock{lock("a", t0), other}, lockList(e, t0), "by target")
+		})
+	})
+	group(t, "LandingLockRace", func(t *testing.T) {
+		run(t, "OneOfManyNodesTakesAFreeOrExpiredTarget", open, func(t *testing.T, e *env) {
+			const nodes = 8
+			for round, at := range []time.Time{t0, t0.Add(time.Minute)} { // free, then a's expired
+				if round == 1 {
+					require.True(t, lockTry(e, lock("a", t0), t0))
+				}
+				var wg sync.WaitGroup
+				won := make([]bool, nodes)
+				errs := make([]error, nodes)
+				for n := range nodes {
+					wg.Go(func() {
+						errs[n] = e.s.Update(e.ctx, func(tx engine.Tx) error {
+							var err error
+							won[n], err = tx.LandingLockTry(e.ctx, lock(fmt.Sprintf("n%d-%d", round, n), at), at)
+							return err
+						})
+					})
+				}
+				wg.Wait()
+				winners := 0
+				for n := range nodes {
+					require.NoError(t, errs[n])
+					if won[n] {
+						winners++
+						require.Equal(t, []engine.LandingLock{lock(fmt.Sprintf("n%d-%d", round, n), at)}, lockList(e, at))
+					}
+				}
+				require.Equal(t, 1, winners, "round %d: exactly one node holds the target", round)
+				holder := lockList(e, at)[0].Node
+				e.update(func(tx engine.Tx) error { return tx.LandingLockRelease(e.ctx, target, holder) })
+			}
 		})
 	})
 	group(t, "LandingLockRelease", func(t *testing.T) {
