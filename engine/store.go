@@ -332,6 +332,8 @@ type Reader interface {
 	NodeGet(ctx context.Context, name string) (Node, error)
 	// NodeList returns every node lease ever taken, expired ones included, by name.
 	NodeList(ctx context.Context) ([]Node, error)
+	// LandingLocks returns the landing locks live at now (expires_at after now), by target.
+	LandingLocks(ctx context.Context, now time.Time) ([]LandingLock, error)
 
 	// The notification outbox (engine/outbox.go). NoticeCursor is the sequence of the last
 	// event turned into notices (a new store starts at its newest event, 0 when empty).
@@ -492,6 +494,13 @@ type Tx interface {
 	// NodeResign ends the node lease of name held by owner at epoch (its expiry becomes
 	// now's); anything else changes nothing and is no error.
 	NodeResign(ctx context.Context, name, owner string, epoch int64, now time.Time) error
+	// LandingLockTry takes the landing lock of l.Target for l.Node until l.ExpiresAt when it
+	// is free, expired at now, or already l.Node's (a renewal), in one guarded statement, and
+	// reports whether l.Node holds it afterwards; another node's live lock is left as it is.
+	LandingLockTry(ctx context.Context, l LandingLock, now time.Time) (bool, error)
+	// LandingLockRelease deletes the landing lock of target when node holds it; anything else
+	// changes nothing and is no error.
+	LandingLockRelease(ctx context.Context, target, node string) error
 
 	// NoticeEnqueue inserts ns (setting each ID, in order) and sets the notice cursor to
 	// cursor, in this transaction.

@@ -29,13 +29,20 @@ type LandingSnapshot struct {
 	Policies map[string]LandingPolicy
 	// Busy names the targets (TargetKey) whose landing worker runs in this process.
 	Busy map[string]bool
+	// Node is this node's name in cluster mode ("" on a single node): a wait for this
+	// process's own worker names it.
+	Node string
+	// Locks are the live landing locks other nodes hold (cluster mode; nil on a single
+	// node), by TargetKey: a landing onto one of those targets waits.
+	Locks map[string]engine.LandingLock
 	// RetryAt are the landings waiting for a clean checkout whose next retry this process
 	// has not reached yet, with when it is due, by mission id.
 	RetryAt map[string]time.Time
 }
 
-// TargetKey names one target: a repository and its target branch.
-func TargetKey(repository, branch string) string { return repository + "\x00" + branch }
+// TargetKey names one target: a repository and its target branch (the key of its landing
+// lock in cluster mode, engine.LandingTarget).
+func TargetKey(repository, branch string) string { return engine.LandingTarget(repository, branch) }
 
 // Target is the target branch mission m lands on under policies: its own, else its
 // repository's ("" for the repository's default branch).
@@ -94,7 +101,7 @@ func (g LandingGroup) Key() string { return TargetKey(g.Repository, g.TargetBran
 // Landings decides the landing part of a plan: which landings of the queue move now,
 // grouped per target in the order of their oldest mission, and why each other one waits
 // (one hold per mission, its code from engine/domain/landingwait.go). A queued landing waits
-// when its target's worker is in flight, when its review round is still at work, or when it
+// when its target's worker is in flight, when another node holds its target's landing lock, when its review round is still at work, or when it
 // waits for a clean checkout and its retry is not due; a landing that waits for approval or
 // a repair mission waits for that. A landing waiting for a clean checkout whose retry is due
 // moves and keeps its wait (the retry may find the checkout still dirty), so that its hold
@@ -131,9 +138,13 @@ func Landings(s LandingSnapshot) ([]LandingGroup, []engine.Hold) {
 
 // queuedWait is why a queued landing does not move now (nil: it moves).
 func (s LandingSnapshot) queuedWait(m *domain.Mission, target string) *engine.Reason {
-	if s.Busy[TargetKey(m.Repository, target)] {
-		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: fmt.Sprintf(
-			"another landing on %s of %s is in flight: this one is taken when it is done", orDefault(target, "the default branch"), m.Repository)}
+	k := TargetKey(m.Repository, target)
+	if s.Busy[k] {
+		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, s.Node, time.Time{})}
+	}
+	if l, ok := s.Locks[k]; ok {
+		return &engine.Reason{Code: domain.LandWaitTargetBusy, Until: l.ExpiresAt,
+			Message: domain.TargetBusyText(m.Repository, target, l.Node, l.ExpiresAt)}
 	}
 	if _, ok := s.RetryAt[m.ID]; ok && m.Landing == domain.LandingWaiting {
 		r := stateWait(m)

@@ -57,6 +57,7 @@ func waitCodes(ws []engine.Hold) map[string]string {
 func TestLandings_Rules(t *testing.T) {
 	t.Parallel()
 	busyMain := map[string]bool{planner.TargetKey("/repo", "main"): true}
+	lockedMain := map[string]engine.LandingLock{planner.TargetKey("/repo", "main"): {Target: planner.TargetKey("/repo", "main"), Node: "n2", ExpiresAt: t0.Add(time.Minute)}}
 	cases := []struct {
 		name     string
 		queue    []domain.Mission
@@ -65,6 +66,7 @@ func TestLandings_Rules(t *testing.T) {
 		repairs  map[string][]domain.Mission
 		policies map[string]planner.LandingPolicy
 		busy     map[string]bool
+		locks    map[string]engine.LandingLock
 		retryAt  map[string]time.Time
 		moves    []string
 		waits    map[string]string
@@ -82,6 +84,16 @@ func TestLandings_Rules(t *testing.T) {
 		{name: "target busy waits, another target moves",
 			queue: []domain.Mission{done(1, domain.LandingPending, target("main")), done(2, domain.LandingPending, target("dev"))},
 			busy:  busyMain, moves: []string{"/repo@dev: m02/land"}, waits: map[string]string{"m01": domain.LandWaitTargetBusy}},
+		{name: "a target another node holds the landing lock of waits, another target moves",
+			queue: []domain.Mission{done(1, domain.LandingPending, target("main")), done(2, domain.LandingPending, target("dev"))},
+			locks: lockedMain, moves: []string{"/repo@dev: m02/land"}, waits: map[string]string{"m01": domain.LandWaitTargetBusy}},
+		{name: "a lock of the same branch of another repository does not hold it",
+			queue: []domain.Mission{done(1, domain.LandingPending, target("main"), repo("/other"))},
+			locks: lockedMain, moves: []string{"/other@main: m01/land"}, waits: map[string]string{}},
+		{name: "a locked target holds its review and its approval request too",
+			queue:    []domain.Mission{done(1, domain.LandingPending, target("main"), reviewed), done(2, domain.LandingPending, target("main"))},
+			policies: map[string]planner.LandingPolicy{"/repo": {Approval: true}},
+			locks:    lockedMain, moves: []string{}, waits: map[string]string{"m01": domain.LandWaitTargetBusy, "m02": domain.LandWaitTargetBusy}},
 		{name: "review required without a round starts one",
 			queue: []domain.Mission{done(1, domain.LandingPending, reviewed)},
 			moves: []string{"/repo@: m01/review"}, waits: map[string]string{}},
@@ -130,7 +142,7 @@ func TestLandings_Rules(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			s := planner.LandingSnapshot{LandingView: engine.LandingView{Queue: c.queue, Awaiting: c.awaiting, Reviews: c.reviews, Repairs: c.repairs},
-				Policies: c.policies, Busy: c.busy, RetryAt: c.retryAt}
+				Policies: c.policies, Busy: c.busy, Locks: c.locks, RetryAt: c.retryAt}
 			gs, ws := planner.Landings(s)
 			require.Equal(t, c.moves, moves(gs))
 			require.Equal(t, c.waits, waitCodes(ws))
@@ -173,6 +185,33 @@ func TestLandings_WaitsExplainThemselves(t *testing.T) {
 	require.Contains(t, why["m04"].Message, "approve_landing m04")
 	require.Equal(t, fix.ID, why["m05"].MissionID)
 	require.Contains(t, why["m05"].Message, "repair mission "+fix.ID)
+}
+
+// A landing onto a target whose landing lock another node holds names that node and when the
+// lock runs out (Until too, for status), from domain.TargetBusyText.
+func TestLandings_ALockedTargetNamesItsNodeAndUntilWhen(t *testing.T) {
+	t.Parallel()
+	until := t0.Add(time.Minute)
+	k := planner.TargetKey("/repo", "")
+	s := planner.LandingSnapshot{
+		LandingView: engine.LandingView{Queue: []domain.Mission{done(1, domain.LandingPending)}},
+		Locks:       map[string]engine.LandingLock{k: {Target: k, Node: "east-2", ExpiresAt: until}},
+	}
+	gs, ws := planner.Landings(s)
+	require.Empty(t, gs)
+	require.Len(t, ws, 1)
+	r := ws[0].Reason
+	require.Equal(t, domain.LandWaitTargetBusy, r.Code)
+	require.Equal(t, domain.TargetBusyText("/repo", "", "east-2", until), r.Message)
+	require.Contains(t, r.Message, "node east-2 is landing onto the default branch of /repo")
+	require.Contains(t, r.Message, until.Format(time.RFC3339))
+	require.True(t, until.Equal(r.Until))
+
+	s.Locks, s.Busy, s.Node = nil, map[string]bool{k: true}, "west-1"
+	_, ws = planner.Landings(s)
+	require.Equal(t, "node west-1 is landing onto the default branch of /repo: this one is taken when it is done", ws[0].Reason.Message,
+		"in cluster mode this node's own worker is named too")
+	require.True(t, ws[0].Reason.Until.IsZero())
 }
 
 // The rule that decides which landings the queue works on and the text that explains the

@@ -68,7 +68,11 @@ func (lr *lander) runOnce(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	groups, waits := planner.Landings(lr.snapshot(v))
+	s := lr.snapshot(v)
+	if s.Locks, err = lr.otherLocks(ctx, v); err != nil {
+		return err
+	}
+	groups, waits := planner.Landings(s)
 	for _, w := range waits {
 		lr.log.Debug("landing waits", "mission_id", w.MissionID, "reason_code", w.Reason.Code, "reason", w.Reason.Message)
 	}
@@ -81,7 +85,7 @@ func (lr *lander) runOnce(ctx context.Context) error {
 // landings waiting for a clean checkout whose retry this process has not reached yet (its
 // own clock: a new leader retries at once).
 func (lr *lander) snapshot(v engine.LandingView) planner.LandingSnapshot {
-	s := planner.LandingSnapshot{LandingView: v, Policies: map[string]planner.LandingPolicy{}, Busy: map[string]bool{}, RetryAt: map[string]time.Time{}}
+	s := planner.LandingSnapshot{LandingView: v, Node: lr.cfg.Node, Policies: map[string]planner.LandingPolicy{}, Busy: map[string]bool{}, RetryAt: map[string]time.Time{}}
 	for _, ms := range [][]domain.Mission{v.Queue, v.Awaiting} {
 		for i := range ms {
 			s.Policies[ms[i].Repository] = lr.cfg.landingPolicy(ms[i].Repository)
@@ -125,7 +129,8 @@ func (lr *lander) apply(groups []planner.LandingGroup) {
 // wait returns when every worker started so far has returned.
 func (lr *lander) wait() { lr.workers.Wait() }
 
-// startWorker starts the landing worker of one target unless it already runs.
+// startWorker starts the landing worker of one target unless it already runs; in cluster
+// mode the worker lands only while it holds the target's landing lock (landlock.go).
 func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 	lr.mu.Lock()
 	busy := lr.busy[key]
@@ -137,13 +142,22 @@ func (lr *lander) startWorker(key string, moves []planner.LandingMove) {
 	lr.workers.Add(1)
 	lr.host.spawn(func() {
 		defer lr.workers.Done()
+		landed := false
 		defer func() {
 			lr.mu.Lock()
 			delete(lr.busy, key)
 			lr.mu.Unlock()
-			lr.host.wake()
+			if landed { // a refused lock wakes no one: the holder's release is a commit, which wakes every node
+				lr.host.wake()
+			}
 		}()
+		release, ok := lr.lockTarget(lr.host.stop, key)
+		if !ok {
+			return
+		}
+		defer release()
 		lr.landBranch(lr.host.stop, moves)
+		landed = true
 	})
 }
 

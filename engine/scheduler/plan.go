@@ -48,7 +48,8 @@ func (s *Scheduler) computePlan(ctx context.Context) (*tickPlan, error) {
 
 // snapshot reads what the planner decides on: the store's part in one read transaction
 // (engine.PlanningView, the landing queue included), what this process supervises (which
-// running missions can yield, which targets its landing workers are on), and the host's
+// running missions can yield, which targets its landing workers are on; in cluster mode the
+// landing locks other nodes hold), and the host's
 // resource readings when there is a candidate to gate.
 func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (planner.Snapshot, time.Time, error) {
 	now := s.eng.Now()
@@ -60,6 +61,9 @@ func (s *Scheduler) snapshot(ctx context.Context, profiles []planner.Profile) (p
 		Voyages: v.Voyages, Holds: v.Holds, Outcomes: v.Outcomes, Agents: v.Agents,
 		SubjectModels: map[string]string{}, Yieldable: map[string]bool{}, Landing: s.land.snapshot(v.Landing),
 		RateWindows: v.RateWindows, TokenLimits: v.TokenLimits, Node: s.cfg.Node}
+	if snap.Landing.Locks, err = s.land.otherLocks(ctx, v.Landing); err != nil {
+		return planner.Snapshot{}, now, fmt.Errorf("landing locks: %w", err)
+	}
 	for _, m := range v.Candidates {
 		if u, ok := v.Subjects[m.SubjectID]; ok && m.Kind == domain.KindReview {
 			snap.SubjectModels[m.ID] = runOf(&u).Model

@@ -33,7 +33,7 @@ var ErrImportMismatch = errors.New("the copy does not match the SQLite store")
 var importTables = []string{
 	"voyages", "missions", "dependencies", "write_areas", "attempts", "workspaces", "landings",
 	"waves", "escalations", "agents", "events", "scheduler", "leader", "holds", "notice_cursor",
-	"notices", "rate_windows", "usage_running", "spend_daily", "nodes",
+	"notices", "rate_windows", "usage_running", "spend_daily", "nodes", "landing_locks",
 	"mission_counts", "voyage_counts", "attempt_outcomes",
 }
 

@@ -48,6 +48,7 @@ var areas = []area{
 	{"RateWindows", exerciseRateWindows},
 	{"Leader", exerciseLeader},
 	{"Nodes", exerciseNodes},
+	{"LandingLocks", exerciseLandingLocks},
 	{"Workspaces", exerciseWorkspaces},
 	{"Prune", exercisePrune},
 	{"Transactions", exerciseTransactions},
