@@ -201,6 +201,11 @@ func (e *Engine) ResolveEscalation(ctx context.Context, id, action, note, actor 
 			if err := o.applyResolution(mid, esc.ID, action, note); err != nil {
 				return err
 			}
+			if action == ResolveRetry && esc.VoyageID != "" {
+				if err := o.retryReported(mid, esc); err != nil {
+					return err
+				}
+			}
 		}
 		return o.reopenVoyage(esc.VoyageID, esc.ID)
 	})
@@ -255,6 +260,22 @@ func (o *op) applyResolution(missionID, escID, action, note string) error {
 		return o.cancel(&m, "resolved: "+action, action == ResolveSkip)
 	}
 	return nil
+}
+
+// retryReported retries a failed mission of the voyage whose blocker report esc lists, as
+// retry_mission would (a fresh retry budget, its blocked dependents reopened): "retry" on a
+// voyage's report means its stuck missions run again, and a failed one is stuck too —
+// otherwise the voyage reopened only to block again at once with the same report.
+func (o *op) retryReported(missionID string, esc domain.Escalation) error {
+	m, err := o.get(missionID)
+	if err != nil || m.State != domain.StateFailed || m.VoyageID != esc.VoyageID {
+		return nil // blocked ones went through applyResolution; others moved on or were purged
+	}
+	m.AttemptsUsed, m.NotBefore, m.EscalationID, m.LastSignature = 0, time.Time{}, "", ""
+	if err := o.reopen(&m, "retry", "mission.retried", map[string]any{"escalation_id": esc.ID}); err != nil {
+		return err
+	}
+	return o.reopenBlockedBy(m.ID)
 }
 
 // reopen moves a blocked, failed or cancelled mission back to pending and re-records its

@@ -252,3 +252,37 @@ func TestRetry_CancelledMissionCancelsItsDebugger(t *testing.T) {
 	require.Equal(t, "the mission it debugs, "+m.ID+", was cancelled", got.Mission.Decision.Reason)
 	require.Equal(t, domain.OutcomeCancelled, got.Attempts[len(got.Attempts)-1].Outcome)
 }
+
+// A voyage blocked by a report of failed missions: resolving the report with retry runs them
+// again (fresh retry budget), as `escalations show` promises ("the blocked missions run
+// again"). It did nothing for failed missions, and the voyage blocked again at once with the
+// same report (found in the t14 cluster trial).
+func TestResolveRetryOfAVoyageReportRetriesItsFailedMissions(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	d, err := b.e.Dispatch(b.ctx, engine.VoyageSpec{Title: "two", Missions: []engine.MissionSpec{
+		{Key: "A", Title: "A", WriteArea: []string{"a/**"}, RetryBudget: budget(0)},
+		{Key: "B", Title: "B", WriteArea: []string{"b/**"}, RetryBudget: budget(0)},
+	}}, "t")
+	require.NoError(t, err)
+	for _, k := range []string{"A", "B"} {
+		b.failRunning(d.IDs[k], domain.Failure{Kind: "dispatch", Summary: "remote has no commit"})
+	}
+	s, err := b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.VoyageBlocked, s.Voyage.State)
+	report := s.Voyage.EscalationID
+	require.NotEmpty(t, report)
+
+	_, err = b.e.ResolveEscalation(b.ctx, report, engine.ResolveRetry, "remote fixed", "person")
+	require.NoError(t, err)
+	for _, k := range []string{"A", "B"} {
+		m := b.get(d.IDs[k])
+		require.Equal(t, domain.StatePending, m.State, k)
+		require.Zero(t, m.AttemptsUsed, k)
+	}
+	s, err = b.e.SettleVoyage(b.ctx, d.Voyage.ID, nil)
+	require.NoError(t, err)
+	require.Equal(t, domain.VoyageActive, s.Voyage.State, "the voyage goes on instead of blocking again")
+	b.verifyReplay()
+}

@@ -191,7 +191,7 @@ func (m *Manager) cloneRemote(ctx context.Context, rm Remote, dir string) error 
 	}
 	head, err := m.git.run(ctx, tmp, runOpts{readOnly: true}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
-		return errors.New("the remote has no commit on its default branch: push a first commit to it")
+		return m.unbornRemoteHead(ctx, tmp, rm.URL)
 	}
 	if _, err := m.git.run(ctx, tmp, runOpts{}, "update-ref", "--no-deref", "HEAD", strings.TrimSpace(string(head))); err != nil {
 		return fmt.Errorf("detach the clone's HEAD: %w", err)
@@ -201,6 +201,25 @@ func (m *Manager) cloneRemote(ctx context.Context, rm Remote, dir string) error 
 	}
 	m.log.Info("remote repository cloned", "repository", rm.Name, "url", rm.URL, "path", dir)
 	return nil
+}
+
+// unbornRemoteHead explains a clone whose HEAD has no commit: the remote's default branch
+// (its HEAD) names a branch nobody pushed — `git init --bare` names master, and the work was
+// pushed to main — or the remote is empty. It names the branches the remote does have and
+// the command that points its HEAD at one.
+func (m *Manager) unbornRemoteHead(ctx context.Context, clone, url string) error {
+	head := "HEAD"
+	if out, err := m.git.run(ctx, clone, runOpts{readOnly: true}, "symbolic-ref", "--quiet", "HEAD"); err == nil {
+		head = strings.TrimPrefix(strings.TrimSpace(string(out)), "refs/heads/")
+	}
+	out, _ := m.git.run(ctx, clone, runOpts{readOnly: true}, "for-each-ref", "--format=%(refname:lstrip=3)", "refs/remotes/origin/")
+	branches := strings.Fields(string(out))
+	if len(branches) == 0 {
+		return errors.New("the remote has no commit yet: push a first commit to it")
+	}
+	return fmt.Errorf("the remote's default branch %s (its HEAD) has no commit; its branches are %s: point its HEAD at one "+
+		"(on the server: git --git-dir=%s symbolic-ref HEAD refs/heads/%s) or push %s",
+		head, strings.Join(branches, ", "), url, branches[0], head)
 }
 
 // remoteHead is the remote's default branch as the clone recorded it (refs/remotes/origin/HEAD),

@@ -279,3 +279,45 @@ func TestRemote_ConfigIsValidated(t *testing.T) {
 		require.ErrorContains(t, err, tc.want, "%+v", tc.remotes)
 	}
 }
+
+// A bare repository made with a plain `git init --bare` names master as its HEAD; work pushed
+// to main leaves that HEAD unborn. The error names the HEAD's branch, the branches there are
+// and the command that repairs it, not "push a first commit".
+func TestRemote_UnbornHeadNamesTheBranchesThereAre(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "shop.git")
+	gitIn(t, base, "init", "-q", "--bare", "-b", "master", dir)
+	seed := newTestRepo(t, map[string]string{"a.txt": "a\n"})
+	seed.git("push", "-q", dir, "HEAD:refs/heads/main")
+	m := newTestManager(t, func(c *Config) { c.Remotes = []Remote{{Name: "shop", URL: dir}} })
+	_, err := m.Open("shop")
+	require.Error(t, err)
+	require.Contains(t, err.Error(), "the remote's default branch master (its HEAD) has no commit; its branches are main")
+	require.Contains(t, err.Error(), "git --git-dir="+dir+" symbolic-ref HEAD refs/heads/main")
+	require.NoDirExists(t, filepath.Join(m.Config().DataDir, "remotes", "shop"), "a failed clone leaves nothing")
+
+	gitIn(t, dir, "symbolic-ref", "HEAD", "refs/heads/main") // the repair the message names
+	r, err := m.Open("shop")
+	require.NoError(t, err)
+	branch, err := r.DefaultBranch()
+	require.NoError(t, err)
+	require.Equal(t, "main", branch)
+}
+
+func TestRemote_EmptyRemoteSaysPushAFirstCommit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "shop.git")
+	gitIn(t, filepath.Dir(dir), "init", "-q", "--bare", "-b", "main", dir)
+	m := newTestManager(t, func(c *Config) { c.Remotes = []Remote{{Name: "shop", URL: dir}} })
+	_, err := m.Open("shop")
+	require.ErrorContains(t, err, "the remote has no commit yet: push a first commit to it")
+}
+
+// A mission naming a remote repository this process was not configured with (added to the
+// file after serve or daemon started) says so and what to do, not "lstat shop2: no such file".
+func TestRemote_UnknownNameSaysTheConfigurationIsReadAtStart(t *testing.T) {
+	b := newBareRemote(t, nil)
+	m, _ := remoteManager(t, b)
+	_, err := m.Open("shop2")
+	require.ErrorIs(t, err, ErrNotRepository)
+	require.ErrorContains(t, err, "no remote repository of that name in this process's configuration, which it read when it started")
+}

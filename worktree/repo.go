@@ -81,6 +81,12 @@ func (m *Manager) Open(path string) (*Repo, error) {
 	if rm, ok := m.remotes[path]; ok {
 		return m.openRemote(context.Background(), rm)
 	}
+	if !filepath.IsAbs(path) && remoteNamePattern.MatchString(path) {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("open repository %s: %w: no remote repository of that name in this process's "+
+				"configuration, which it read when it started: after adding [[repositories]] remote = …, restart serve and daemon", path, ErrNotRepository)
+		}
+	}
 	real, err := filepath.EvalSymlinks(path)
 	if err != nil {
 		return nil, fmt.Errorf("open repository %s: %w: %w", path, ErrNotRepository, err)

@@ -125,7 +125,14 @@ func (a *app) sayWhoLeads(ctx context.Context, what string) {
 		a.log.Warn("could not read who leads the scheduler loop", "err", err)
 		return
 	}
-	if other != "" {
+	switch {
+	case other == "":
+	case a.cfg.Storage.URL != "":
+		// A cluster: the leader lease is the cluster's, not this data dir's, and this process
+		// still runs its own node (or waits for it: "node is run by another live process").
+		a.log.Info("another node leads the cluster-wide duties (reaping, deadlines, voyage settlement): " + other +
+			"; this " + what + " is a node of the same cluster and takes those duties over when that one stops")
+	default:
 		a.log.Warn("another process leads the scheduler loop on this data dir: " + other +
 			"; this " + what + " stands by and takes over when it stops")
 	}
