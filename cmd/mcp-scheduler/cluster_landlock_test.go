@@ -101,7 +101,7 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 		d, err := eng.GetMission(ctx, id)
 		require.NoError(t, err)
 		for _, r := range d.WhyNotRunning {
-			if r.Code == domain.LandWaitTargetBusy && strings.Contains(r.Message, "node "+node+" is landing onto main of shop (its landing lock runs until") {
+			if r.Code == domain.LandWaitTargetBusy && strings.Contains(r.Message, "node "+node+" is landing onto main of shop: this one is taken when that node") {
 				return d.Mission.State == domain.StateCompleted && !d.Mission.Landing.Satisfies()
 			}
 		}

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"time"
 )
 
 // Landing wait codes: why a completed mission's landing does not move now. The planner
@@ -89,19 +88,20 @@ func IsLandingWait(code string) bool {
 
 // TargetBusyText explains LandWaitTargetBusy for a landing on target of repository ("" for
 // the default branch): another landing on it is in flight, in this process (node "" on a
-// single node, this node's name in cluster mode, until zero), or on another node, which holds
-// the target's landing lock until until (cluster mode; the holder renews it while it lands,
-// and a lock not renewed, its node dead, is taken over at expiry).
-func TargetBusyText(repository, target, node string, until time.Time) string {
+// single node, this node's name in cluster mode, locked false), or on another node, which
+// holds the target's landing lock (cluster mode; the holder renews it while it lands, and a
+// lock not renewed, its node dead, is taken over at expiry). The text names no time, so a
+// renewal does not change the hold.
+func TargetBusyText(repository, target, node string, locked bool) string {
 	if target == "" {
 		target = "the default branch"
 	}
 	switch {
 	case node == "":
 		return fmt.Sprintf("another landing on %s of %s is in flight: this one is taken when it is done", target, repository)
-	case until.IsZero():
+	case !locked:
 		return fmt.Sprintf("node %s is landing onto %s of %s: this one is taken when it is done", node, target, repository)
 	}
-	return fmt.Sprintf("node %s is landing onto %s of %s (its landing lock runs until %s unless renewed): this one is taken when that lock is released or expires",
-		node, target, repository, until.UTC().Format(time.RFC3339))
+	return fmt.Sprintf("node %s is landing onto %s of %s: this one is taken when that node's landing lock is released (the node renews it while it lands; it expires a minute after the node stops)",
+		node, target, repository)
 }

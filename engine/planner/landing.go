@@ -140,11 +140,12 @@ func Landings(s LandingSnapshot) ([]LandingGroup, []engine.Hold) {
 func (s LandingSnapshot) queuedWait(m *domain.Mission, target string) *engine.Reason {
 	k := TargetKey(m.Repository, target)
 	if s.Busy[k] {
-		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, s.Node, time.Time{})}
+		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, s.Node, false)}
 	}
 	if l, ok := s.Locks[k]; ok {
-		return &engine.Reason{Code: domain.LandWaitTargetBusy, Until: l.ExpiresAt,
-			Message: domain.TargetBusyText(m.Repository, target, l.Node, l.ExpiresAt)}
+		// No time in the reason: the lock's expiry moves at every renewal, and a reason that
+		// changed would be recorded (and logged) again every 20 s while the landing waits.
+		return &engine.Reason{Code: domain.LandWaitTargetBusy, Message: domain.TargetBusyText(m.Repository, target, l.Node, true)}
 	}
 	if _, ok := s.RetryAt[m.ID]; ok && m.Landing == domain.LandingWaiting {
 		r := stateWait(m)

@@ -187,8 +187,8 @@ func TestLandings_WaitsExplainThemselves(t *testing.T) {
 	require.Contains(t, why["m05"].Message, "repair mission "+fix.ID)
 }
 
-// A landing onto a target whose landing lock another node holds names that node and when the
-// lock runs out (Until too, for status), from domain.TargetBusyText.
+// A landing onto a target whose landing lock another node holds names that node, from
+// domain.TargetBusyText, and no time: the lock's renewals do not change the reason.
 func TestLandings_ALockedTargetNamesItsNodeAndUntilWhen(t *testing.T) {
 	t.Parallel()
 	until := t0.Add(time.Minute)
@@ -202,10 +202,12 @@ func TestLandings_ALockedTargetNamesItsNodeAndUntilWhen(t *testing.T) {
 	require.Len(t, ws, 1)
 	r := ws[0].Reason
 	require.Equal(t, domain.LandWaitTargetBusy, r.Code)
-	require.Equal(t, domain.TargetBusyText("/repo", "", "east-2", until), r.Message)
+	require.Equal(t, domain.TargetBusyText("/repo", "", "east-2", true), r.Message)
 	require.Contains(t, r.Message, "node east-2 is landing onto the default branch of /repo")
-	require.Contains(t, r.Message, until.Format(time.RFC3339))
-	require.True(t, until.Equal(r.Until))
+	require.True(t, r.Until.IsZero())
+	s.Locks[k] = engine.LandingLock{Target: k, Node: "east-2", ExpiresAt: until.Add(20 * time.Second)} // renewed
+	_, again := planner.Landings(s)
+	require.Equal(t, r, again[0].Reason, "a renewal does not change the reason")
 
 	s.Locks, s.Busy, s.Node = nil, map[string]bool{k: true}, "west-1"
 	_, ws = planner.Landings(s)
