@@ -55,6 +55,10 @@ var (
 	// a reason other than a moved target (a hook, permissions, a protected branch, the
 	// network); the error carries git's *GitError with the remote's message. Nothing moved.
 	ErrPushRefused = errors.New("the remote refused the push")
+	// ErrRemoteFailed: a git process talking to a remote repository's URL (fetch, push,
+	// ls-remote) failed for a reason other than a missing ref: the network, the server, a
+	// partition, credentials. It may pass by itself; the error carries git's *GitError.
+	ErrRemoteFailed = errors.New("talking to the remote failed")
 	// ErrNotPublished: an attempt branch that another node made is not on the remote
 	// repository (its node did not publish it: Publish), so this node cannot land or build on
 	// it; the node that ran the attempt still can.

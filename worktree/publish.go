@@ -47,7 +47,7 @@ func (m *Manager) Publish(ctx context.Context, r *Repo, ws Workspace, message st
 	ref := "refs/heads/" + ws.Branch
 	if _, err := m.git.run(ctx, r.root, remoteOpts, "push", "--quiet", "--no-verify", "--end-of-options",
 		r.remote.URL, "+"+ref+":"+ref); err != nil {
-		return "", fmt.Errorf("publish %s to the remote %s: %w", ws.Branch, r.remote.Name, err)
+		return "", fmt.Errorf("publish %s to the remote %s: %w: %w", ws.Branch, r.remote.Name, ErrRemoteFailed, err)
 	}
 	return tip.String(), nil
 }
@@ -67,7 +67,7 @@ func (m *Manager) fetchPublished(ctx context.Context, r *Repo, branch string) er
 			return fmt.Errorf("%w: %s is not on the remote %s (%s): the node that ran the attempt did not publish it; that node can still land it when it runs again",
 				ErrNotPublished, branch, r.remote.Name, r.remote.URL)
 		}
-		return fmt.Errorf("fetch %s from the remote %s: %w", branch, r.remote.Name, err)
+		return fmt.Errorf("fetch %s from the remote %s: %w: %w", branch, r.remote.Name, ErrRemoteFailed, err)
 	}
 	return nil
 }

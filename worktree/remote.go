@@ -187,7 +187,7 @@ func (m *Manager) cloneRemote(ctx context.Context, rm Remote, dir string) error 
 	defer os.RemoveAll(tmp)
 	if _, err := m.git.run(ctx, filepath.Dir(dir), remoteOpts, "clone", "--quiet", "--no-checkout", "--origin", "origin",
 		"--end-of-options", rm.URL, tmp); err != nil {
-		return fmt.Errorf("clone: %w", err)
+		return fmt.Errorf("clone: %w: %w", ErrRemoteFailed, err)
 	}
 	head, err := m.git.run(ctx, tmp, runOpts{readOnly: true}, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {

@@ -80,7 +80,7 @@ func (m *Manager) remoteBranch(ctx context.Context, req PrepareRequest) (Workspa
 		}
 	}
 	if _, err := m.git.run(ctx, r.root, remoteOpts, "push", "--quiet", "--no-verify", "--end-of-options", r.remote.URL, "+"+ref+":"+ref); err != nil {
-		return Workspace{}, fmt.Errorf("push %s to the remote %s: %w", branch, r.remote.Name, err)
+		return Workspace{}, fmt.Errorf("push %s to the remote %s: %w: %w", branch, r.remote.Name, ErrRemoteFailed, err)
 	}
 	return ws, nil
 }

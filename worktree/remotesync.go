@@ -28,7 +28,7 @@ func (m *Manager) fetchTarget(ctx context.Context, r *Repo, target string) error
 		if strings.Contains(stderrOf(err), "couldn't find remote ref") {
 			return fmt.Errorf("%w: branch %q is not on the remote %s (%s)", ErrUnknownRef, target, r.remote.Name, r.remote.URL)
 		}
-		return fmt.Errorf("fetch %s from the remote %s: %w", target, r.remote.Name, err)
+		return fmt.Errorf("fetch %s from the remote %s: %w: %w", target, r.remote.Name, ErrRemoteFailed, err)
 	}
 	return nil
 }

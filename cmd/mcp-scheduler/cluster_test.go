@@ -277,6 +277,13 @@ func dumpCluster(t *testing.T, eng *engine.Engine, nodes map[string]*clusterNode
 	}
 	for _, m := range ms {
 		t.Logf("%s %s state=%s landing=%s node=%s attempt=%d owner=%s", m.ID, m.Key, m.State, m.Landing, m.Node, m.Attempt, m.Lease.Owner)
+		if m.State == domain.StateFailed || m.State == domain.StateBlocked {
+			if d, err := eng.GetMission(context.Background(), m.ID); err == nil {
+				for _, a := range d.Attempts {
+					t.Logf("  attempt %d: %+v", a.Attempt, a)
+				}
+			}
+		}
 	}
 	for name, n := range nodes {
 		log := n.p.stderrText()

@@ -314,9 +314,11 @@ func programDetail(err error) string {
 }
 
 // recoverable reports whether a workspace failure may pass by itself (a lock held too long,
-// a git process that timed out) rather than needing a change.
+// a git process that timed out, a remote that could not be reached — the network, a
+// partition, the server) rather than needing a change.
 func recoverable(err error) bool {
-	if errors.Is(err, worktree.ErrLockBusy) || errors.Is(err, worktree.ErrConcurrentChange) || errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, worktree.ErrLockBusy) || errors.Is(err, worktree.ErrConcurrentChange) || errors.Is(err, context.DeadlineExceeded) ||
+		errors.Is(err, worktree.ErrRemoteFailed) {
 		return true
 	}
 	var ge *worktree.GitError

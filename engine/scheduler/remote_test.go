@@ -1,12 +1,14 @@
 package scheduler_test
 
 import (
+	"net/http"
 	"net/http/cgi"
 	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -22,6 +24,14 @@ import (
 // served by git-http-backend on 127.0.0.1, which the scheduler clones, fetches and pushes to.
 func remoteHarness(t *testing.T) (*harness, string) {
 	t.Helper()
+	h, bare, _ := remoteHarnessWithSwitch(t)
+	return h, bare
+}
+
+// remoteHarnessWithSwitch is remoteHarness with a switch that makes the remote's server answer
+// 503 to every request while it is on (a remote that cannot be reached).
+func remoteHarnessWithSwitch(t *testing.T) (*harness, string, *atomic.Bool) {
+	t.Helper()
 	const backend = "/usr/lib/git-core/git-http-backend"
 	if _, err := os.Stat(backend); err != nil {
 		if testenv.InCI() {
@@ -34,14 +44,41 @@ func remoteHarness(t *testing.T) (*harness, string) {
 	git(t, base, "init", "-q", "--bare", "-b", "main", bare)
 	git(t, bare, "config", "http.receivepack", "true")
 	git(t, makeRepo(t), "push", "-q", bare, "main:main")
-	srv := httptest.NewServer(&cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"}})
+	down := &atomic.Bool{}
+	cgiH := &cgi.Handler{Path: backend, Env: []string{"GIT_PROJECT_ROOT=" + base, "GIT_HTTP_EXPORT_ALL=1"}}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.Load() {
+			http.Error(w, "down for the test", http.StatusServiceUnavailable)
+			return
+		}
+		cgiH.ServeHTTP(w, r)
+	}))
 	t.Cleanup(srv.Close)
 	h := newHarnessWith(t, worktree.Config{Remotes: []worktree.Remote{{Name: "shop", URL: srv.URL + "/shop.git"}}},
 		func(o *engine.Options, _ *scheduler.Config) {
 			o.DefaultRepository = "shop"
 			o.ResolveRepository = func(p string) (string, error) { return p, nil }
 		})
-	return h, bare
+	return h, bare, down
+}
+
+// A remote that cannot be reached when a workspace is prepared (its server answers 503) fails
+// the attempt with kind workspace, within the retry budget — not for good, as a failure no
+// retry can fix would — and once the remote answers again the mission runs and lands.
+func TestRemote_UnreachableRemoteAtPrepareIsRetried(t *testing.T) {
+	h, bare, down := remoteHarnessWithSwitch(t)
+	down.Store(true)
+	m := h.create(engine.MissionSpec{Title: "waits for the remote", WriteArea: []string{"u.txt"}, Brief: "@write u.txt up\n@commit u\n@done"})
+	h.until("the attempt to fail with kind workspace", func() bool {
+		got := h.mission(m.ID)
+		return got.LastFailure != nil && got.LastFailure.Kind == domain.FailureWorkspace
+	})
+	require.NotEqual(t, domain.StateFailed, h.mission(m.ID).State, "not failed for good: %+v", h.mission(m.ID).LastFailure)
+	require.Contains(t, h.mission(m.ID).LastFailure.Diagnostic, "talking to the remote failed")
+	down.Store(false)
+	h.until("it lands once the remote is back", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
+	out, err := exec.Command("git", "-C", bare, "show", "main:u.txt").CombinedOutput()
+	require.NoError(t, err, "%s", out)
 }
 
 // A mission of a remote repository runs in a workspace of the node's clone and lands on the
