@@ -27,15 +27,7 @@ func (e *Engine) LooseMissions(ctx context.Context, limit int) (lines []MissionL
 		domain.StateInterrupted, domain.StateBlocked}
 	err = e.view(ctx, func(r Reader) error {
 		lines, more = nil, false
-		paused, err := r.Paused(ctx)
-		if err != nil {
-			return err
-		}
-		live, err := r.MissionsLeased(ctx)
-		if err != nil {
-			return err
-		}
-		leader, err := r.LeaderGet(ctx)
+		paused, live, leader, err := reasonContext(ctx, r)
 		if err != nil {
 			return err
 		}

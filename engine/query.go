@@ -81,15 +81,21 @@ func (e *Engine) GetMission(ctx context.Context, id string) (MissionDetail, erro
 }
 
 func whyNotRunningIn(ctx context.Context, r Reader, m *domain.Mission, now time.Time) ([]Reason, error) {
-	paused, live, err := pausedAndLive(ctx, r)
-	if err != nil {
-		return nil, err
-	}
-	leader, err := r.LeaderGet(ctx)
+	paused, live, leader, err := reasonContext(ctx, r)
 	if err != nil {
 		return nil, err
 	}
 	return whyNotRunning(ctx, r, m, now, paused, live, leader)
+}
+
+// reasonContext reads what every mission's reasons are judged against: the pause flag, the
+// leased missions and the leader (pausedAndLive, then the leader).
+func reasonContext(ctx context.Context, r Reader) (paused bool, live []domain.Mission, leader Leader, err error) {
+	if paused, live, err = pausedAndLive(ctx, r); err != nil {
+		return false, nil, Leader{}, err
+	}
+	leader, err = r.LeaderGet(ctx)
+	return paused, live, leader, err
 }
 
 // ListMissions pages through missions; pass the last id as f.Cursor for the next page.
@@ -143,15 +149,7 @@ func (e *Engine) VoyageStatus(ctx context.Context, id string) (VoyageDetail, err
 		if err != nil {
 			return err
 		}
-		paused, err := r.Paused(ctx)
-		if err != nil {
-			return err
-		}
-		live, err := r.MissionsLeased(ctx)
-		if err != nil {
-			return err
-		}
-		leader, err := r.LeaderGet(ctx)
+		paused, live, leader, err := reasonContext(ctx, r)
 		if err != nil {
 			return err
 		}
