@@ -32,19 +32,29 @@ const (
 // before the next appender takes its seq (PostgreSQL releases transaction locks after the
 // commit is visible). Appenders of all nodes queue on it; a rolled-back append leaves a gap,
 // which followers do not mind.
+//
+// One statement (sqlEventAppend) takes the lock, inserts the row and queues the transaction's
+// change notification: three round trips were two thirds of an append's cost.
 func (t *txn) EventAppend(ctx context.Context, e *domain.Event) error {
-	if _, err := t.q.Exec(ctx, `SELECT pg_advisory_xact_lock($1::int4, $2::int4)`, eventsLockClass, eventsLockKey); err != nil {
-		return translate(err, "lock the event log to append "+e.Type)
-	}
 	var data any
 	if len(e.Data) > 0 {
 		data = string(e.Data)
 	}
-	err := t.q.QueryRow(ctx, `INSERT INTO events (at, type, mission_id, voyage_id, epoch, attempt, actor, data)
- VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING seq`, ms(e.At), e.Type, nullStr(e.MissionID), nullStr(e.VoyageID),
-		e.Epoch, e.Attempt, e.Actor, data).Scan(&e.Seq)
+	err := t.q.QueryRow(ctx, sqlEventAppend, ms(e.At), e.Type, nullStr(e.MissionID), nullStr(e.VoyageID),
+		e.Epoch, e.Attempt, e.Actor, data, eventsLockClass, eventsLockKey, ChangeChannel).Scan(&e.Seq)
+	if err == nil {
+		t.notified = true
+	}
 	return translate(err, "append event "+e.Type)
 }
+
+// sqlEventAppend takes the events advisory lock (the CTE's row must exist before the insert
+// projects its row, so the lock is held before the identity hands out seq), inserts the
+// event, and queues pg_notify on ChangeChannel (sent at commit, once per transaction).
+const sqlEventAppend = `WITH lock AS (SELECT pg_advisory_xact_lock($9::int4, $10::int4), pg_notify($11::text, ''))
+INSERT INTO events (at, type, mission_id, voyage_id, epoch, attempt, actor, data)
+SELECT $1::bigint, $2::text, $3::text, $4::text, $5::bigint, $6::bigint, $7::text, $8::text FROM lock
+RETURNING seq`
 
 // EventList returns the events after f.AfterSeq that match f's filters, in sequence order,
 // at most f.Limit (≤ 0 or over 10000: 500).

@@ -62,11 +62,11 @@ func (im importer) verify(ctx context.Context, rep *ImportReport) error {
 // counterChecks pair each counter table (its nonzero rows) with the same numbers computed
 // from the rows they count.
 var counterChecks = []struct{ table, counters, fromRows string }{
-	{"mission_counts", "SELECT state, n FROM mission_counts WHERE n <> 0",
+	{"mission_counts", "SELECT state, sum(n) FROM mission_counts GROUP BY state HAVING sum(n) <> 0",
 		"SELECT state, count(*) FROM missions GROUP BY state"},
-	{"voyage_counts", "SELECT state, n FROM voyage_counts WHERE n <> 0",
+	{"voyage_counts", "SELECT state, sum(n) FROM voyage_counts GROUP BY state HAVING sum(n) <> 0",
 		"SELECT state, count(*) FROM voyages GROUP BY state"},
-	{"attempt_outcomes", "SELECT profile, persona, total, completed FROM attempt_outcomes WHERE total <> 0 OR completed <> 0",
+	{"attempt_outcomes", "SELECT profile, persona, sum(total), sum(completed) FROM attempt_outcomes GROUP BY profile, persona HAVING sum(total) <> 0 OR sum(completed) <> 0",
 		"SELECT profile, persona, count(*), count(*) FILTER (WHERE outcome = 'completed') FROM attempts WHERE profile <> '' GROUP BY profile, persona"},
 }
 

@@ -11,8 +11,9 @@ import (
 // n) rows, as the SQLite backend's. Every part reads a counter table or a partial index of
 // live work only, so its cost follows the live work (queue, holds, running agents), not the
 // history:
-//   - mission: the mission_counts counters (kept by trigger with the missions: count_state);
-//   - voyage: the voyage_counts counters;
+//   - mission: the mission_counts counters (kept by trigger with the missions:
+//     count_mission_state), summed over their shards (at most 64 rows a state);
+//   - voyage: the voyage_counts counters, summed likewise;
 //   - hold: the holds of missions still waiting, as HoldCounts, each hold's mission looked up
 //     by primary key in a correlated EXISTS, so that the holds drive the read;
 //   - landing: the unsettled landings, each part's WHERE being that of missions_landing_queue
@@ -20,8 +21,8 @@ import (
 //     applies (it has no INDEXED BY);
 //   - live: leased and running missions per profile (missions_live's WHERE);
 //   - escalation: open escalations through escalations_state.
-const sqlMetricCounts = `SELECT 'mission', state, n FROM mission_counts
-UNION ALL SELECT 'voyage', state, n FROM voyage_counts WHERE n > 0
+const sqlMetricCounts = `SELECT 'mission', state, sum(n)::bigint FROM mission_counts GROUP BY state
+UNION ALL SELECT 'voyage', state, sum(n)::bigint FROM voyage_counts GROUP BY state HAVING sum(n) > 0
 UNION ALL SELECT 'hold', h.code, count(*) FROM holds AS h
  WHERE EXISTS (SELECT 1 FROM missions AS m WHERE m.id = h.mission_id
    AND (m.state IN ('pending','interrupted')

@@ -66,10 +66,10 @@ func (t *txn) AttemptList(ctx context.Context, missionID string) ([]domain.Attem
 }
 
 // AttemptOutcomes returns the attempt counts per (profile, persona) that the attempts
-// trigger keeps, by profile then persona.
+// trigger keeps (summed over their shards, schema 18), by profile then persona.
 func (t *txn) AttemptOutcomes(ctx context.Context) ([]engine.OutcomeCount, error) {
-	rows, err := t.q.Query(ctx, `SELECT profile, persona, total, completed
- FROM attempt_outcomes WHERE total > 0 ORDER BY profile, persona`)
+	rows, err := t.q.Query(ctx, `SELECT profile, persona, sum(total)::bigint, sum(completed)::bigint
+ FROM attempt_outcomes GROUP BY profile, persona HAVING sum(total) > 0 ORDER BY profile, persona`)
 	if err != nil {
 		return nil, translate(err, "attempt outcomes")
 	}

@@ -92,8 +92,12 @@ func (s *Store) Update(ctx context.Context, fn func(engine.Tx) error) error {
 	runs := int64(0)
 	err := serializable(ctx, s.pool, func(tx pgx.Tx) error {
 		runs++
-		if err := fn(&txn{q: tx}); err != nil {
+		t := &txn{q: tx}
+		if err := fn(t); err != nil {
 			return err
+		}
+		if t.notified {
+			return nil // an event append queued the notification already
 		}
 		return Notify(ctx, tx)
 	})

@@ -44,16 +44,16 @@ VALUES ('m1','v1','t','b','r','pending',1,1), ('m2',NULL,'t','b','r','pending',1
 	}
 	exec(`UPDATE missions SET state = 'running' WHERE id = 'm2'`)
 	exec(`DELETE FROM missions WHERE id = 'm1'`)
-	if p, r := one(`SELECT n FROM mission_counts WHERE state = 'pending'`), one(`SELECT n FROM mission_counts WHERE state = 'running'`); p != 0 || r != 1 {
+	if p, r := one(`SELECT sum(n)::bigint FROM mission_counts WHERE state = 'pending'`), one(`SELECT sum(n)::bigint FROM mission_counts WHERE state = 'running'`); p != 0 || r != 1 {
 		t.Errorf("mission_counts pending %d running %d, want 0 and 1", p, r)
 	}
-	if c, o := one(`SELECT n FROM voyage_counts WHERE state = 'completed'`), one(`SELECT n FROM voyage_counts WHERE state = 'open'`); c != 1 || o != 0 {
+	if c, o := one(`SELECT sum(n)::bigint FROM voyage_counts WHERE state = 'completed'`), one(`SELECT sum(n)::bigint FROM voyage_counts WHERE state = 'open'`); c != 1 || o != 0 {
 		t.Errorf("voyage_counts completed %d open %d, want 1 and 0", c, o)
 	}
 	exec(`INSERT INTO attempts (mission_id, attempt, epoch, profile, persona, outcome, ended_at)
 VALUES ('m2',1,1,'p','x','completed',1), ('m2',2,2,'p','x','failed',1), ('m2',3,3,'','x','failed',1)`)
 	exec(`UPDATE attempts SET outcome = 'completed' WHERE attempt = 2`)
-	if tot, done := one(`SELECT total FROM attempt_outcomes WHERE profile = 'p'`), one(`SELECT completed FROM attempt_outcomes WHERE profile = 'p'`); tot != 2 || done != 2 {
+	if tot, done := one(`SELECT sum(total)::bigint FROM attempt_outcomes WHERE profile = 'p'`), one(`SELECT sum(completed)::bigint FROM attempt_outcomes WHERE profile = 'p'`); tot != 2 || done != 2 {
 		t.Errorf("attempt_outcomes total %d completed %d, want 2 and 2", tot, done)
 	}
 	exec(`INSERT INTO events (at, type) VALUES (1, 'x')`)

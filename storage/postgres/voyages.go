@@ -109,9 +109,9 @@ func (t *txn) VoyageList(ctx context.Context, states []domain.VoyageState, limit
 }
 
 // VoyageCounts returns the number of voyages per state that the voyages trigger keeps
-// (states with none are absent).
+// (summed over their shards, schema 18; states with none are absent).
 func (t *txn) VoyageCounts(ctx context.Context) (map[domain.VoyageState]int, error) {
-	rows, err := t.q.Query(ctx, `SELECT state, n FROM voyage_counts WHERE n > 0`)
+	rows, err := t.q.Query(ctx, `SELECT state, sum(n)::bigint FROM voyage_counts GROUP BY state HAVING sum(n) > 0`)
 	if err != nil {
 		return nil, translate(err, "voyage counts")
 	}
