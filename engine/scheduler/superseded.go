@@ -54,34 +54,56 @@ func currentLease(m domain.Mission, err error) []any {
 }
 
 // warnSupersededOnRestart logs, at warn, every earlier attempt of m that this node launched
-// (its attempt directory under this data dir shows a launch) while m's current attempt is
-// another node's: after a restart this node found its own attempt superseded, so it neither
-// re-attaches it nor collects its result (recover). exit_recorded false means the agent may
-// still run (its shim outlives the scheduler); it is not this node's to stop by the lease.
+// (its attempt directory under this data dir shows a launch) and lost by its lease — reaped
+// after it expired, or given up by the fence — while m's current attempt is another node's:
+// after a restart this node found its own attempt superseded, so it neither re-attaches it
+// nor collects its result (recover). Attempts that ended with their own result (completed,
+// failed, blocked …) are not superseded and log nothing. exit_recorded false means the agent
+// may still run (its shim outlives the scheduler).
 func (r *recovery) warnSupersededOnRestart(ctx context.Context, m domain.Mission) {
+	var attempts []domain.Attempt // read once, when this node has an earlier attempt of m
 	for k := 1; k < m.Attempt; k++ {
 		dir, err := r.run.AttemptDir(m.ID, k)
 		if err != nil || !started(dir) {
 			continue
 		}
+		if attempts == nil {
+			attempts = r.attempts(ctx, m.ID)
+		}
+		a, known := attemptOf(attempts, k)
+		if known && !lostByLease(a) {
+			continue
+		}
 		_, exitErr := os.Stat(filepath.Join(dir, runner.FileExit))
 		r.log.Warn("superseded attempt found on restart: another node holds the mission now, this node's result is not used",
-			"mission_id", m.ID, "attempt", k, "held_epoch", r.heldEpoch(ctx, m.ID, k), "node", r.cfg.Node,
+			"mission_id", m.ID, "attempt", k, "held_epoch", a.Epoch, "node", r.cfg.Node,
 			"attempt_dir", dir, "exit_recorded", exitErr == nil, "current_epoch", m.Lease.Epoch,
 			"current_attempt", m.Attempt, "owner_node", m.Node, "worktree_fate", supersededWorktree)
 	}
 }
 
-// heldEpoch is the epoch attempt k of mission id held, from its attempt record (0: unknown).
-func (r *recovery) heldEpoch(ctx context.Context, id string, k int) int64 {
+// attempts reads mission id's attempt records (none when they cannot be read: the warning
+// then says held_epoch 0).
+func (r *recovery) attempts(ctx context.Context, id string) []domain.Attempt {
 	d, err := r.eng.GetMission(ctx, id)
-	if err != nil {
-		return 0
+	if err != nil || d.Attempts == nil {
+		return []domain.Attempt{}
 	}
-	for _, a := range d.Attempts {
+	return d.Attempts
+}
+
+// attemptOf finds attempt k among as.
+func attemptOf(as []domain.Attempt, k int) (domain.Attempt, bool) {
+	for _, a := range as {
 		if a.Attempt == k {
-			return a.Epoch
+			return a, true
 		}
 	}
-	return 0
+	return domain.Attempt{}, false
+}
+
+// lostByLease reports whether an attempt ended because its lease ran out (the reaper's crash
+// failure or an abandon) or could not be renewed (the fence), not with a result of its own.
+func lostByLease(a domain.Attempt) bool {
+	return a.Outcome == domain.OutcomeAbandoned || (a.Outcome == domain.OutcomeFailed && a.Failure != nil && a.Failure.Tool == "lease")
 }
