@@ -50,8 +50,8 @@ func doctorChecks(t *testing.T, s *sandbox) (map[string]check, int) {
 	return byName, code
 }
 
-// doctor asks every remote repository for its HEAD: reachable ones (over smart HTTP and a
-// file:// path, one of them empty) with their default branch and commit; one on a closed
+// doctor asks every remote repository for its HEAD: reachable ones (over smart HTTP, a path
+// and a file:// URL, the last one empty) with their default branch and commit; one on a closed
 // port and one at a path with no repository fail the doctor with git's message and what to
 // check, the password in a URL hidden. Nothing prompts, and each look is bounded.
 func TestDoctor_ChecksEveryRemoteRepository(t *testing.T) {
@@ -62,7 +62,7 @@ func TestDoctor_ChecksEveryRemoteRepository(t *testing.T) {
 	bareRepo(t, s, empty, true)
 	head := strings.TrimSpace(gitOut(t, s, "rev-parse", "main"))
 	repos := web.config(web.url) +
-		"[[repositories]]\nremote = \"file://" + plain + "\"\n" +
+		"[[repositories]]\nremote = \"" + plain + "\"\n" + // a plain path, as the README's cluster section has it
 		"[[repositories]]\nremote = \"file://" + empty + "\"\n" +
 		"[[repositories]]\nname = \"closed\"\nremote = \"" + closedURL(t) + "\"\n" +
 		"[[repositories]]\nremote = \"file://" + filepath.Join(s.home, "nowhere.git") + "\"\n"
@@ -70,7 +70,7 @@ func TestDoctor_ChecksEveryRemoteRepository(t *testing.T) {
 
 	checks, code := doctorChecks(t, s)
 	require.Equal(t, 1, code, "an unreachable remote fails the doctor: %+v", checks)
-	for name, want := range map[string]string{"remote shop": web.url, "remote plain": "file://" + plain} {
+	for name, want := range map[string]string{"remote shop": web.url, "remote plain": plain} {
 		c := checks[name]
 		require.True(t, c.OK, "%s: %+v", name, c)
 		require.Equal(t, want+": reachable, default branch main at "+head[:12], c.Detail)
