@@ -47,6 +47,16 @@ type StatusResult struct {
 	// Nodes are the scheduler nodes of a cluster (several scheduler processes sharing one
 	// PostgreSQL store), by name; absent on a single node.
 	Nodes []NodeItem `json:"nodes,omitempty"`
+	// LandingLocks are the live landing locks: a node landing onto a target (repository:branch)
+	// holds one, so that the cluster lands there one node at a time; absent when none is held.
+	LandingLocks []LandingLockItem `json:"landing_locks,omitempty"`
+}
+
+// LandingLockItem is one live landing lock in status.
+type LandingLockItem struct {
+	Target    string    `json:"target"` // repository:branch ("" branch: the repository's default)
+	Node      string    `json:"node"`   // the node landing there
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // NodeItem is one scheduler node of a cluster in status.
@@ -113,6 +123,13 @@ func ReadStatus(ctx context.Context, e *engine.Engine) (StatusResult, error) {
 	}
 	if out.Stalled, err = e.StalledMissions(ctx); err != nil {
 		return StatusResult{}, err
+	}
+	locks, err := e.LandingLocks(ctx)
+	if err != nil {
+		return StatusResult{}, err
+	}
+	for _, l := range locks {
+		out.LandingLocks = append(out.LandingLocks, LandingLockItem{Target: l.Target, Node: l.Node, ExpiresAt: l.ExpiresAt})
 	}
 	return out, nil
 }

@@ -251,20 +251,11 @@ func requireNoAgentsLeft(t *testing.T, nodes map[string]*clusterNode) {
 	}
 }
 
-// processesUnder lists the pids whose working directory is inside a node's data dir.
+// processesUnder lists the processes whose working directory is inside a node's data dir.
 func processesUnder(nodes map[string]*clusterNode) []string {
-	entries, _ := os.ReadDir("/proc")
 	var out []string
-	for _, e := range entries {
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
-		if err != nil {
-			continue
-		}
-		for _, n := range nodes {
-			if strings.HasPrefix(cwd, n.dataDir+string(filepath.Separator)) {
-				out = append(out, e.Name()+" in "+cwd)
-			}
-		}
+	for _, n := range nodes {
+		out = append(out, describe(processesUsing(n.dataDir, false))...)
 	}
 	return out
 }

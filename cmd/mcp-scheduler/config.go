@@ -70,6 +70,9 @@ type SchedulerConfig struct {
 	MaxConcurrency int            `toml:"max_concurrency"`
 	PerRepository  int            `toml:"per_repository"`
 	LeaderLease    agent.Duration `toml:"leader_lease"`
+	// LandingLockTTL is how long a node's landing lock on a target runs unless renewed
+	// (cluster mode only; 3s to 1h, default 1m).
+	LandingLockTTL agent.Duration `toml:"landing_lock_ttl"`
 	// UnclaimedGrace: a mission no profile can take waits this long for a pull-mode agent to
 	// claim it, then is escalated as no_agent.
 	UnclaimedGrace agent.Duration `toml:"unclaimed_grace"`
@@ -158,6 +161,10 @@ const (
 // getenv is how configuration reads the environment (tests replace it).
 type getenv func(string) string
 
+// minLandingLockTTL is the shortest scheduler.landing_lock_ttl: a third of it, the renewal
+// period, must leave a database round trip room.
+const minLandingLockTTL = 3 * time.Second
+
 // defaults returns the configuration with every default of the design brief §10.
 func defaults(env getenv) Config {
 	budget := 3
@@ -171,6 +178,7 @@ func defaults(env getenv) Config {
 			BackoffInitial: agent.Duration(5 * time.Second), BackoffMax: agent.Duration(5 * time.Minute),
 			UrgentPriority: 10, MaxConcurrency: runtime.NumCPU(), PerRepository: 4,
 			LeaderLease: agent.Duration(5 * time.Second), UnclaimedGrace: agent.Duration(10 * time.Minute),
+			LandingLockTTL:  agent.Duration(scheduler.DefaultLandingLockTTL),
 			RateLimitMargin: agent.Duration(30 * time.Second),
 		},
 		Resources: ResourcesConfig{MaxLoadPerCPU: 2.0, MinFreeMemoryMB: 512, MinFreeDiskMB: 1024},
@@ -275,6 +283,10 @@ func (c *Config) validate() error {
 		if d <= 0 {
 			bad("scheduler."+key, "%v must be positive", d.D())
 		}
+	}
+	if s.LandingLockTTL < agent.Duration(minLandingLockTTL) || s.LandingLockTTL > agent.Duration(time.Hour) {
+		bad("scheduler.landing_lock_ttl", "%v must be %v to 1h (a node renews its landing lock every third of it; the lock of a node that died is taken over after it)",
+			s.LandingLockTTL.D(), minLandingLockTTL)
 	}
 	if s.RenewInterval >= s.LeaseTTL {
 		bad("scheduler.renew_interval", "%v must be shorter than lease_ttl %v", s.RenewInterval.D(), s.LeaseTTL.D())

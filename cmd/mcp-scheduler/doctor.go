@@ -99,12 +99,16 @@ func (a *app) doctor(ctx context.Context) []check {
 	if len(a.cfg.Profiles) == 0 {
 		add("agent profiles", nil, "none configured: only pull-mode agents (claim_mission) can work")
 	}
+	out = append(out, a.remoteChecks(ctx)...)
 	if name, detail, err := a.tokenCheck(); name != "" {
 		add(name, err, detail)
 	}
 	if a.eng != nil {
 		out = append(out, a.holdChecks(ctx)...)
 		out = append(out, a.notifyCheck(ctx))
+		if c, ok := a.landingLocksCheck(ctx); ok {
+			out = append(out, c)
+		}
 	}
 	return out
 }

@@ -86,7 +86,8 @@ func (a *app) recordProfiles(ctx context.Context) {
 func (a *app) schedulerConfig(ctx context.Context) scheduler.Config {
 	s := a.cfg.Scheduler
 	c := scheduler.Config{DataDir: a.cfg.DataDir, Node: a.cfg.nodeName(), Tick: s.Tick.D(), LeaderLease: s.LeaderLease.D(),
-		RenewEvery: s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
+		LandingLockTTL: s.LandingLockTTL.D(),
+		RenewEvery:     s.RenewInterval.D(), MaxConcurrency: s.MaxConcurrency, PerRepository: s.PerRepository,
 		UrgentPriority: s.UrgentPriority, UnclaimedGrace: s.UnclaimedGrace.D(), Logger: a.log.With("component", "scheduler"),
 		RateLimit: engine.RatePolicy{Margin: s.RateLimitMargin.D()},
 		Retention: retentionAge(a.cfg.Retention.MaxAge.D()), RetentionBatch: a.cfg.Retention.Batch,

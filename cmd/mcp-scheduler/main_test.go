@@ -64,6 +64,7 @@ func newSandbox(t *testing.T) *sandbox {
 	t.Helper()
 	home, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)
+	t.Cleanup(func() { requireNoProcessesLeft(t, home) }) // after every later cleanup
 	s := &sandbox{t: t, home: home, dataDir: filepath.Join(home, "state"), repo: filepath.Join(home, "repo")}
 	require.NoError(t, os.MkdirAll(s.repo, 0o755))
 	s.env = append(testenv.GitEnv(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "config"),

@@ -4,9 +4,11 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -40,4 +42,16 @@ func TestConfig_RemoteRepositoriesAreKnownByName(t *testing.T) {
 	require.Equal(t, "shop", pol[0].Path)
 	require.Equal(t, "trunk", pol[0].TargetBranch)
 	require.Equal(t, "approval", pol[0].Landing)
+}
+
+// scheduler.landing_lock_ttl reaches the loop's configuration; without it the lock runs for
+// the default minute.
+func TestConfig_LandingLockTTLReachesTheLoop(t *testing.T) {
+	for body, want := range map[string]time.Duration{"": scheduler.DefaultLandingLockTTL, "[scheduler]\nlanding_lock_ttl = \"7m\"\n": 7 * time.Minute} {
+		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
+		require.NoError(t, err)
+		require.NoError(t, c.validate())
+		a := &app{cfg: c, log: slog.New(slog.DiscardHandler)}
+		require.Equal(t, want, a.schedulerConfig(context.Background()).LandingLockTTL, "config %q", body)
+	}
 }

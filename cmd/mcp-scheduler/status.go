@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -48,6 +49,9 @@ func newStatusCmd(a *app) *cobra.Command {
 			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
 			if line := nodesLine(st.Nodes, st.Leader); line != "" {
 				fmt.Fprintf(a.out, "nodes       %s\n", line)
+			}
+			if line := landingLine(st.LandingLocks, a.eng.Now()); line != "" {
+				fmt.Fprintf(a.out, "landing     %s\n", line)
 			}
 			if line := a.notifyLine(cmd.Context()); line != "" {
 				fmt.Fprintf(a.out, "notify      %s\n", line)
@@ -113,6 +117,15 @@ func nodesLine(ns []tools.NodeItem, leader *engine.Leader) string {
 		line += fmt.Sprintf("; not running: %s", strings.Join(gone, ", "))
 	}
 	return line
+}
+
+// landingLine lists the live landing locks ("" when none is held).
+func landingLine(locks []tools.LandingLockItem, now time.Time) string {
+	parts := make([]string, len(locks))
+	for i, l := range locks {
+		parts[i] = landingLockText(l.Target, l.Node, l.ExpiresAt, now)
+	}
+	return strings.Join(parts, ", ")
 }
 
 func orNone(s string) string {

@@ -79,8 +79,9 @@ func TestWatch_In80x24EverySectionCanBeReached(t *testing.T) {
 		specs = append(specs, engine.MissionSpec{Key: fmt.Sprintf("review-%d", i), Title: fmt.Sprintf("Review: Glossary part %d (review of the glossary)", i),
 			WriteArea: []string{fmt.Sprintf("r%d.md", i)}, DependsOn: []string{"lead"}, Brief: "@done reviewed"})
 	}
-	_, err := w.eng.Dispatch(context.Background(), engine.VoyageSpec{Title: "eighty", Missions: specs}, "test")
+	d, err := w.eng.Dispatch(context.Background(), engine.VoyageSpec{Title: "eighty", Missions: specs}, "test")
 	require.NoError(t, err)
+	defer w.cancelVoyage(d.Voyage.ID) // the lead's agent hangs until cancelled
 
 	cmd := exec.Command(binary, "watch", "--interval", "1s")
 	cmd.Dir, cmd.Env = w.repo, append(append([]string{}, w.env...), "TERM=xterm-256color")

@@ -154,6 +154,15 @@ func (w *watchSandbox) stopDaemon() {
 	}
 }
 
+// cancelVoyage cancels a voyage while the daemon still supervises its agents, and waits until
+// they have ended (an agent told to @hang would otherwise outlive the test).
+func (w *watchSandbox) cancelVoyage(id string) {
+	w.t.Helper()
+	_, err := w.eng.CancelVoyage(context.Background(), id, "the test is over", "test")
+	require.NoError(w.t, err)
+	waitAgentsGone(w.t, w.dataDir)
+}
+
 func (w *watchSandbox) mission(key string) domain.Mission {
 	w.t.Helper()
 	m, err := w.eng.Mission(context.Background(), w.ids[key])

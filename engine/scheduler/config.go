@@ -65,6 +65,11 @@ type Config struct {
 	Tick time.Duration
 	// LeaderLease is the leader lease TTL (default 5s); it is renewed every LeaderLease/5.
 	LeaderLease time.Duration
+	// LandingLockTTL is how long a node's landing lock on a target runs unless renewed
+	// (cluster mode; default DefaultLandingLockTTL): the worker holding it renews it every
+	// third of that while it lands, so the lock of a node that died is taken over at most
+	// this long after.
+	LandingLockTTL time.Duration
 	// RenewEvery is how often the lease of a live managed agent is renewed (default 20s).
 	RenewEvery time.Duration
 	// MaxConcurrency caps managed attempts in flight (default: the number of CPUs).
@@ -127,6 +132,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.LeaderLease == 0 {
 		c.LeaderLease = 5 * time.Second
+	}
+	if c.LandingLockTTL == 0 {
+		c.LandingLockTTL = DefaultLandingLockTTL
 	}
 	if c.RenewEvery == 0 {
 		c.RenewEvery = 20 * time.Second

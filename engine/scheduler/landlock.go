@@ -7,10 +7,10 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
-// landingLockTTL is how long a node's landing lock on a target runs unless renewed (cluster
-// mode); the worker holding it renews it every third of that while it lands, so a lock
-// outlives its node by at most this long.
-const landingLockTTL = time.Minute
+// DefaultLandingLockTTL is Config.LandingLockTTL's default: how long a node's landing lock on
+// a target runs unless renewed (cluster mode); the worker holding it renews it every third of
+// that while it lands, so a lock outlives its node by at most this long.
+const DefaultLandingLockTTL = time.Minute
 
 // releaseWait bounds the release of a landing lock after a worker's pass (it runs after a
 // shutdown too, when the worker's own context is done).
@@ -38,14 +38,14 @@ func (lr *lander) otherLocks(ctx context.Context, v engine.LandingView) (map[str
 
 // lockTarget takes this node's landing lock of target before its worker lands (cluster mode;
 // on a single node it does nothing and holds). While held, a goroutine renews it every third
-// of landingLockTTL; release stops that and deletes the lock. When another node took the lock
+// of Config.LandingLockTTL; release stops that and deletes the lock. When another node took the lock
 // since the planning snapshot it says so at info and reports false: the worker returns, and
 // the next plan shows the wait (planner.Landings, domain.LandWaitTargetBusy).
 func (lr *lander) lockTarget(ctx context.Context, target string) (release func(), ok bool) {
 	if lr.cfg.Node == "" {
 		return func() {}, true
 	}
-	held, err := lr.eng.LandingLockTake(ctx, target, lr.cfg.Node, landingLockTTL)
+	held, err := lr.eng.LandingLockTake(ctx, target, lr.cfg.Node, lr.cfg.LandingLockTTL)
 	if err != nil {
 		lr.log.Warn("landing waits: its target's landing lock could not be taken; the next pass tries again", "target", target, "err", err)
 		return nil, false
@@ -71,12 +71,12 @@ func (lr *lander) lockTarget(ctx context.Context, target string) (release func()
 	}, true
 }
 
-// renewLock renews this node's landing lock of target every third of landingLockTTL until
+// renewLock renews this node's landing lock of target every third of Config.LandingLockTTL until
 // stop closes or ctx ends. A lock lost meanwhile (this node stalled past its expiry and
 // another took it over) is logged: the landing goes on, git's compare-and-set push still
 // refuses a move of the target that raced it.
 func (lr *lander) renewLock(ctx context.Context, target string, stop <-chan struct{}) {
-	t := time.NewTicker(landingLockTTL / 3)
+	t := time.NewTicker(lr.cfg.LandingLockTTL / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -86,7 +86,7 @@ func (lr *lander) renewLock(ctx context.Context, target string, stop <-chan stru
 			return
 		case <-t.C:
 		}
-		held, err := lr.eng.LandingLockTake(ctx, target, lr.cfg.Node, landingLockTTL)
+		held, err := lr.eng.LandingLockTake(ctx, target, lr.cfg.Node, lr.cfg.LandingLockTTL)
 		switch {
 		case err != nil:
 			lr.log.Warn("landing lock not renewed; retried in a moment", "target", target, "err", err)

@@ -98,8 +98,12 @@ func (r *recovery) recover(ctx context.Context) (int, error) {
 	var errs []error
 	for i := range leased {
 		m := leased[i]
-		if r.sup.alive(m) || (r.cfg.Node != "" && m.Node != r.cfg.Node) {
-			continue // supervised already, or another node's (in cluster mode only the node that leased it re-attaches)
+		if r.sup.alive(m) {
+			continue // supervised already
+		}
+		if r.cfg.Node != "" && m.Node != r.cfg.Node {
+			r.warnSupersededOnRestart(ctx, m) // another node's: in cluster mode only the node that leased it re-attaches
+			continue
 		}
 		ok, err := r.reattach(ctx, m)
 		if err != nil {

@@ -85,7 +85,10 @@ func (sv *supervisor) supervise(ctx context.Context, a *attemptRun) {
 	if out.Detached {
 		return // the agent goes on unwatched; the next leader collects it
 	}
-	if err := sv.record(ctx, a, out); err != nil && !errors.Is(err, domain.ErrLeaseLost) {
+	switch err := sv.record(ctx, a, out); {
+	case errors.Is(err, domain.ErrLeaseLost):
+		sv.warnSuperseded(ctx, a, err)
+	case err != nil:
 		sv.log.Error("result not recorded", "mission_id", a.fence.MissionID, "err", err)
 	}
 }
@@ -210,6 +213,9 @@ func (sv *supervisor) collect(ctx context.Context, a *attemptRun, out runner.Out
 		return err
 	}
 	if yielded || stopping == runner.ReasonLeaseLost || stopping == runner.ReasonCancelled {
+		if stopping == runner.ReasonLeaseLost && !yielded {
+			sv.warnSuperseded(ctx, a, nil) // stopped because its lease was no longer the mission's
+		}
 		return nil // the engine already knows (yield), or the result must not be used
 	}
 	res := engine.ResultFromWire(out.Result)
