@@ -23,21 +23,24 @@ import (
 // clone, the remote a bare repository over smart HTTP on 127.0.0.1, landingsPerRound landings
 // a round (each its own file) split evenly among the nodes landing at once, a landing that
 // lost every compare-and-set round (ErrTargetMoving) landed again; workspaces are made before
-// the timer runs.
+// the timer runs. Each iteration runs one round on one node and one on three (each set with
+// its own remote, in alternating order), so that the ratio compares rounds run under the same
+// load: a machine whose load changes during the run moves both.
 //
-// lock=with gives every node its own Engine on one PostgreSQL database (pgtest.Database) and
-// lands the way the cluster lander does (engine/scheduler/landlock.go): before each landing
-// the node reads the live landing locks and takes the target's (LandingLockTake) when no
-// other node holds it, else waits for the next change committed on any node (its
-// LISTEN/NOTIFY listener, WatchExternal), as its next plan would; it releases the lock after
-// (LandingLockRelease). lock=without lands as worktree's benchmark does.
+// lock=with gives every node its own Engine on one PostgreSQL database per set
+// (pgtest.Database) and lands the way the cluster lander does (engine/scheduler/landlock.go):
+// before each landing the node reads the live landing locks and takes the target's
+// (LandingLockTake) when no other node holds it, else waits for the next change committed on
+// any node (its LISTEN/NOTIFY listener, WatchExternal), as its next plan would; it releases
+// the lock after (LandingLockRelease). lock=without lands as worktree's benchmark does.
 //
-// Reported: landings/s; relands/landing, the landings redone after ErrTargetMoving;
-// lostpush/landing, the pushes that lost to another node inside Land (each redid the fetch and
-// merge); waits/landing, the landings that found the lock held by another node; wait-ms/landing,
-// the time spent waiting for it, over all landings; load1; and, for nodes=3, x_nodes1, its
-// landings/s over nodes=1's of the same lock mode in the same process. No speed is asserted;
-// every landing is checked to be on the remote exactly once.
+// Reported: n1_landings/s, one node's rate; for three nodes (n3_), landings/s;
+// relands/landing, the landings redone after ErrTargetMoving; lostpush/landing, the pushes
+// that lost to another node inside Land (each redid the fetch and merge); waits/landing, the
+// landings that found the lock held by another node; wait-ms/landing, the time spent waiting
+// for it, over all landings. Then x_3to1, three nodes' landings/s over one's, and load1 at the
+// end. No speed is asserted;
+// every landing is checked to be on its remote exactly once.
 //
 //	go run ./storage/postgres/pgtest/pgrun -- go test -run '^$' -bench RemoteLandingNodesLock -benchtime 3x ./storage/postgres/
 func BenchmarkRemoteLandingNodesLock(b *testing.B) {
@@ -46,64 +49,74 @@ func BenchmarkRemoteLandingNodesLock(b *testing.B) {
 		if withLock {
 			name = "lock=with"
 		}
-		b.Run(name, func(b *testing.B) {
-			var one float64 // nodes=1's landings/s
-			for _, nodes := range []int{1, 3} {
-				b.Run(fmt.Sprintf("nodes=%d", nodes), func(b *testing.B) {
-					rate := benchRemoteLandings(b, nodes, withLock)
-					if nodes == 1 {
-						one = rate
-					} else if one > 0 {
-						b.ReportMetric(rate/one, "x_nodes1")
-					}
-				})
-			}
-		})
+		b.Run(name, func(b *testing.B) { benchRemoteLandings(b, withLock) })
 	}
 }
 
-// landingsPerRound is how many landings one iteration makes, split among the nodes.
+// landingsPerRound is how many landings one round makes, split among the nodes.
 const landingsPerRound = 12
 
 // benchTarget is the landing lock's name of the remote's main (engine.LandingTarget).
 var benchTarget = engine.LandingTarget("shop", "main")
 
-// landCounts are the counters the nodes of one benchmark add to.
+// landCounts are the counters the nodes of one set add to, and the set's time landing.
 type landCounts struct {
 	landed, relands, lostPush, waited, waitNanos atomic.Int64
+	elapsed                                      time.Duration
 }
 
-// benchRemoteLandings runs b.N rounds on nodes nodes and reports the metrics; it returns
-// landings/s.
-func benchRemoteLandings(b *testing.B, nodes int, withLock bool) float64 {
+// landSet is one set of nodes landing onto its own remote.
+type landSet struct {
+	rem   httpRemote
+	nodes []landNode
+	c     *landCounts
+}
+
+// benchRemoteLandings runs b.N iterations, each a round on one node and one on three, and
+// reports the metrics.
+func benchRemoteLandings(b *testing.B, withLock bool) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	rem := newHTTPRemote(b)
-	var c landCounts
-	ns := openLandNodes(ctx, b, rem, nodes, withLock, &c)
-	var elapsed time.Duration
+	sets := make([]landSet, 2)
+	for i, n := range []int{1, 3} {
+		sets[i].rem, sets[i].c = newHTTPRemote(b), &landCounts{}
+		sets[i].nodes = openLandNodes(ctx, b, sets[i].rem, n, withLock, sets[i].c)
+	}
 	b.StopTimer()
 	for round := range b.N {
-		wss := prepareRound(ctx, b, ns, round)
-		b.StartTimer()
-		start := time.Now()
-		require.NoError(b, landRound(ctx, ns, wss, &c))
-		elapsed += time.Since(start)
-		b.StopTimer()
-	}
-	for round := range b.N {
-		for k := range landingsPerRound {
-			require.Equal(b, 1, rem.landedOnce(b, roundMission(round, k)), "landings of %s on the remote", roundMission(round, k))
+		for j := range sets {
+			s := sets[(round+j)%2]
+			wss := prepareRound(ctx, b, s.nodes, round)
+			b.StartTimer()
+			start := time.Now()
+			require.NoError(b, landRound(ctx, s.nodes, wss, s.c))
+			s.c.elapsed += time.Since(start)
+			b.StopTimer()
 		}
 	}
-	landed := float64(c.landed.Load())
-	rate := landed / elapsed.Seconds()
-	b.ReportMetric(rate, "landings/s")
-	b.ReportMetric(float64(c.relands.Load())/landed, "relands/landing")
-	b.ReportMetric(float64(c.lostPush.Load())/landed, "lostpush/landing")
-	b.ReportMetric(float64(c.waited.Load())/landed, "waits/landing")
-	b.ReportMetric(float64(c.waitNanos.Load())/1e6/landed, "wait-ms/landing")
+	for _, s := range sets {
+		for round := range b.N {
+			for k := range landingsPerRound {
+				require.Equal(b, 1, s.rem.landedOnce(b, roundMission(round, k)), "landings of %s on the remote", roundMission(round, k))
+			}
+		}
+	}
+	one := float64(sets[0].c.landed.Load()) / sets[0].c.elapsed.Seconds()
+	b.ReportMetric(one, "n1_landings/s")
+	b.ReportMetric(reportSet(b, "n3_", sets[1].c)/one, "x_3to1")
 	b.ReportMetric(loadAvg(), "load1")
+}
+
+// reportSet reports a set's metrics under prefix and returns its landings/s (one node's
+// other figures are zero by construction: nothing else lands onto its remote).
+func reportSet(b *testing.B, prefix string, c *landCounts) float64 {
+	landed := float64(c.landed.Load())
+	rate := landed / c.elapsed.Seconds()
+	b.ReportMetric(rate, prefix+"landings/s")
+	b.ReportMetric(float64(c.relands.Load())/landed, prefix+"relands/landing")
+	b.ReportMetric(float64(c.lostPush.Load())/landed, prefix+"lostpush/landing")
+	b.ReportMetric(float64(c.waited.Load())/landed, prefix+"waits/landing")
+	b.ReportMetric(float64(c.waitNanos.Load())/1e6/landed, prefix+"wait-ms/landing")
 	return rate
 }
 
@@ -116,8 +129,8 @@ type landNode struct {
 	lock *targetLock
 }
 
-// openLandNodes opens n nodes on rem; withLock gives each an Engine on one fresh database,
-// watching the others' commits until ctx ends.
+// openLandNodes opens n nodes on rem; withLock gives each an Engine on one fresh database
+// (the set's), watching the others' commits until ctx ends.
 func openLandNodes(ctx context.Context, b *testing.B, rem httpRemote, n int, withLock bool, c *landCounts) []landNode {
 	b.Helper()
 	ns := make([]landNode, n)
