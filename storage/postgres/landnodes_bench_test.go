@@ -200,9 +200,9 @@ func (n landNode) landAll(ctx context.Context, wss []worktree.Workspace, c *land
 func (n landNode) landOne(ctx context.Context, ws worktree.Workspace, c *landCounts) (again bool, err error) {
 	if n.lock != nil {
 		t0 := time.Now()
-		waited, err := n.lock.take(ctx)
-		if err != nil {
-			return false, fmt.Errorf("take the landing lock: %w", err)
+		waited, terr := n.lock.take(ctx)
+		if terr != nil {
+			return false, fmt.Errorf("take the landing lock: %w", terr)
 		}
 		if waited {
 			c.waited.Add(1)
