@@ -145,15 +145,4 @@ func (p *Process) ended() bool {
 }
 
 // waitGroupGone polls until group pgid has no process left, or d passed.
-func (p *Process) waitGroupGone(pgid int, d time.Duration) bool {
-	deadline := time.Now().Add(d)
-	for {
-		if groupGone(pgid) {
-			return true
-		}
-		if time.Now().After(deadline) {
-			return false
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
+func (p *Process) waitGroupGone(pgid int, d time.Duration) bool { return waitGone(pgid, d) }

@@ -113,8 +113,9 @@ func (r *recovery) recover(ctx context.Context) (int, error) {
 			n++
 		}
 	}
+	errs = append(errs, r.stopStrays(ctx))
 	r.mu.Lock()
-	r.recovered = len(errs) == 0
+	r.recovered = errors.Join(errs...) == nil
 	r.mu.Unlock()
 	return n, errors.Join(errs...)
 }

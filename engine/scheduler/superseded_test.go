@@ -3,6 +3,8 @@ package scheduler_test
 import (
 	"context"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,6 +146,22 @@ func TestRecovery_RestartedNodeWarnsOfItsSupersededAttempt(t *testing.T) {
 	}
 	require.Equal(t, 1, strings.Count(logs.String(), msg), "only the superseded attempt is warned of:\n%s", logs.String())
 	require.NotContains(t, logs.String(), "re-attached agent", "a superseded attempt is not re-attached")
+
+	// Its agent, still running (exit_recorded=false), is stopped: its result would be refused,
+	// and it would spend tokens for nothing.
+	dir, err := h.run.AttemptDir(id, 1)
+	require.NoError(t, err)
+	h.until("the stray agent is stopped (its shim records the exit)", func() bool {
+		_, err := os.Stat(filepath.Join(dir, runner.FileExit))
+		return err == nil
+	})
+	stop := logLine(&logs, "stopping an agent left running by an attempt that is not its mission's any more")
+	for _, want := range []string{"level=WARN", "mission_id=" + id, "attempt=1", "current_attempt=2", "owner_node=n2"} {
+		require.Contains(t, stop, want, "the stop names %s:\n%s", want, logs.String())
+	}
+	strays, err := h.run.Strays()
+	require.NoError(t, err)
+	require.Empty(t, strays, "no agent of this data dir runs unwatched")
 }
 
 // stopAttempt stops the agent of mission id's attempt k (left running by a test) and waits.
