@@ -227,9 +227,27 @@ func (lr *lander) carried(ctx context.Context, m *domain.Mission) error {
 		if _, err := lr.eng.CarryLanding(ctx, subj.ID, m.ID); err != nil {
 			return err
 		}
+		lr.unpublishCarried(ctx, &subj)
 		m = &subj
 	}
 	return nil
+}
+
+// unpublishCarried deletes from the remote the published branch of the attempt whose work a
+// landed repair carried (cluster mode: worktree.Manager.Publish pushed it at completion). The
+// carried landing settled that attempt, so nothing needs the branch any more; without this it
+// stayed on the remote until the leader's hourly sweep. A local repository, an attempt with
+// no branch, or a failed delete (logged by Unpublish) changes nothing else.
+func (lr *lander) unpublishCarried(ctx context.Context, m *domain.Mission) {
+	rec, err := runWith(ctx, lr.eng, m)
+	if err != nil || rec.Worktree.Branch == "" {
+		return
+	}
+	repo, err := lr.wt.Open(m.Repository)
+	if err != nil {
+		return
+	}
+	lr.wt.Unpublish(ctx, repo, rec.Worktree.Branch)
 }
 
 // landingDetail is the landing record's detail: git's explanation, the failing check's output,

@@ -30,7 +30,7 @@ func remoteHarness(t *testing.T) (*harness, string) {
 
 // remoteHarnessWithSwitch is remoteHarness with a switch that makes the remote's server answer
 // 503 to every request while it is on (a remote that cannot be reached).
-func remoteHarnessWithSwitch(t *testing.T) (*harness, string, *atomic.Bool) {
+func remoteHarnessWithSwitch(t *testing.T, opts ...option) (*harness, string, *atomic.Bool) {
 	t.Helper()
 	const backend = "/usr/lib/git-core/git-http-backend"
 	if _, err := os.Stat(backend); err != nil {
@@ -55,10 +55,10 @@ func remoteHarnessWithSwitch(t *testing.T) (*harness, string, *atomic.Bool) {
 	}))
 	t.Cleanup(srv.Close)
 	h := newHarnessWith(t, worktree.Config{Remotes: []worktree.Remote{{Name: "shop", URL: srv.URL + "/shop.git"}}},
-		func(o *engine.Options, _ *scheduler.Config) {
+		append([]option{func(o *engine.Options, _ *scheduler.Config) {
 			o.DefaultRepository = "shop"
 			o.ResolveRepository = func(p string) (string, error) { return p, nil }
-		})
+		}}, opts...)...)
 	return h, bare, down
 }
 
@@ -156,4 +156,30 @@ func TestRemote_ScheduledPassSweepsLeftoverAttemptBranches(t *testing.T) {
 	_, err = h.eng.Cancel(h.ctx, running.ID, "test over", false, "test")
 	require.NoError(t, err)
 	h.until("the agent is gone", func() bool { return pid == 0 || !processAlive(pid) })
+}
+
+// In cluster mode (a node name) a completed attempt's branch is published on the remote; a
+// mission whose landing conflicted lands through its repair mission, which carries its work.
+// Once both are landed nothing needs either branch: the repair's is deleted by its landing, and
+// the subject's by the carried landing — not left on the remote until the hourly sweep.
+func TestRemote_LandingCarriedByARepairDeletesTheSubjectsBranch(t *testing.T) {
+	h, bare, _ := remoteHarnessWithSwitch(t, func(_ *engine.Options, c *scheduler.Config) { c.Node = "n1" })
+	first := h.create(engine.MissionSpec{Title: "first", WriteArea: []string{"first/**"},
+		Brief: "@write shared.txt \"line one\\nfirst\\n\"\n@commit first\n@done"})
+	second := h.create(engine.MissionSpec{Title: "second", WriteArea: []string{"second/**"},
+		Brief: "@sleep 300ms\n@write shared.txt \"line one\\nsecond\\n\"\n@commit second\n@done"})
+	h.until("both land", func() bool {
+		return h.mission(first.ID).Landing == domain.LandingLanded && h.mission(second.ID).Landing == domain.LandingLanded
+	})
+	repairs, err := h.eng.ListMissions(h.ctx, engine.MissionFilter{Kind: domain.KindRepair})
+	require.NoError(t, err)
+	require.Len(t, repairs, 1, "one landing conflicted and was repaired")
+	require.Equal(t, domain.LandingLanded, h.mission(repairs[0].ID).Landing)
+	// The branches are deleted right after the landings are recorded: wait for it (the
+	// hourly sweep is off in the harness, so only the landings can delete them).
+	left := func() string {
+		return strings.TrimSpace(git(t, bare, "for-each-ref", "--format=%(refname)", "refs/heads/mcp-scheduler/"))
+	}
+	h.until("no attempt branch is left on the remote once everything landed", func() bool { return left() == "" })
+	git(t, bare, "fsck", "--strict", "--no-progress")
 }
