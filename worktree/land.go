@@ -128,7 +128,8 @@ const maxLandTries = 5
 //  2. when the branch tip is already in the target: already_landed (nothing_to_land when the
 //     tip is still the base commit);
 //  3. list the changed files and those outside the write area;
-//  4. fast-forward when the target tip is an ancestor of the branch tip; otherwise the merged
+//  4. fast-forward when the target tip is on the branch tip's first-parent chain (not when a
+//     merge of the target into the branch put it on a second parent: firstParentReaches); otherwise the merged
 //     tree, from a go-git tree walk when no path changed on both sides and the merge base is
 //     proven unique (trivialMergeTree), else from `git merge-tree --write-tree` (conflicts →
 //     conflicted, nothing moves), and the merge
@@ -334,7 +335,14 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 	merged := Landing{OldTarget: c, BranchTip: tip}
 	var conflicted bool
 	var mergeErr error
-	if base == c {
+	ff := base == c
+	if ff {
+		ff, err = r.firstParentReaches(ctx, tip, c)
+		if err != nil {
+			return l, cand, false, fmt.Errorf("first-parent history of %s: %w", tip, err)
+		}
+	}
+	if ff {
 		merged.FastForward, merged.Commit = true, tip
 	} else {
 		proven := base

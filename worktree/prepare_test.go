@@ -282,7 +282,9 @@ func TestPrepare_RepairStartsFromBranchAndLeavesConflictMarkers(t *testing.T) {
 	writeFile(t, ws2.Path, "f.txt", "one\nPERSON and MISSION\nthree\n")
 	l2 := land(t, m, r, ws2)
 	require.Equal(t, LandLanded, l2.Status)
-	require.True(t, l2.FastForward, "the repair merged the target in, so the target fast-forwards")
+	person := l.OldTarget
+	require.False(t, l2.FastForward, "the repair merged the target in on its second parent: a merge commit keeps main's first-parent history")
+	require.Equal(t, person, strings.Fields(tr.git("log", "-1", "--format=%P", "main"))[0])
 	require.Equal(t, "one\nPERSON and MISSION\nthree", tr.git("show", "main:f.txt"))
 	require.Equal(t, "one\nPERSON and MISSION\nthree\n", readFile(t, tr.dir, "f.txt"))
 }
