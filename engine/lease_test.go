@@ -1,6 +1,7 @@
 package engine_test
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -197,5 +198,37 @@ func TestAcquire_ReturnsTheMissionAsCommitted(t *testing.T) {
 		got := b.acquire(c.id, c.start)
 		require.Equal(t, c.active, got.VoyageActive, got.Title)
 		require.Equal(t, b.get(c.id), got, got.Title)
+	}
+}
+
+// In cluster mode a reaped lease's reason names the node it ran on (a dead node is the usual
+// cause there), for both the silent agent (abandoned) and the one that went quiet (crash).
+func TestReap_ReasonNamesTheNodeOfAClusterLease(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	for _, contacted := range []bool{false, true} {
+		m := b.create(engine.MissionSpec{Title: fmt.Sprintf("on n2, contacted %v", contacted)})
+		n2, err := b.e.NodeLease(b.ctx, engine.NodeTake{Name: "n2", Owner: "n2-process", TTL: 24 * time.Hour})
+		require.NoError(t, err)
+		run, err := b.e.Acquire(b.ctx, engine.AcquireRequest{AgentID: "ref", MissionID: m.ID, Start: true,
+			Node: &engine.NodeFence{Name: "n2", Owner: "n2-process", Epoch: n2.Epoch}})
+		require.NoError(t, err)
+		if contacted {
+			_, err := b.e.Heartbeat(b.ctx, run.Fence())
+			require.NoError(t, err)
+		}
+		b.clock.Advance(b.e.LeaseTTL() + time.Second)
+		reaped, err := b.e.ReapExpired(b.ctx, func(domain.Mission) bool { return false })
+		require.NoError(t, err)
+		require.Contains(t, reaped, m.ID)
+		d, err := b.e.GetMission(b.ctx, m.ID)
+		require.NoError(t, err)
+		require.NotEmpty(t, d.Attempts)
+		last := d.Attempts[len(d.Attempts)-1]
+		text := last.Summary
+		if last.Failure != nil {
+			text += " " + last.Failure.Summary
+		}
+		require.Contains(t, text, "ref on node n2", "contacted %v: %+v", contacted, last)
 	}
 }

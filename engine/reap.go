@@ -62,12 +62,12 @@ func (e *Engine) reapOne(ctx context.Context, snap domain.Mission) (bool, error)
 			return nil // completed, renewed or re-leased since the snapshot
 		}
 		reaped = true
+		holder := leaseHolder(m)
 		if !m.Contacted {
-			return o.abandon(&m, fmt.Sprintf("lease of %s expired before anything was heard from it (no heartbeat, progress or checkpoint)",
-				orDefault(m.Lease.Owner, "its agent")))
+			return o.abandon(&m, fmt.Sprintf("lease of %s expired before anything was heard from it (no heartbeat, progress or checkpoint)", holder))
 		}
 		f := domain.Failure{Kind: domain.FailureCrash, Tool: "lease",
-			Summary: fmt.Sprintf("lease of %s expired: no heartbeat", orDefault(m.Lease.Owner, "its agent"))}
+			Summary: fmt.Sprintf("lease of %s expired: no heartbeat", holder)}
 		return o.applyFailure(&m, FailRequest{Failure: f, Summary: f.Summary}, "expire", "lease.expired")
 	})
 	if reaped {
@@ -82,4 +82,14 @@ func (e *Engine) reapOne(ctx context.Context, snap domain.Mission) (bool, error)
 func (e *Engine) RenewLease(ctx context.Context, f domain.Fence) (HeartbeatAnswer, error) {
 	e.forgetRenewal(f)
 	return e.renew(ctx, f, false)
+}
+
+// leaseHolder names who held m's lease for a reaped lease's reason: the owner, and in
+// cluster mode the node it ran on (a node that died is the usual cause there).
+func leaseHolder(m domain.Mission) string {
+	owner := orDefault(m.Lease.Owner, "its agent")
+	if m.Node == "" {
+		return owner
+	}
+	return fmt.Sprintf("%s on node %s", owner, m.Node)
 }
