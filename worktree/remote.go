@@ -83,10 +83,10 @@ func (rm Remote) Validate() error {
 	if filepath.IsAbs(rm.URL) {
 		return nil
 	}
-	if scheme, _, ok := strings.Cut(rm.URL, "://"); ok {
+	if scheme, rest, ok := strings.Cut(rm.URL, "://"); ok {
 		for _, s := range remoteSchemes {
 			if scheme == s {
-				return nil
+				return rm.checkHost(strings.SplitN(rest, "/", 2)[0])
 			}
 		}
 		return fmt.Errorf("remote repository %s: URL scheme %q is not one of %s", rm.Name, scheme, strings.Join(remoteSchemes, ", "))
@@ -94,10 +94,24 @@ func (rm Remote) Validate() error {
 	if strings.Contains(rm.URL, "::") {
 		return fmt.Errorf("remote repository %s: URL %q names a git remote helper, which is not allowed", rm.Name, rm.URL)
 	}
-	if strings.Contains(rm.URL, ":") {
-		return nil // scp-like ssh
+	if host, _, ok := strings.Cut(rm.URL, ":"); ok {
+		return rm.checkHost(host) // scp-like ssh
 	}
 	return fmt.Errorf("remote repository %s: URL %q is neither an absolute path nor a URL git can reach", rm.Name, rm.URL)
+}
+
+// checkHost refuses a host part ([user@]host[:port]) whose user or host starts with '-':
+// ssh would read it as an option (ssh://-oProxyCommand=…/x; git refuses it too, as a
+// "strange hostname", but only when a mission first fetches).
+func (rm Remote) checkHost(hostPart string) error {
+	user, host, found := strings.Cut(hostPart, "@")
+	if !found {
+		user, host = "", hostPart
+	}
+	if strings.HasPrefix(user, "-") || strings.HasPrefix(host, "-") {
+		return fmt.Errorf("remote repository %s: URL %q has a user or host starting with '-', which ssh would read as an option", rm.Name, clip(rm.URL))
+	}
+	return nil
 }
 
 // remoteOpts are the run options of a git process that talks to a Remote: its transports
