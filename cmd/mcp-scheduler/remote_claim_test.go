@@ -19,7 +19,7 @@ import (
 // Completing before pushing is refused (nothing recorded, the lease kept); after it pushed its
 // commit the completion is accepted and the landing lands the pushed branch on the remote's
 // main, then deletes the branch from the remote. A remote_branch claim naming a local
-// repository is refused with what to do.
+// repository, or something that is no repository name at all (B32), is refused with what to do.
 func TestPull_RemoteBranchClaimLandsWhatTheAgentPushed(t *testing.T) {
 	s := newSandbox(t)
 	remote := serveBareRemote(t, s)
@@ -33,6 +33,9 @@ func TestPull_RemoteBranchClaimLandsWhatTheAgentPushed(t *testing.T) {
 	isErr, text := callArgs(t, mc, "claim_mission", map[string]any{"agent_id": "far-1", "workspace": "remote_branch", "repository": s.repo})
 	require.True(t, isErr, text)
 	require.Contains(t, text, "is a local repository: it has no remote to hold the attempt's branch")
+	isErr, text = callArgs(t, mc, "claim_mission", map[string]any{"agent_id": "far-1", "workspace": "remote_branch", "repository": "--upload-pack=touch /tmp/x"})
+	require.True(t, isErr, text)
+	require.Contains(t, text, `"--upload-pack=touch /tmp/x" is neither the name of a repository named by a git remote nor an absolute path`)
 
 	created := callJSON(t, ctx, mc, "create_mission", map[string]any{"title": "far work", "repository": "shop", "write_area": []string{"far.txt"}})
 	var cm struct {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -182,6 +183,10 @@ func (p *PullService) checkRemoteBranch(repository string) error {
 	hint := "name a repository configured with [[repositories]] remote (its name, as missions store it), or claim without workspace remote_branch"
 	if repository == "" {
 		return &domain.FieldError{Field: "repository", Problem: "workspace remote_branch needs the repository whose remote holds the branch", Hint: hint}
+	}
+	if !filepath.IsAbs(repository) && worktree.ValidateRemoteName(repository) != nil {
+		return &domain.FieldError{Field: "repository", Hint: hint,
+			Problem: fmt.Sprintf("%q is neither the name of a repository named by a git remote nor an absolute path", domain.Clip(repository, 100))}
 	}
 	repo, err := p.s.ws.wt.Open(repository)
 	if err != nil {
