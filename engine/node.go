@@ -85,6 +85,31 @@ func (e *Engine) NodeResign(ctx context.Context, name, owner string, epoch int64
 	})
 }
 
+// NodeForget removes a node that will not come back from the store's node list (status and
+// doctor then stop listing it as not running). Errors: *domain.NotFoundError for a node never
+// seen; *domain.FieldError for one whose lease is still live (stop it first, or wait for
+// its lease to expire).
+func (e *Engine) NodeForget(ctx context.Context, name, actor string) error {
+	return e.update(ctx, actor, func(o *op) error {
+		n, err := o.tx.NodeGet(o.ctx, name)
+		if err != nil {
+			return err
+		}
+		if n.Owner == "" {
+			return &domain.NotFoundError{Kind: "node", ID: name}
+		}
+		if n.Live(o.now) {
+			return &domain.FieldError{Field: "node", Problem: fmt.Sprintf("node %s is running (its lease, held by %s, expires at %s)",
+				name, n.Owner, n.ExpiresAt.UTC().Format(time.RFC3339)), Hint: "stop that node first, or wait until its lease expires"}
+		}
+		forgot, err := o.tx.NodeForget(o.ctx, name, o.now)
+		if err != nil || !forgot {
+			return err
+		}
+		return o.emit("node.forgotten", nil, "", map[string]any{"node": name, "owner": n.Owner, "epoch": n.Epoch})
+	})
+}
+
 // Nodes returns every node lease the store knows, live or not, by name.
 func (e *Engine) Nodes(ctx context.Context) ([]Node, error) {
 	return viewValue(ctx, e, func(r Reader) ([]Node, error) { return r.NodeList(ctx) })

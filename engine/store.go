@@ -494,6 +494,10 @@ type Tx interface {
 	// NodeResign ends the node lease of name held by owner at epoch (its expiry becomes
 	// now's); anything else changes nothing and is no error.
 	NodeResign(ctx context.Context, name, owner string, epoch int64, now time.Time) error
+	// NodeForget deletes the node lease row of name when its lease had expired at now (a
+	// node that will not come back), in one guarded statement, and reports whether it did; a
+	// live node's row, or none, is left alone.
+	NodeForget(ctx context.Context, name string, now time.Time) (bool, error)
 	// LandingLockTry takes the landing lock of l.Target for l.Node until l.ExpiresAt when it
 	// is free, expired at now, or already l.Node's (a renewal), in one guarded statement, and
 	// reports whether l.Node holds it afterwards; another node's live lock is left as it is.

@@ -63,6 +63,16 @@ func (t *txn) NodeTry(ctx context.Context, nt engine.NodeTake) (engine.Node, err
 	return t.NodeGet(ctx, nt.Name)
 }
 
+// NodeForget deletes name's node row when its lease expired at now.
+func (t *txn) NodeForget(ctx context.Context, name string, now time.Time) (bool, error) {
+	res, err := t.q.exec(ctx, `DELETE FROM nodes WHERE name = ? AND expires_at <= ?`, name, now.UnixMilli())
+	if err != nil {
+		return false, translate(err, "forget node "+name)
+	}
+	n, err := res.RowsAffected()
+	return n > 0, translate(err, "forget node "+name)
+}
+
 func (t *txn) NodeResign(ctx context.Context, name, owner string, epoch int64, now time.Time) error {
 	_, err := t.q.exec(ctx, `UPDATE nodes SET expires_at = ?, phase = '' WHERE name = ? AND owner = ? AND epoch = ?`,
 		now.UnixMilli(), name, owner, epoch)

@@ -72,6 +72,7 @@ var commands = []func(*app) *cobra.Command{
 	newCleanupCmd,
 	newWatchCmd,
 	newMigrateCmd,
+	newNodesCmd,
 }
 
 func newRootCmd(a *app) *cobra.Command {

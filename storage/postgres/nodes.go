@@ -71,6 +71,15 @@ func (t *txn) NodeTry(ctx context.Context, nt engine.NodeTake) (engine.Node, err
 	return t.NodeGet(ctx, nt.Name)
 }
 
+// NodeForget deletes name's node row when its lease expired at now.
+func (t *txn) NodeForget(ctx context.Context, name string, now time.Time) (bool, error) {
+	tag, err := t.q.Exec(ctx, `DELETE FROM nodes WHERE name = $1 AND expires_at <= $2`, name, now.UnixMilli())
+	if err != nil {
+		return false, translate(err, "forget node "+name)
+	}
+	return tag.RowsAffected() > 0, nil
+}
+
 // NodeResign ends owner's lease of name at epoch (its expiry becomes now).
 func (t *txn) NodeResign(ctx context.Context, name, owner string, epoch int64, now time.Time) error {
 	_, err := t.q.Exec(ctx, `UPDATE nodes SET expires_at = $1, phase = '' WHERE name = $2 AND owner = $3 AND epoch = $4`,

@@ -68,6 +68,29 @@ func exerciseNodes(t *testing.T, open Opener) {
 			require.Equal(t, t0.Add(time.Second), ns[1].ExpiresAt, "expired nodes are listed too")
 		})
 	})
+	group(t, "NodeForget", func(t *testing.T) {
+		run(t, "OnlyAnExpiredNode", open, func(t *testing.T, e *env) {
+			nodeTry(e, engine.NodeTake{Name: "gone", Owner: "p1", Now: t0, TTL: time.Second})
+			nodeTry(e, engine.NodeTake{Name: "live", Owner: "p2", Now: t0, TTL: time.Hour})
+			at := t0.Add(time.Minute)
+			forget := func(name string) bool {
+				var ok bool
+				e.update(func(tx engine.Tx) error {
+					var err error
+					ok, err = tx.NodeForget(e.ctx, name, at)
+					return err
+				})
+				return ok
+			}
+			require.False(t, forget("live"), "a live node is not forgotten")
+			require.False(t, forget("never"), "an unknown node: nothing to forget")
+			require.True(t, forget("gone"))
+			require.False(t, forget("gone"), "forgotten already")
+			ns := nodeList(e)
+			require.Len(t, ns, 1)
+			require.Equal(t, "live", ns[0].Name)
+		})
+	})
 	group(t, "NodeResign", func(t *testing.T) {
 		run(t, "EndsTheLeaseOfItsOwnerOnly", open, func(t *testing.T, e *env) {
 			n := nodeTry(e, engine.NodeTake{Name: "n1", Owner: "p1", Now: t0, TTL: time.Minute, Phase: "idle"})
