@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -71,7 +72,14 @@ func (sv *supervisor) rateRoom(ctx context.Context, a *attemptRun) {
 	if began.IsZero() {
 		began = a.startedAt
 	}
-	if err := sv.rateSignal(ctx, a, &agent.RateLimit{Status: agent.RateAllowed}, began); err != nil {
+	err := sv.rateSignal(ctx, a, &agent.RateLimit{Status: agent.RateAllowed}, began)
+	switch {
+	case errors.Is(err, domain.ErrStoreUnavailable):
+		// Every completion looks for a window to lift, paused or not: an outage is no news
+		// about rate limits. A window left standing lifts at its end, or at the next completion.
+		sv.log.Warn("could not check for a rate-limit window to lift after the attempt: the database is unavailable",
+			"mission_id", a.fence.MissionID, "profile", a.profile.Name, "err", err)
+	case err != nil:
 		sv.log.Error("rate-limit window not lifted", "mission_id", a.fence.MissionID, "profile", a.profile.Name, "err", err)
 	}
 }
