@@ -51,7 +51,7 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 	require.Equal(t, domain.StateFailed, out.State)
 	require.Equal(t, domain.DecisionFail, out.Decision.Kind)
 	require.LessOrEqual(t, out.AttemptsUsed-2, out.RetryBudget, "retries granted never exceed the budget")
-	require.Equal(t, "retry budget spent: 4 of 3 used", out.Decision.Reason, "a new failure counted once says nothing of doubling")
+	require.Equal(t, "retry budget spent: this failure brings the retries used to 4, over the budget of 3", out.Decision.Reason, "a new failure counted once says nothing of doubling")
 	b.verifyReplay()
 
 	// The same failure as the last one past the budget: its reason says it counted double
@@ -62,7 +62,7 @@ func TestRetry_WeightedBudgetAndBackoff(t *testing.T) {
 	b.clock.Advance(2 * time.Minute)
 	out = b.failRunning(m.ID, f2)
 	require.Equal(t, domain.StateFailed, out.State)
-	require.Equal(t, "retry budget spent: 3 of 1 used (this failure repeated the previous one, so it counted double)", out.Decision.Reason)
+	require.Equal(t, "retry budget spent: this failure brings the retries used to 3, over the budget of 1 (it repeated the previous failure, so it counted double)", out.Decision.Reason)
 }
 
 // Environment failures block with an escalation instead of burning retries.

@@ -129,9 +129,9 @@ func decideFailure(in failureInput) failureOutcome {
 	}
 	used := in.AttemptsUsed + weight
 	if used > in.Budget {
-		reason := fmt.Sprintf("retry budget spent: %d of %d used", used, in.Budget)
+		reason := fmt.Sprintf("retry budget spent: this failure brings the retries used to %d, over the budget of %d", used, in.Budget)
 		if repeated {
-			reason += " (this failure repeated the previous one, so it counted double)"
+			reason += " (it repeated the previous failure, so it counted double)"
 		}
 		return failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: weight, Reason: reason}
 	}
