@@ -93,9 +93,12 @@ func bindArguments(req mcp.CallToolRequest, args any) error {
 // errorResult answers err on the right channel. A database that cannot be reached now
 // (domain.ErrStoreUnavailable: not up yet at start, or gone mid-run) is answered as an
 // isError result too, though it is no mistake of the caller: its message says what is down
-// and that the call may be made again later, which a model can act on.
+// and that the call may be made again later, which a model can act on. So is a claim made of
+// a process that does not run its node now (domain.ErrNotLeader: another process on the
+// data dir holds the node's lease, or it is starting): the message says to claim from
+// another node or retry.
 func errorResult(tool string, err error) (*mcp.CallToolResult, error) {
-	if errors.Is(err, domain.ErrStoreUnavailable) {
+	if errors.Is(err, domain.ErrStoreUnavailable) || errors.Is(err, domain.ErrNotLeader) {
 		return mcp.NewToolResultError(unavailableMessage + err.Error()), nil
 	}
 	if isCallerError(err) {
