@@ -99,7 +99,7 @@ func (e *Engine) NodeForget(ctx context.Context, name, actor string) error {
 			return &domain.NotFoundError{Kind: "node", ID: name}
 		}
 		if n.Live(o.now) {
-			return &domain.FieldError{Field: "node", Problem: fmt.Sprintf("node %s is running (its lease, held by %s, expires at %s)",
+			return &domain.FieldError{Field: "node", Problem: fmt.Sprintf("%s is running (its lease, held by %s, expires at %s)",
 				name, n.Owner, n.ExpiresAt.UTC().Format(time.RFC3339)), Hint: "stop that node first, or wait until its lease expires"}
 		}
 		forgot, err := o.tx.NodeForget(o.ctx, name, o.now)

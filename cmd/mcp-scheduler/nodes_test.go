@@ -36,11 +36,11 @@ func TestNodes_ForgetOnlyANodeThatWillNotComeBack(t *testing.T) {
 
 	_, errs, code = s.cli("nodes", "forget", "n1")
 	require.NotEqual(t, 0, code)
-	require.Contains(t, errs, "node n1 is running (its lease, held by host:2:cd, expires at")
+	require.Contains(t, errs, "node: n1 is running (its lease, held by host:2:cd, expires at")
 	require.Contains(t, errs, "stop that node first")
 	_, errs, code = s.cli("nodes", "forget", "nosuch")
 	require.NotEqual(t, 0, code)
-	require.Contains(t, errs, "nosuch")
+	require.Contains(t, errs, "node nosuch not found (list them with mcp-scheduler nodes)")
 
 	out, errs, code = s.cli("nodes", "forget", "retired")
 	require.Equal(t, 0, code, errs)

@@ -146,6 +146,8 @@ func (e *NotFoundError) Error() string {
 		where = "list them with list_escalations"
 	case "voyage":
 		where = "a mission's voyage_id names its voyage (get_mission)"
+	case "node":
+		where = "list them with mcp-scheduler nodes"
 	}
 	return fmt.Sprintf("%s %s not found (%s)", e.Kind, e.ID, where)
 }
