@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
@@ -88,7 +89,8 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 
 // TestHeavy_B12_BlockedRenewalStopsTheAgentFirst (shared/cases B12, variant): while an agent
 // runs, the test holds the database's write lock for 8 s (as another process could), so no
-// lease renewal can be written and the 5 s lease runs out. The scheduler must stop the
+// lease renewal can be written and the 5 s lease runs out (SQLite: BEGIN IMMEDIATE;
+// PostgreSQL: the missions table locked in EXCLUSIVE mode, see holdWriteLock). The scheduler must stop the
 // agent's process group before the lease expires — before anyone could take the mission —
 // and must not use its late result; once the lock is gone the mission is reclaimed, runs
 // again and lands once, from the second attempt.
@@ -104,14 +106,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond) // it committed and renewed a few times
 	pid := runPID(t, h.mission(m.ID))
 
-	db, err := sql.Open("sqlite", teststore.LocationIn(h.data)) // SQLite's own write lock: this case is about that backend
-	require.NoError(t, err)
-	defer db.Close()
-	conn, err := db.Conn(h.ctx)
-	require.NoError(t, err)
-	defer conn.Close()
-	_, err = conn.ExecContext(h.ctx, "BEGIN IMMEDIATE")
-	require.NoError(t, err)
+	unlock := holdWriteLock(t, h.ctx, teststore.LocationIn(h.data))
 	locked := time.Now()
 	expires := h.mission(m.ID).Lease.ExpiresAt // the last renewal that could commit
 
@@ -126,8 +121,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 		}
 	})
 	wg.Wait()
-	_, err = conn.ExecContext(context.Background(), "ROLLBACK")
-	require.NoError(t, err)
+	unlock()
 	t.Logf("lease expiry %v after the lock; agent group gone %v after the lock", expires.Sub(locked).Round(time.Millisecond),
 		goneAt.Sub(locked).Round(time.Millisecond))
 	require.False(t, goneAt.IsZero(), "the agent's process group was stopped while renewals were blocked")
@@ -145,6 +139,44 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	require.NoError(t, err)
 	require.Contains(t, string(stdout), `"worker.result"`, "the stopped agent did report a (late) result")
 	require.Equal(t, 1, countLines(git(t, h.repo, "log", "--format=%s", "main"), "b12 work"), "landed once")
+}
+
+// holdWriteLock blocks every write to the store at loc, as another process could, until
+// the returned function is called; reads go on. SQLite: BEGIN IMMEDIATE takes the
+// database's write lock. PostgreSQL: LOCK TABLE missions IN EXCLUSIVE MODE, in a
+// transaction of a connection of its own, conflicts with every UPDATE, INSERT and DELETE
+// of missions (and SELECT … FOR UPDATE) and lets plain reads through; a renewal waits on it.
+func holdWriteLock(t *testing.T, ctx context.Context, loc string) (unlock func()) {
+	t.Helper()
+	switch b := teststore.Backend(); b {
+	case teststore.SQLite:
+		// busy_timeout: BEGIN IMMEDIATE waits for a write of the scheduler's in progress
+		// instead of failing at once with SQLITE_BUSY (seen under load).
+		db, err := sql.Open("sqlite", "file:"+loc+"?_pragma=busy_timeout(10000)")
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = db.Close() })
+		conn, err := db.Conn(ctx)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close() })
+		_, err = conn.ExecContext(ctx, "BEGIN IMMEDIATE")
+		require.NoError(t, err)
+		return func() {
+			_, err := conn.ExecContext(context.Background(), "ROLLBACK")
+			require.NoError(t, err)
+		}
+	case teststore.Postgres:
+		conn, err := pgx.Connect(ctx, loc)
+		require.NoError(t, err)
+		t.Cleanup(func() { _ = conn.Close(context.Background()) })
+		tx, err := conn.Begin(ctx)
+		require.NoError(t, err)
+		_, err = tx.Exec(ctx, "LOCK TABLE missions IN EXCLUSIVE MODE")
+		require.NoError(t, err)
+		return func() { require.NoError(t, tx.Rollback(context.Background())) }
+	default:
+		t.Fatalf("holdWriteLock: no write lock for backend %q", b)
+		return nil
+	}
 }
 
 // groupMembers lists the live processes of process group pgid.
