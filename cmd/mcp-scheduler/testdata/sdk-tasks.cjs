@@ -52,9 +52,13 @@ async function main() {
     else out.dispatch.push({ type: m.type, error: String(m.error && m.error.message) });
   }
 
-  // A claim that would wait 300 s, cancelled by tasks/cancel.
+  // A claim that waits 300 s, cancelled by tasks/cancel. It must not be able to finish first:
+  // the dispatch's mission is queued and runnable, and a claim for any persona would take it
+  // (at once on an idle machine, or before the cancel arrives on a loaded one), so this claim
+  // accepts only a persona no mission has.
   let held;
-  for await (const m of tasks.callToolStream({ name: "claim_mission", arguments: { agent_id: "sdk-waiter", wait_seconds: 300 } })) {
+  for await (const m of tasks.callToolStream({ name: "claim_mission", arguments: {
+    agent_id: "sdk-waiter", personas: ["sdk-no-such-persona"], wait_seconds: 300 } })) {
     if (m.type === "taskCreated") { held = m.task.taskId; break; }
   }
   out.cancelled = (await tasks.cancelTask(held)).status;
