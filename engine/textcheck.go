@@ -7,10 +7,11 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
-// textProblem names what is wrong with a mission's free text s (its brief) ("" when nothing): bytes that
-// are not UTF-8, or a control character, with the byte offset where it is (0-based). A
-// multiline text may hold newlines, tabs and carriage returns; a one-line text none.
-// Escapes and bells are refused because the text is shown on terminals and pages.
+// textProblem names what is wrong with a mission's free text s, its brief ("" when nothing):
+// bytes that are not UTF-8, or a control character, with the byte offset where it is
+// (0-based). A multiline text may hold newlines, tabs and carriage returns; a one-line text
+// none. Escapes and bells are refused because the text is shown on terminals and pages; the
+// other characters people cannot see are kept and shown escaped (domain.Shown).
 func textProblem(s string, multiline bool) string {
 	if p := utf8Problem(s); p != "" {
 		return p
