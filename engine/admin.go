@@ -119,7 +119,7 @@ func (o *op) patch(m *domain.Mission, p MissionPatch, fields []string) error {
 	spec := MissionSpec{Title: m.Title, Brief: m.Brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Priority: m.Priority, Persona: m.Persona, Capabilities: m.Capabilities, WriteArea: m.WriteArea,
 		ModelPolicy: m.ModelPolicy, Workspace: m.Workspace, Review: m.Review, AcceptanceCriteria: m.AcceptanceCriteria,
-		RetryBudget: &m.RetryBudget, CostLimitUSD: m.CostLimitUSD, Kind: m.Kind}
+		RetryBudget: &m.RetryBudget, CostLimitUSD: m.CostLimitUSD, Kind: m.Kind, titleStored: p.Title == nil}
 	applyPatch(&spec, p)
 	if p.Deadline != nil {
 		spec.Deadline = *p.Deadline

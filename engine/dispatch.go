@@ -82,8 +82,11 @@ func (e *Engine) Dispatch(ctx context.Context, spec VoyageSpec, actor string) (D
 
 func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	spec.Title = strings.TrimSpace(spec.Title)
-	if spec.Title == "" || utf8.RuneCountInString(spec.Title) > MaxTitleLen || hasControl(spec.Title, false) {
+	if spec.Title == "" || utf8.RuneCountInString(spec.Title) > MaxTitleLen {
 		return domain.Invalid("title", "must be 1 to 200 characters", "name the voyage's goal in a few words")
+	}
+	if err := checkTitle("title", spec.Title); err != nil {
+		return err
 	}
 	if len(spec.Goal) > MaxBriefBytes {
 		return domain.Invalid("goal", "is too long", fmt.Sprintf("at most %d bytes", MaxBriefBytes))
@@ -104,6 +107,9 @@ func (e *Engine) prepareVoyage(spec *VoyageSpec) error {
 	for i := range spec.Missions {
 		m := &spec.Missions[i]
 		path := fmt.Sprintf("missions[%d].", i)
+		if err := domain.CheckName(path+"key", "keys", m.Key); err != nil {
+			return err
+		}
 		if !keyPattern.MatchString(m.Key) {
 			return domain.Invalid(path+"key", fmt.Sprintf("%q is not a client key", domain.Clip(m.Key, 40)), "give every mission a short unique key such as api or docs")
 		}

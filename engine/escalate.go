@@ -39,6 +39,9 @@ func (s *EscalationSpec) check() error {
 	if s.Kind == "" {
 		s.Kind = "report"
 	}
+	if err := domain.CheckName("kind", "escalation kinds", s.Kind); err != nil {
+		return err
+	}
 	for i, id := range s.MissionIDs {
 		if err := domain.CheckID(fmt.Sprintf("mission_ids[%d]", i), domain.PrefixMission, id); err != nil {
 			return err

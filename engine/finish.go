@@ -337,7 +337,7 @@ func failureEvidence(f domain.Failure) []string {
 // and makes m wait for it (a hard edge), so the next attempt runs on top of its findings.
 func (o *op) spawnDebugger(m *domain.Mission, f domain.Failure) error {
 	budget := 1
-	spec := MissionSpec{Title: domain.Clip("Debug: "+m.Title, MaxTitleLen), Repository: m.Repository,
+	spec := MissionSpec{Title: DerivedTitle("Debug: ", m.Title), Repository: m.Repository,
 		TargetBranch: m.TargetBranch, Priority: m.Priority, Persona: "debugger", WriteArea: m.WriteArea,
 		Brief: fmt.Sprintf("Mission %s (%s) failed twice the same way. Find the cause and fix it if you can.\n\nFailure:\n%s\n\nOriginal brief:\n%s",
 			m.ID, m.Title, joinLines(failureEvidence(f)), m.Brief),

@@ -142,6 +142,9 @@ func CheckNodeName(name string) error {
 	if name == "" || len(name) > maxNodeName {
 		return domain.Invalid("node", fmt.Sprintf("is %d bytes long, not 1 to %d", len(name), maxNodeName), hint)
 	}
+	if err := domain.CheckName("node", "node names", name); err != nil {
+		return err
+	}
 	for i := 0; i < len(name); i++ {
 		c := name[i]
 		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == ':'

@@ -81,6 +81,23 @@ type MissionSpec struct {
 	ParentID  string             `json:"-"`
 	Kind      domain.MissionKind `json:"-"`
 	SubjectID string             `json:"-"`
+
+	// titleStored: Title is the mission's stored title, which an update leaves as it is. It
+	// is not checked against today's rule for titles again: a title stored before the rule
+	// refused a character (issue 28) is kept, shown escaped, and does not stop other changes.
+	titleStored bool
+}
+
+// DerivedTitle is the title of a mission the scheduler makes about another (a review, a
+// repair, a debugger): prefix and the other's title, cut to MaxTitleLen characters with "…".
+// The other's title is taken as it is shown (domain.Shown), so that one stored before the
+// rule for titles refused a character still gives a title the rule accepts.
+func DerivedTitle(prefix, title string) string {
+	r := []rune(prefix + domain.Shown(title))
+	if len(r) > MaxTitleLen {
+		return string(r[:MaxTitleLen-1]) + "…"
+	}
+	return string(r)
 }
 
 // normalise checks s field by field (field names are prefixed with path, e.g.
@@ -90,8 +107,10 @@ func (s *MissionSpec) normalise(path string, now time.Time) error {
 	if s.Title == "" {
 		return domain.Invalid(path+"title", "is empty", "give the mission a short title")
 	}
-	if p := textProblem(s.Title, false); p != "" {
-		return domain.Invalid(path+"title", p, "give the title as one line of plain text; put details in brief")
+	if !s.titleStored {
+		if err := checkTitle(path+"title", s.Title); err != nil {
+			return err
+		}
 	}
 	if n := utf8.RuneCountInString(s.Title); n > MaxTitleLen {
 		return domain.Invalid(path+"title", fmt.Sprintf("is %d characters, more than %d", n, MaxTitleLen), "put details in brief")

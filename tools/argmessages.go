@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 
@@ -13,6 +14,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"golang.org/x/text/language"
 	"golang.org/x/text/message"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // mcp-go validates tool arguments against the input schema before any handler runs
@@ -81,7 +84,11 @@ func (a *argMessages) describe(tool string, args any) string {
 		if where == "/" {
 			where = "arguments"
 		}
-		parts = append(parts, where+": "+leaf.ErrorKind.LocalizedString(p))
+		problem := leaf.ErrorKind.LocalizedString(p)
+		if h := hiddenProblem(v, leaf.InstanceLocation); h != "" {
+			problem = h
+		}
+		parts = append(parts, where+": "+problem)
 	}
 	return "invalid arguments: " + strings.Join(parts, "; ") + " (the tool's input schema describes every field)"
 }
@@ -114,4 +121,32 @@ func leaves(e *jsonschema.ValidationError) []*jsonschema.ValidationError {
 		out = append(out, leaves(c)...)
 	}
 	return out
+}
+
+// hiddenProblem words a schema failure of a string argument that holds a character people
+// cannot see (a bidirectional control, a zero-width space: domain.Hidden) by the rule for
+// names, which says which character and where, instead of the schema's pattern or enum; ""
+// when the value at loc in args is no such string.
+func hiddenProblem(args any, loc []string) string {
+	v := args
+	for _, k := range loc {
+		switch x := v.(type) {
+		case map[string]any:
+			v = x[k]
+		case []any:
+			i, err := strconv.Atoi(k)
+			if err != nil || i < 0 || i >= len(x) {
+				return ""
+			}
+			v = x[i]
+		default:
+			return ""
+		}
+	}
+	s, _ := v.(string)
+	var fe *domain.FieldError
+	if !errors.As(domain.CheckName("", "this field", s), &fe) {
+		return ""
+	}
+	return fe.Problem + " (" + fe.Hint + ")"
 }

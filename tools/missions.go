@@ -48,9 +48,6 @@ func (in MissionInput) spec(path string) (engine.MissionSpec, error) {
 		Capabilities: in.Capabilities, WriteArea: in.WriteArea, Workspace: in.Workspace,
 		Review: in.Review, AcceptanceCriteria: in.AcceptanceCriteria, RetryBudget: in.RetryBudget,
 		CostLimitUSD: in.CostLimitUSD, TokenLimit: in.TokenLimit, DependsOn: in.DependsOn}
-	if hasControl(in.Title) {
-		return s, fieldError(path+"title", "contains control characters", "use one line of plain text")
-	}
 	if err := checkPatterns(path+"write_area", in.WriteArea); err != nil {
 		return s, err
 	}
@@ -145,9 +142,6 @@ func (a UpdateMissionArgs) patch() (engine.MissionPatch, error) {
 	p := engine.MissionPatch{Title: a.Title, Brief: a.Brief, Priority: a.Priority, Persona: a.Persona,
 		Capabilities: a.Capabilities, WriteArea: a.WriteArea, AcceptanceCriteria: a.AcceptanceCriteria,
 		RetryBudget: a.RetryBudget, Review: a.Review, CostLimitUSD: a.CostLimitUSD, TargetBranch: a.TargetBranch, TokenLimit: a.TokenLimit}
-	if a.Title != nil && hasControl(*a.Title) {
-		return p, fieldError("title", "contains control characters", "use one line of plain text")
-	}
 	if a.WriteArea != nil {
 		if err := checkPatterns("write_area", *a.WriteArea); err != nil {
 			return p, err

@@ -68,6 +68,9 @@ func ClaimMission(d *Deps) Tool {
 }
 
 func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (ClaimResult, error) {
+	if err := domain.CheckName("agent_id", "agent ids", a.AgentID); err != nil {
+		return ClaimResult{}, err
+	}
 	if !agentIDPattern.MatchString(a.AgentID) {
 		return ClaimResult{}, fieldError("agent_id", fmt.Sprintf("%q is not an agent id", clip(a.AgentID, 80)), "use 1-64 characters of A-Z a-z 0-9 _ . : -, starting with a letter or digit")
 	}

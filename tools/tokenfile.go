@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // The token file of the HTTP listener ([http] token_file, serve --token-file; docs/
@@ -124,6 +126,9 @@ func parseTokenFile(path, text string) ([]namedToken, []string, error) {
 
 // checkTokenLine checks one NAME TOKEN line.
 func checkTokenLine(path string, n int, name, token string) error {
+	if err := domain.CheckName("name", "token names", name); err != nil {
+		return tokenFileError(path, n, "%v", err)
+	}
 	if !agentIDPattern.MatchString(name) {
 		return tokenFileError(path, n, "%q is not a token name: use 1-64 characters of A-Z a-z 0-9 _ . : -, starting with a letter or digit", clip(name, 80))
 	}

@@ -34,6 +34,7 @@ func TestTokenFile_Refusals(t *testing.T) {
 		tokA + "\nbob " + tokB:                   path + ", line 1: holds one word but the file holds several tokens: write NAME TOKEN on every line",
 		"alice " + tokA + " extra":               path + ", line 1: 3 words; write NAME TOKEN",
 		"-alice " + tokA:                         path + `, line 1: "-alice" is not a token name`,
+		"al\u202eice " + tokA:                    path + `, line 1: name: contains U+202E (RIGHT-TO-LEFT OVERRIDE) at character 3: `,
 		"":                                       path + ": is empty (or holds only comments)",
 		"   \n# only a comment\n":                path + ": is empty (or holds only comments)",
 		strings.Repeat("x", maxTokenFileBytes+1): path + ": is larger than",

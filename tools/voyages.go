@@ -60,9 +60,6 @@ type DispatchResult struct {
 func (a DispatchArgs) spec() (engine.VoyageSpec, error) {
 	v := engine.VoyageSpec{IdempotencyKey: a.IdempotencyKey, Title: a.Title, Goal: a.Goal,
 		Repository: a.Repository, TargetBranch: a.TargetBranch, Priority: a.Priority, CostLimitUSD: a.CostLimitUSD, TokenLimit: a.TokenLimit}
-	if hasControl(a.Title) {
-		return v, fieldError("title", "contains control characters", "use one line of plain text")
-	}
 	for i, m := range a.Missions {
 		s, err := m.spec(fmt.Sprintf("missions[%d].", i))
 		if err != nil {

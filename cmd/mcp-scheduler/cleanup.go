@@ -88,9 +88,9 @@ func (a *app) cleanup(ctx context.Context, repo string, olderThan time.Duration,
 		summary = "%s: workspaces would use %s after cleanup (%s would be freed)\n"
 	}
 	for _, r := range reps {
-		fmt.Fprintf(a.out, summary, r.Repository, byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
+		printShown(a.out, summary, r.Repository, byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
 		if r.Error != "" {
-			fmt.Fprintf(a.out, "%s: %s\n", r.Repository, r.Error)
+			printShown(a.out, "%s: %s\n", r.Repository, r.Error)
 		}
 	}
 	return cerr

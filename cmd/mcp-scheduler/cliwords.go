@@ -253,8 +253,10 @@ func placeholderValue(arg string, ids []string) string {
 // cliText is a sentence of the engine (a reason a mission waits, a decision an escalation
 // asks for, a next step) told in the command line's words for printing: commandWords, with
 // ids (the mission, voyage, escalation being shown) filling the commands' arguments. The
-// engine's sentence stays the one source; MCP clients read it as it is.
-func cliText(s string, ids ...string) string { return commandWords(s, ids...) }
+// engine's sentence stays the one source; MCP clients read it as it is. The sentence may
+// quote an agent's or a person's words, so it is shown as people are shown text
+// (domain.Shown).
+func cliText(s string, ids ...string) string { return domain.Shown(commandWords(s, ids...)) }
 
 // flagText names a flag, with which of its repeated values when the field was a list item
 // ("--depends-on (the 2nd)").

@@ -15,6 +15,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
 	"github.com/mcp-scheduler/mcp-scheduler/tools"
@@ -407,7 +408,9 @@ func (c *Config) validateProfiles() []error {
 	var errs []error
 	seen := map[string]bool{}
 	for i, p := range c.Profiles {
-		if err := p.Validate(); err != nil {
+		if err := domain.CheckName(fmt.Sprintf("profiles[%d].name", i), "profile names", p.Name); err != nil {
+			errs = append(errs, err)
+		} else if err := p.Validate(); err != nil {
 			errs = append(errs, fmt.Errorf("profiles[%d]: %w", i, err))
 		}
 		if seen[p.Name] {

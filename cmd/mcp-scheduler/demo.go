@@ -104,14 +104,14 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	for k, id := range d.IDs {
 		p.keys[id], p.ids[id] = k, true
 	}
-	fmt.Fprintf(a.out, "mcp-scheduler demo: voyage %s, %s, repository %s\n", d.Voyage.ID, missionCount(len(d.IDs), 0, 0), repo)
+	printShown(a.out, "mcp-scheduler demo: voyage %s, %s, repository %s\n", d.Voyage.ID, missionCount(len(d.IDs), 0, 0), repo)
 	if keep {
-		fmt.Fprintf(a.out, "--keep: the repository and the data dir stay in %s afterwards\n", root)
+		printShown(a.out, "--keep: the repository and the data dir stay in %s afterwards\n", root)
 	}
 	if dashURL != "" {
-		fmt.Fprintf(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
+		printShown(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
-	fmt.Fprintf(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
+	printShown(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
 	// With a dashboard the loop runs as long as it is served (until Ctrl-C), so that what a
@@ -140,14 +140,14 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	}
 	switch {
 	case keep:
-		fmt.Fprintf(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
+		printShown(a.out, "\nKept: repository %s, data dir %s\n", repo, filepath.Join(root, "data"))
 	case dashURL != "":
-		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are removed when you press Ctrl-C; `mcp-scheduler demo --keep` keeps them for a look around.\n")
+		printShown(a.out, "\nThe temporary repository and data dir are removed when you press Ctrl-C; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	default:
-		fmt.Fprintf(a.out, "\nThe temporary repository and data dir are now removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
+		printShown(a.out, "\nThe temporary repository and data dir are now removed; `mcp-scheduler demo --keep` keeps them for a look around.\n")
 	}
 	if dashURL != "" {
-		fmt.Fprintf(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C; the demo's scheduler runs until then too, so a mission retried or an escalation resolved there goes on.\n", dashURL)
+		printShown(a.out, "\nThe dashboard stays up at %s until you press Ctrl-C; the demo's scheduler runs until then too, so a mission retried or an escalation resolved there goes on.\n", dashURL)
 		<-ctx.Done()
 	}
 	if err := stopLoop(); err != nil {
@@ -329,7 +329,7 @@ func (p *demoPrinter) waiting(ctx context.Context, ms []engine.MissionLine) {
 		}
 		p.why[m.ID] = code
 		if code != "" && code != engine.WhyQueued {
-			fmt.Fprintf(p.w, "%6.2fs  %-16s waits (%s): %s\n", time.Since(p.start).Seconds(), p.name(ctx, m.ID), code, msg)
+			printShown(p.w, "%6.2fs  %-16s waits (%s): %s\n", time.Since(p.start).Seconds(), p.name(ctx, m.ID), code, msg)
 		}
 	}
 }
@@ -361,7 +361,7 @@ func (p *demoPrinter) print(ctx context.Context, e domain.Event) {
 		line = fmt.Sprintf("voyage %s", strings.TrimPrefix(e.Type, "voyage."))
 	}
 	if line != "" {
-		fmt.Fprintf(p.w, "%6.2fs  %s\n", time.Since(p.start).Seconds(), line)
+		printShown(p.w, "%6.2fs  %s\n", time.Since(p.start).Seconds(), line)
 	}
 }
 
@@ -419,7 +419,7 @@ func (p *demoPrinter) summary(ctx context.Context, voyage, repo string) error {
 	if err != nil {
 		return fmt.Errorf("git log: %v: %s", err, log)
 	}
-	fmt.Fprintf(p.w, "\nLanded history of main:\n%s\n\n", log)
+	printShown(p.w, "\nLanded history of main:\n%s\n\n", log)
 	st, err := p.a.eng.VoyageStatus(ctx, voyage)
 	if err != nil {
 		return err
@@ -428,14 +428,14 @@ func (p *demoPrinter) summary(ctx context.Context, voyage, repo string) error {
 	fmt.Fprintln(tw, "MISSION\tKIND\tSTATE\tLANDING\tATTEMPTS")
 	attempts := 0
 	for _, m := range st.Missions {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\n", p.name(ctx, m.ID), m.Kind, m.State, m.Landing, m.Attempt)
+		printShown(tw, "%s\t%s\t%s\t%s\t%d\n", p.name(ctx, m.ID), m.Kind, m.State, m.Landing, m.Attempt)
 		attempts += m.Attempt
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	added, others := p.addedCounts(ctx, st.Missions)
-	fmt.Fprintf(p.w, "\nVoyage %s: %s, %d attempts, %.1fs.\n", st.Voyage.State, missionCount(p.dispatched, added, others), attempts, time.Since(p.start).Seconds())
+	printShown(p.w, "\nVoyage %s: %s, %d attempts, %.1fs.\n", st.Voyage.State, missionCount(p.dispatched, added, others), attempts, time.Since(p.start).Seconds())
 	return nil
 }
 

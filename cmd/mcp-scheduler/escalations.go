@@ -79,7 +79,7 @@ func newEscalationsResolveCmd(a *app) *cobra.Command {
 			if a.jsonOut {
 				return writeJSON(a.out, e)
 			}
-			_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", e.ID, e.State, e.Resolution)
+			err = printShown(a.out, "%s  %s  %s\n", e.ID, e.State, e.Resolution)
 			return err
 		},
 	}
@@ -97,7 +97,7 @@ func (a *app) printMissionEscalations(cmd *cobra.Command, id string) error {
 	for _, e := range es {
 		a.printEscalationLine(e)
 		for _, ev := range e.Evidence {
-			fmt.Fprintf(a.out, "            evidence: %s\n", cut(cliText(ev, escalationIDs(e)...), 200))
+			printShown(a.out, "            evidence: %s\n", cut(cliText(ev, escalationIDs(e)...), 200))
 		}
 	}
 	return nil

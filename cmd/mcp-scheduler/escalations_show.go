@@ -57,30 +57,30 @@ func newEscalationsShowCmd(a *app) *cobra.Command {
 // indented line per line), then the commands to run next.
 func (a *app) printEscalation(e domain.Escalation) error {
 	w, ids := a.out, escalationIDs(e)
-	fmt.Fprintf(w, "%s  %s (kind %s, for %s)\n", e.ID, e.State, e.Kind, e.Route)
-	fmt.Fprintf(w, "missions    %s\n", strings.Join(e.MissionIDs, " "))
+	printShown(w, "%s  %s (kind %s, for %s)\n", e.ID, e.State, e.Kind, e.Route)
+	printShown(w, "missions    %s\n", strings.Join(e.MissionIDs, " "))
 	if e.VoyageID != "" {
-		fmt.Fprintf(w, "voyage      %s\n", e.VoyageID)
+		printShown(w, "voyage      %s\n", e.VoyageID)
 	}
 	if e.CauseID != "" {
-		fmt.Fprintf(w, "caused by   %s\n", e.CauseID)
+		printShown(w, "caused by   %s\n", e.CauseID)
 	}
-	fmt.Fprintf(w, "created     %s\n", cellText(e.CreatedAt))
+	printShown(w, "created     %s\n", cellText(e.CreatedAt))
 	if e.State == domain.EscalationResolved {
-		fmt.Fprintf(w, "resolved    %s by %s: %s\n", cellText(e.ResolvedAt), cellText(e.ResolvedBy), cellText(e.Resolution))
+		printShown(w, "resolved    %s by %s: %s\n", cellText(e.ResolvedAt), cellText(e.ResolvedBy), cellText(e.Resolution))
 	}
-	fmt.Fprintf(w, "reason      %s\n", cliText(e.Reason, ids...))
-	fmt.Fprintf(w, "decide      %s\n", cliText(e.DecisionRequired, ids...))
+	printShown(w, "reason      %s\n", cliText(e.Reason, ids...))
+	printShown(w, "decide      %s\n", cliText(e.DecisionRequired, ids...))
 	if e.SafeNextStep != "" {
-		fmt.Fprintf(w, "safe step   %s\n", cliText(e.SafeNextStep, ids...))
+		printShown(w, "safe step   %s\n", cliText(e.SafeNextStep, ids...))
 	}
 	if len(e.Evidence) > 0 {
 		fmt.Fprintln(w, "\nevidence:")
 		for _, ev := range e.Evidence {
-			fmt.Fprintf(w, "  - %s\n", strings.ReplaceAll(strings.TrimRight(cliText(ev, ids...), "\n"), "\n", "\n    "))
+			printShown(w, "  - %s\n", strings.ReplaceAll(strings.TrimRight(cliText(ev, ids...), "\n"), "\n", "\n    "))
 		}
 	}
-	_, err := fmt.Fprintf(w, "\nnext:\n%s", nextCommands(e))
+	err := printShown(w, "\nnext:\n%s", nextCommands(e))
 	return err
 }
 
@@ -125,6 +125,6 @@ func escalationIDs(e domain.Escalation) []string {
 // escalations show.
 func (a *app) printEscalationLine(e domain.Escalation) {
 	ids := escalationIDs(e)
-	fmt.Fprintf(a.out, "escalation  %s (%s, for %s): %s — decide: %s (mcp-scheduler escalations show %s)\n",
+	printShown(a.out, "escalation  %s (%s, for %s): %s — decide: %s (mcp-scheduler escalations show %s)\n",
 		e.ID, e.Kind, e.Route, cliText(e.Reason, ids...), cliText(e.DecisionRequired, ids...), e.ID)
 }

@@ -105,7 +105,7 @@ func (a *app) printEvents(evs []domain.Event) error {
 		if id == "" {
 			id = e.VoyageID
 		}
-		if _, err := fmt.Fprintf(a.out, "%6d  %s  %-24s %-30s %-14s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"),
+		if err := printShown(a.out, "%6d  %s  %-24s %-30s %-14s %s\n", e.Seq, e.At.Local().Format("15:04:05.000"),
 			e.Type, orDash(id), orDash(e.Actor), cut(cellText(string(e.Data)), 100)); err != nil {
 			return err
 		}

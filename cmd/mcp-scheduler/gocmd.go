@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"path/filepath"
 	"time"
 
@@ -52,7 +51,7 @@ func newGoCmd(a *app) *cobra.Command {
 			if a.jsonOut {
 				return writeJSON(a.out, c.Mission)
 			}
-			_, err = fmt.Fprintf(a.out, "%s  %s  priority %d  %s\n", c.Mission.ID, c.Mission.State, c.Mission.Priority, c.Mission.Title)
+			err = printShown(a.out, "%s  %s  priority %d  %s\n", c.Mission.ID, c.Mission.State, c.Mission.Priority, c.Mission.Title)
 			return err
 		},
 	}

@@ -47,9 +47,9 @@ func printHistoryReport(a *app, rep scheduler.HistoryReport, dryRun bool) {
 		verb = "would remove"
 	}
 	r := rep.Removed
-	fmt.Fprintf(a.out, "history before %s: %s %d missions, %d voyages, %d events, %d attempts, %d landings, %d escalations, %d waves (%d batches)\n",
+	printShown(a.out, "history before %s: %s %d missions, %d voyages, %d events, %d attempts, %d landings, %d escalations, %d waves (%d batches)\n",
 		rep.Before.Format(time.RFC3339), verb, r.Missions, r.Voyages, r.Events, r.Attempts, r.Landings, r.Escalations, r.Waves, rep.Batches)
-	fmt.Fprintf(a.out, "attempt directories: %s %d (%s)\n", verb, rep.AttemptDirs, byteSize(rep.AttemptBytes))
+	printShown(a.out, "attempt directories: %s %d (%s)\n", verb, rep.AttemptDirs, byteSize(rep.AttemptBytes))
 	if len(rep.Kept) > 0 {
 		var parts []string
 		total := 0
@@ -62,11 +62,11 @@ func printHistoryReport(a *app, rep scheduler.HistoryReport, dryRun bool) {
 		}
 		sort.Strings(parts)
 		if total > 0 {
-			fmt.Fprintf(a.out, "kept %d finished missions older than the cutoff (%s)\n", total, strings.Join(parts, "; "))
+			printShown(a.out, "kept %d finished missions older than the cutoff (%s)\n", total, strings.Join(parts, "; "))
 		}
 	}
 	for _, e := range rep.Errors {
-		fmt.Fprintf(a.out, "error: %s\n", e)
+		printShown(a.out, "error: %s\n", e)
 	}
 	if r.Missions > 0 && !dryRun {
 		fmt.Fprintln(a.out, "their worktrees go with the next workspace cleanup (mcp-scheduler cleanup, or the running scheduler within the hour)")

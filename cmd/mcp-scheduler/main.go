@@ -10,6 +10,8 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 func main() {
@@ -39,7 +41,7 @@ func run(ctx context.Context, args []string, s streams, env getenv) int {
 	if err == nil {
 		return 0
 	}
-	fmt.Fprintf(s.err, "mcp-scheduler: %v\n", err)
+	fmt.Fprintf(s.err, "mcp-scheduler: %s\n", domain.Shown(err.Error())) // it may quote what was given
 	if isUsage(err) {
 		return 2
 	}

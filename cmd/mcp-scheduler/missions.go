@@ -67,7 +67,7 @@ func newMissionsListCmd(a *app) *cobra.Command {
 				return err
 			}
 			if len(ms) == limit && limit > 0 {
-				fmt.Fprintf(a.err, "more: --cursor %s\n", ms[len(ms)-1].ID)
+				printShown(a.err, "more: --cursor %s\n", ms[len(ms)-1].ID)
 			}
 			return nil
 		},
@@ -99,39 +99,39 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 			}
 			m := d.Mission
 			w := a.out
-			fmt.Fprintf(w, "%s  %s\n", m.ID, m.Title)
-			fmt.Fprintf(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
+			printShown(w, "%s  %s\n", m.ID, m.Title)
+			printShown(w, "state       %s (attempt %d, landing %s)\n", m.State, m.Attempt, m.Landing)
 			if d.LandingReason != "" {
-				fmt.Fprintf(w, "landing     %s: %s\n", m.Landing, cliText(d.LandingReason, m.ID))
+				printShown(w, "landing     %s: %s\n", m.Landing, cliText(d.LandingReason, m.ID))
 			}
-			fmt.Fprintf(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
-			fmt.Fprintf(w, "repository  %s\n", m.Repository)
+			printShown(w, "priority    %d   kind %s   review %s   retry budget %d (used %d)\n", m.Priority, m.Kind, m.Review, m.RetryBudget, m.AttemptsUsed)
+			printShown(w, "repository  %s\n", m.Repository)
 			printMissionBudget(w, d)
 			if m.VoyageID != "" {
-				fmt.Fprintf(w, "voyage      %s\n", watch.VoyageOf(m.VoyageID, m.Key))
+				printShown(w, "voyage      %s\n", watch.VoyageOf(m.VoyageID, m.Key))
 			}
 			if len(m.WriteArea) > 0 {
-				fmt.Fprintf(w, "write area  %s\n", strings.Join(m.WriteArea, ", "))
+				printShown(w, "write area  %s\n", strings.Join(m.WriteArea, ", "))
 			}
 			if m.State.Leased() {
-				fmt.Fprintf(w, "lease       %s%s, epoch %d, expires %s\n", m.Lease.Owner, authenticatedText(m.Run), m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
+				printShown(w, "lease       %s%s, epoch %d, expires %s\n", m.Lease.Owner, authenticatedText(m.Run), m.Lease.Epoch, cellText(m.Lease.ExpiresAt))
 			}
 			if m.Decision != nil {
-				fmt.Fprintf(w, "decision    %s: %s\n", m.Decision.Kind, cliText(m.Decision.Reason, m.ID, m.VoyageID))
+				printShown(w, "decision    %s: %s\n", m.Decision.Kind, cliText(m.Decision.Reason, m.ID, m.VoyageID))
 			}
 			if m.Abandons > 0 {
-				fmt.Fprintf(w, "abandoned   %d attempt(s) in a row: claimed, then never heard from (no budget spent)\n", m.Abandons)
+				printShown(w, "abandoned   %d attempt(s) in a row: claimed, then never heard from (no budget spent)\n", m.Abandons)
 			}
 			for _, r := range d.WhyNotRunning {
-				fmt.Fprintf(w, "waiting     %s: %s%s\n", r.Code, cliText(r.Message, m.ID, m.VoyageID), sinceText(r.Since))
+				printShown(w, "waiting     %s: %s%s\n", r.Code, cliText(r.Message, m.ID, m.VoyageID), sinceText(r.Since))
 			}
 			for _, dep := range d.DependsOn {
-				fmt.Fprintf(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)
+				printShown(w, "depends on  %s (%s)\n", dep.DependsOn, dep.Type)
 			}
 			if err := a.printMissionEscalations(cmd, m.ID); err != nil {
 				return err
 			}
-			fmt.Fprintf(w, "\nbrief:\n%s\n", m.Brief)
+			printShown(w, "\nbrief:\n%s\n", m.Brief)
 			if len(d.Attempts) > 0 {
 				fmt.Fprintln(w)
 				t := newTable(w, "ATTEMPT", "AGENT", "OUTCOME", "ENDED", "SUMMARY")
@@ -198,7 +198,7 @@ func (a *app) printMission(m domain.Mission, err error) error {
 	if a.jsonOut {
 		return writeJSON(a.out, m)
 	}
-	_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", m.ID, m.State, m.Title)
+	err = printShown(a.out, "%s  %s  %s\n", m.ID, m.State, m.Title)
 	return err
 }
 

@@ -62,7 +62,7 @@ func newNodesForgetCmd(a *app) *cobra.Command {
 			if a.jsonOut {
 				return writeJSON(a.out, map[string]any{"forgotten": args[0]})
 			}
-			_, err := fmt.Fprintf(a.out, "node %s forgotten: status no longer lists it (it joins again if it ever runs)\n", args[0])
+			err := printShown(a.out, "node %s forgotten: status no longer lists it (it joins again if it ever runs)\n", args[0])
 			return err
 		},
 	}

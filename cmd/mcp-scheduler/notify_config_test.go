@@ -16,6 +16,7 @@ import (
 func TestConfig_NotifyErrorsNameTheKey(t *testing.T) {
 	cases := map[string]string{
 		"[[notify]]\nname = \"x\"":                                                                        "notify[0]: set webhook",
+		"[[notify]]\nname = \"ops\\u202e\"\nwebhook = \"http://h/x\"":                                     "notify[0].name: contains U+202E (RIGHT-TO-LEFT OVERRIDE) at character 4: ",
 		"[[notify]]\nwebhook = \"ftp://h/x\"":                                                             "notify[0].webhook",
 		"[[notify]]\nwebhook = \"http://h/x\"\ncommand = [\"a\"]":                                         "not both",
 		"[[notify]]\ncommand = [\" sh\"]":                                                                 "notify[0].command",

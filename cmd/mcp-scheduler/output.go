@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // writeJSON prints v as indented JSON (the --json form of every command).
@@ -72,7 +74,18 @@ func toAny(s []string) []any {
 	return out
 }
 
-// cellText renders one cell on one line (tabs and newlines would break the columns).
+// printShown prints human output whose arguments hold stored text (titles, briefs, reasons,
+// an agent's words) as people are shown text: domain.Shown writes the characters that do not
+// show, or that would drive the terminal (an escape, a right-to-left override), as escapes
+// such as <U+202E>. Table cells get the same through cellText; --json prints the text as
+// stored.
+func printShown(w io.Writer, format string, args ...any) error {
+	_, err := io.WriteString(w, domain.Shown(fmt.Sprintf(format, args...)))
+	return err
+}
+
+// cellText renders one cell on one line (tabs and newlines would break the columns), as
+// people are shown text (domain.Shown).
 func cellText(c any) string {
 	var s string
 	switch v := c.(type) {
@@ -89,7 +102,7 @@ func cellText(c any) string {
 	if s == "" {
 		return "-"
 	}
-	return strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s)
+	return domain.Shown(strings.NewReplacer("\t", " ", "\n", " ", "\r", " ").Replace(s))
 }
 
 // cut shortens s to n runes with an ellipsis (n == 0: unchanged).

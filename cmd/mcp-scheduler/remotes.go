@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
 
@@ -29,7 +30,9 @@ func (r RepositoryConfig) validateRemote(key string, seen map[string]bool) []err
 	if name == "" {
 		return append(errs, fmt.Errorf("%s.remote: no name can be derived from %q: give name = \"...\"", key, r.Remote))
 	}
-	if err := (worktree.Remote{Name: name, URL: r.Remote}).Validate(); err != nil {
+	if err := domain.CheckName(key+".name", "repository names", name); err != nil {
+		errs = append(errs, err)
+	} else if err := (worktree.Remote{Name: name, URL: r.Remote}).Validate(); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", key, err))
 	}
 	if seen[name] {

@@ -37,30 +37,30 @@ func newStatusCmd(a *app) *cobra.Command {
 			if st.Paused {
 				paused = " (paused: nothing new starts; mcp-scheduler resume)"
 			}
-			fmt.Fprintf(a.out, "missions    %d: %s\n", st.Total, strings.Join(counts, ", "))
+			printShown(a.out, "missions    %d: %s\n", st.Total, strings.Join(counts, ", "))
 			loop := st.Loop
 			if loop == "idle" { // no process runs the loop: say so, and what starts one
 				loop = tools.LoopIdleText
 			}
-			fmt.Fprintf(a.out, "loop        %s%s\n", cliText(loop), paused)
-			fmt.Fprintf(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[domain.VoyageOpen],
+			printShown(a.out, "loop        %s%s\n", cliText(loop), paused)
+			printShown(a.out, "voyages     open %d, active %d, blocked %d\n", st.Voyages[domain.VoyageOpen],
 				st.Voyages[domain.VoyageActive], st.Voyages[domain.VoyageBlocked])
-			fmt.Fprintf(a.out, "escalations %d open\n", st.OpenEscalations)
-			fmt.Fprintf(a.out, "agents      %d known\n", st.Agents)
+			printShown(a.out, "escalations %d open\n", st.OpenEscalations)
+			printShown(a.out, "agents      %d known\n", st.Agents)
 			if line := nodesLine(st.Nodes, st.Leader); line != "" {
-				fmt.Fprintf(a.out, "nodes       %s\n", line)
+				printShown(a.out, "nodes       %s\n", line)
 			}
 			if line := landingLine(st.LandingLocks, a.eng.Now()); line != "" {
-				fmt.Fprintf(a.out, "landing     %s\n", line)
+				printShown(a.out, "landing     %s\n", line)
 			}
 			if line := a.notifyLine(cmd.Context()); line != "" {
-				fmt.Fprintf(a.out, "notify      %s\n", line)
+				printShown(a.out, "notify      %s\n", line)
 			}
 			if w := waitingLine(st.Waiting); w != "" {
-				fmt.Fprintf(a.out, "waiting     %s (mcp-scheduler missions show <id> says why)\n", w)
+				printShown(a.out, "waiting     %s (mcp-scheduler missions show <id> says why)\n", w)
 			}
 			if len(st.Stalled) > 0 {
-				fmt.Fprintf(a.out, "stalled     %d running without output past their stall_threshold: %s (mcp-scheduler missions show <id>)\n",
+				printShown(a.out, "stalled     %d running without output past their stall_threshold: %s (mcp-scheduler missions show <id>)\n",
 					len(st.Stalled), strings.Join(st.Stalled, ", "))
 			}
 			if len(st.ActiveVoyages) > 0 {

@@ -18,7 +18,7 @@ func TestCLI_GoRefusesControlCharactersByName(t *testing.T) {
 	require.NotContains(t, errOut, "262144")
 	_, errOut, code = s.cli("go", "bell\x07here")
 	require.Equal(t, 2, code, errOut)
-	require.Contains(t, errOut, "holds control character U+0007 at byte 4; none is allowed (it is one line)")
+	require.Contains(t, errOut, "TITLE: contains U+0007 (a control character) at character 5: ", "a title is a name: the rule for names (issue 28)")
 	_, errOut, code = s.cli("go", "ok title", "--brief", "a\x7f")
 	require.Equal(t, 2, code, errOut)
 	require.Contains(t, errOut, "--brief: holds control character U+007F at byte 1")

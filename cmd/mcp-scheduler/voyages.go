@@ -91,14 +91,14 @@ func newVoyagesShowCmd(a *app) *cobra.Command {
 // printVoyage prints voyages show's text form.
 func (a *app) printVoyage(d engine.VoyageDetail) error {
 	v, w := d.Voyage, a.out
-	fmt.Fprintf(w, "%s  %s\n", v.ID, v.Title)
-	fmt.Fprintf(w, "state       %s   missions %s\n", v.State, countsText(d.Counts))
-	fmt.Fprintf(w, "repository  %s\n", v.Repository)
+	printShown(w, "%s  %s\n", v.ID, v.Title)
+	printShown(w, "state       %s   missions %s\n", v.State, countsText(d.Counts))
+	printShown(w, "repository  %s\n", v.Repository)
 	if v.Goal != "" {
-		fmt.Fprintf(w, "goal        %s\n", cellText(v.Goal))
+		printShown(w, "goal        %s\n", cellText(v.Goal))
 	}
 	if v.Usage.CostUSD > 0 || v.CostLimitUSD > 0 {
-		fmt.Fprintf(w, "cost        %s (limit %s)\n", costText(v.Usage.CostUSD), costText(v.CostLimitUSD))
+		printShown(w, "cost        %s (limit %s)\n", costText(v.Usage.CostUSD), costText(v.CostLimitUSD))
 	}
 	for _, e := range d.Escalations {
 		a.printEscalationLine(e)
@@ -173,6 +173,6 @@ func (a *app) printVoyageLine(v domain.Voyage, err error) error {
 	if a.jsonOut {
 		return writeJSON(a.out, v)
 	}
-	_, err = fmt.Fprintf(a.out, "%s  %s  %s\n", v.ID, v.State, v.Title)
+	err = printShown(a.out, "%s  %s  %s\n", v.ID, v.State, v.Title)
 	return err
 }

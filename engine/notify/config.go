@@ -59,7 +59,9 @@ func (s Sink) Check(prefix string) []error {
 	bad := func(key, format string, a ...any) {
 		errs = append(errs, fmt.Errorf(prefix+"."+key+": "+format, a...))
 	}
-	if !sinkName.MatchString(s.Name) {
+	if err := domain.CheckName(prefix+".name", "sink names", s.Name); err != nil {
+		errs = append(errs, err)
+	} else if !sinkName.MatchString(s.Name) {
 		bad("name", "%q must be 1 to 64 of a-z 0-9 _ . - (starting with a letter or digit)", s.Name)
 	}
 	switch {

@@ -87,7 +87,7 @@ func (lr *lander) startReview(ctx context.Context, m *domain.Mission, n int, mis
 	}
 	var deps []string
 	if missing != "" {
-		v, err := lr.derived(ctx, m, domain.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), "Verify: "+m.Title, "",
+		v, err := lr.derived(ctx, m, domain.KindVerify, fmt.Sprintf("verify-%s-a%d-r%d", m.ID, m.Attempt, n), engine.DerivedTitle("Verify: ", m.Title), "",
 			"Gather the evidence a reviewer found missing for mission "+m.ID+" ("+m.Title+"), without changing its work:\n\n"+missing+
 				"\n\nThe mission's brief, quoted:\n\n"+quote(m.Brief))
 		if err != nil {
@@ -95,7 +95,7 @@ func (lr *lander) startReview(ctx context.Context, m *domain.Mission, n int, mis
 		}
 		deps = []string{v.ID}
 	}
-	r, err := lr.derived(ctx, m, domain.KindReview, planner.ReviewKeyPrefix(m.ID, m.Attempt)+strconv.Itoa(n), "Review: "+m.Title, "reviewer", brief, deps...)
+	r, err := lr.derived(ctx, m, domain.KindReview, planner.ReviewKeyPrefix(m.ID, m.Attempt)+strconv.Itoa(n), engine.DerivedTitle("Review: ", m.Title), "reviewer", brief, deps...)
 	if err != nil {
 		return err
 	}
@@ -110,7 +110,7 @@ func (lr *lander) repair(ctx context.Context, m *domain.Mission, why, details st
 		"You work on a branch that holds its work with the target branch merged in. Fix the problem, keep the mission's intent, and commit.\n\nThe original brief, quoted:\n\n%s",
 		m.ID, m.Title, map[string]string{"conflict": "it conflicts with the target branch", "checks": "the repository's checks failed", "review": "its reviewer asked for changes"}[why],
 		details, quote(m.Brief))
-	return lr.derived(ctx, m, domain.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), "Repair: "+m.Title, m.Persona, brief)
+	return lr.derived(ctx, m, domain.KindRepair, fmt.Sprintf("repair-%s-a%d-%s", m.ID, m.Attempt, why), engine.DerivedTitle("Repair: ", m.Title), m.Persona, brief)
 }
 
 // derived creates a mission about m (review, verification, repair) in m's voyage and
@@ -118,7 +118,7 @@ func (lr *lander) repair(ctx context.Context, m *domain.Mission, why, details st
 // they never make the repository exclusive.
 func (lr *lander) derived(ctx context.Context, m *domain.Mission, kind domain.MissionKind, key, title, persona, brief string, dependsOn ...string) (domain.Mission, error) {
 	budget := 2
-	spec := engine.MissionSpec{Title: truncateTitle(title), Brief: brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
+	spec := engine.MissionSpec{Title: title, Brief: brief, Repository: m.Repository, TargetBranch: m.TargetBranch,
 		Priority: m.Priority, Persona: persona, Capabilities: m.Capabilities, WriteArea: m.WriteArea, Kind: kind,
 		SubjectID: m.ID, IdempotencyKey: key, VoyageID: m.VoyageID, RetryBudget: &budget, AcceptanceCriteria: m.AcceptanceCriteria,
 		DependsOn: dependsOn}
@@ -127,14 +127,6 @@ func (lr *lander) derived(ctx context.Context, m *domain.Mission, kind domain.Mi
 	}
 	c, err := lr.eng.CreateMission(ctx, spec, "scheduler")
 	return c.Mission, err
-}
-
-func truncateTitle(t string) string {
-	r := []rune(t)
-	if len(r) > engine.MaxTitleLen {
-		return string(r[:engine.MaxTitleLen-1]) + "…"
-	}
-	return t
 }
 
 // reviewEscalation asks the Main Agent to decide about a mission its review did not approve;

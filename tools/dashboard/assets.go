@@ -9,7 +9,7 @@ import (
 
 // web holds every asset the pages use: no request leaves for another host.
 //
-//go:embed web/index.html web/login.html web/app.js web/graph.js web/style.css web/vendor/dagre.esm.js
+//go:embed web/index.html web/login.html web/app.js web/graph.js web/shown.js web/style.css web/vendor/dagre.esm.js
 var web embed.FS
 
 var loginTmpl = template.Must(template.ParseFS(web, "web/login.html"))

@@ -70,6 +70,7 @@ func (h *Handler) routes() {
 	h.mux.HandleFunc("GET /login", h.loginPage)
 	h.mux.HandleFunc("POST /login", h.login)
 	h.mux.Handle("GET /assets/", h.assets())
+	h.mux.HandleFunc("GET /assets/hidden.js", h.hiddenAsset)
 	authed := func(pattern string, fn http.HandlerFunc) { h.mux.Handle(pattern, h.auth.require(fn)) }
 	authed("GET /{$}", h.index)
 	authed("POST /logout", h.logout)

@@ -263,7 +263,7 @@ func TestPlain_HasNoEscapeCodesAndFoldsAgentText(t *testing.T) {
 	s.Running[0].Progress.Message = "red \x1b[31mtext\x1b[0m\r\nnext"
 	p := Plain(s)
 	require.NotContains(t, p, "\x1b")
-	require.Contains(t, p, "red [31mtext[0m  next")
+	require.Contains(t, p, "red <U+001B>[31mtext<U+001B>[0m  next", "the escape shows as an escape; newlines fold")
 	require.Contains(t, p, "ESCALATIONS (1)")
 }
 

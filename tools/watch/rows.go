@@ -58,7 +58,7 @@ func header(s Snapshot) []string {
 	}
 	return []string{
 		"mcp-scheduler watch · " + s.At.Local().Format("15:04:05"),
-		"scheduler   " + loop,
+		"scheduler   " + oneLine(loop), // the leader's owner is a name a process gave
 		fmt.Sprintf("missions    %d: %s · escalations %d open", s.Status.Total, strings.Join(counts, ", "), s.Status.OpenEscalations),
 	}
 }
@@ -232,18 +232,21 @@ func clip(s string, n int) string {
 	return string(r[:n-1]) + "…"
 }
 
-// oneLine folds a text onto one line (an agent's message may hold newlines or control
-// characters, which would break the layout or drive the terminal).
+// oneLine folds a text onto one line, as people are shown text: newlines, carriage returns
+// and tabs become spaces (they would break the layout), and every other character that does
+// not show or would drive the terminal (an escape, a right-to-left override, a zero-width
+// space) is written as an escape such as <U+202E> (domain.Shown, as the command line and the
+// dashboard write it).
 func oneLine(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\n' || r == '\r' || r == '\t' {
-			return ' '
-		}
-		if r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) {
-			return -1
-		}
-		return r
-	}, s)
+	if strings.ContainsAny(s, "\n\r\t") {
+		s = strings.Map(func(r rune) rune {
+			if r == '\n' || r == '\r' || r == '\t' {
+				return ' '
+			}
+			return r
+		}, s)
+	}
+	return domain.Shown(s)
 }
 
 // ago says how long before now t was, coarsely ("4s ago", "3m ago", "2h ago").

@@ -268,7 +268,7 @@ func styleRow(r row, text string) string {
 func (m Model) missionLines() []string {
 	out := []string{styleTitle.Render("mission " + m.missionID)}
 	if m.detailErr != nil {
-		return append(out, styleAlert.Render(m.detailErr.Error()))
+		return append(out, styleAlert.Render(oneLine(m.detailErr.Error())))
 	}
 	if m.mission == nil {
 		return append(out, "reading …")
@@ -337,9 +337,18 @@ func missionText(v MissionView, s Snapshot) []string {
 	}
 	out = append(out, "", "brief")
 	for _, l := range strings.Split(mi.Brief, "\n") {
-		out = append(out, "  "+oneLine(l))
+		out = append(out, "  "+l)
 	}
-	return out
+	return shownLines(out)
+}
+
+// shownLines is each of lines folded onto one line as people are shown text (oneLine): a
+// screen's lines hold titles, names and an agent's words.
+func shownLines(lines []string) []string {
+	for i, l := range lines {
+		lines[i] = oneLine(l)
+	}
+	return lines
 }
 
 // logLines is the log screen: the attempt's events and the tail of its output, wrapped to the
@@ -348,7 +357,7 @@ func missionText(v MissionView, s Snapshot) []string {
 func (m Model) logLines() []string {
 	out := []string{styleTitle.Render("log of " + m.missionID)}
 	if m.detailErr != nil {
-		return append(out, styleAlert.Render(m.detailErr.Error()))
+		return append(out, styleAlert.Render(oneLine(m.detailErr.Error())))
 	}
 	if m.log == nil {
 		return append(out, "reading …")
@@ -376,14 +385,14 @@ func logText(l tools.MissionLog) []string {
 	out = append(out, "", fmt.Sprintf("output (stdout, %d bytes)", l.Output.StdoutBytes))
 	for _, s := range strings.Split(strings.TrimRight(l.Output.Stdout, "\n"), "\n") {
 		for _, r := range tools.ReadableLines(s) { // heartbeats dropped, JSON told as text
-			out = append(out, "  "+oneLine(r))
+			out = append(out, "  "+r)
 		}
 	}
 	if strings.TrimSpace(l.Output.Stderr) != "" {
 		out = append(out, "", fmt.Sprintf("stderr (%d bytes)", l.Output.StderrBytes))
 		for _, s := range strings.Split(strings.TrimRight(l.Output.Stderr, "\n"), "\n") {
-			out = append(out, "  "+oneLine(s))
+			out = append(out, "  "+s)
 		}
 	}
-	return out
+	return shownLines(out)
 }

@@ -1,19 +1,22 @@
 // The dashboard's pages: plain JavaScript modules, no build step (docs/dashboard.md). Each
 // page reads the JSON API and renders with DOM calls (text is always set as text, never as
-// HTML). Live updates come from the server-sent event stream /api/events: on each change the
-// current page is read again; nothing polls.
+// HTML, and shown as the command line shows it: shown.js). Live updates come from the
+// server-sent event stream /api/events: on each change the current page is read again;
+// nothing polls.
 import { renderGraph } from './graph.js';
+import { shown } from './shown.js';
 
 const page = document.getElementById('page');
 
-// h builds an element: h('td', {class: 'x'}, 'text', child, …).
+// h builds an element: h('td', {class: 'x'}, 'text', child, …). Every text it is given, and
+// a title attribute (a tooltip), is shown through shown(): the one place text reaches the page.
 function h(tag, attrs, ...kids) {
   const n = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs || {})) {
     if (v === undefined || v === null || v === false) continue;
-    if (k.startsWith('on')) n.addEventListener(k.slice(2), v); else n.setAttribute(k, v === true ? '' : String(v));
+    if (k.startsWith('on')) n.addEventListener(k.slice(2), v); else n.setAttribute(k, v === true ? '' : k === 'title' ? shown(v) : String(v));
   }
-  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) n.append(k instanceof Node ? k : String(k));
+  for (const k of kids.flat(Infinity)) if (k !== undefined && k !== null && k !== false) n.append(k instanceof Node ? k : shown(k));
   return n;
 }
 
@@ -48,7 +51,7 @@ async function act(path, body, done) {
 
 function notice(text, ok) {
   const n = document.getElementById('notice');
-  n.textContent = text;
+  n.textContent = shown(text);
   n.className = ok ? 'ok' : '';
   n.hidden = false;
 }

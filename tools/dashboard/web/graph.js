@@ -3,6 +3,7 @@
 // serialization, review) decide the layout; conflict edges (live and ended) and the other
 // subject edges order nothing, so they are drawn between the placed nodes without moving them.
 import dagre from './vendor/dagre.esm.js';
+import { shown } from './shown.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 const NODE_W = 180, NODE_H = 44;
@@ -78,20 +79,21 @@ export function renderGraph(graph, open) {
     if (m) {
       grp.setAttribute('data-state', m.state);
       grp.setAttribute('data-landing', m.landing);
-      el('text', { x: 8, y: 17 }, grp).textContent = clip(m.key || m.title, 24);
+      el('text', { x: 8, y: 17 }, grp).textContent = clip(shown(m.key || m.title), 24);
       el('text', { x: 8, y: 34, class: 'sub' }, grp).textContent = m.state + (m.landing && m.landing !== 'none' ? ' · ' + m.landing : '');
       grp.appendChild(title(`${m.title}\n${m.id}\n${m.state}, landing ${m.landing}` + (m.why ? '\n' + m.why.map(w => w.message).join('\n') : '')));
     } else {
       grp.setAttribute('data-external', '');
-      el('text', { x: 8, y: 26 }, grp).textContent = clip(id, 24);
+      el('text', { x: 8, y: 26 }, grp).textContent = clip(shown(id), 24);
     }
     grp.addEventListener('click', () => open(id));
   }
   return svg;
 }
 
+// title is a tooltip, its text shown as every text of the page is (shown.js).
 function title(text) {
   const t = document.createElementNS(SVG, 'title');
-  t.textContent = text;
+  t.textContent = shown(text);
   return t;
 }
