@@ -461,7 +461,8 @@ type Tx interface {
 	AgentUpsert(ctx context.Context, a *domain.Agent) error
 	WaveInsert(ctx context.Context, w *domain.Wave) error
 	// HoldUpsert records (or replaces) the hold of h.MissionID. A hold goes away with its
-	// mission, else by HoldDelete.
+	// mission, else by HoldDelete; a hold of a mission that no longer exists (pruned since the
+	// planner's snapshot) is not recorded, and that is no error.
 	HoldUpsert(ctx context.Context, h *Hold) error
 	// HoldDelete removes the hold of a mission (none: no error).
 	HoldDelete(ctx context.Context, missionID string) error

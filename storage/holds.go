@@ -13,12 +13,16 @@ import (
 const holdCols = `mission_id, code, message, other_id, until_at, since, updated_at`
 
 func (t *txn) HoldUpsert(ctx context.Context, h *engine.Hold) error {
-	_, err := t.q.exec(ctx, `INSERT INTO holds (`+holdCols+`) VALUES (?, ?, ?, ?, ?, ?, ?)
+	// Only while the mission exists: the planner decided on a snapshot, and history pruning may
+	// have removed the mission since (a hold of it would break the foreign key and fail the
+	// whole planning step).
+	_, err := t.q.exec(ctx, `INSERT INTO holds (`+holdCols+`) SELECT ?, ?, ?, ?, ?, ?, ?
+ WHERE EXISTS (SELECT 1 FROM missions WHERE id = ?)
  ON CONFLICT (mission_id) DO UPDATE SET code = excluded.code, message = excluded.message,
    other_id = excluded.other_id, until_at = excluded.until_at, since = excluded.since,
    updated_at = excluded.updated_at`,
 		h.MissionID, h.Reason.Code, h.Reason.Message, h.Reason.MissionID, ms(h.Reason.Until),
-		ms0(h.Reason.Since), ms0(h.UpdatedAt))
+		ms0(h.Reason.Since), ms0(h.UpdatedAt), h.MissionID)
 	return translate(err, "record hold of "+h.MissionID)
 }
 

@@ -14,7 +14,10 @@ const holdCols = `mission_id, code, message, other_id, until_at, since, updated_
 
 // HoldUpsert records (or replaces) the hold of h.MissionID.
 func (t *txn) HoldUpsert(ctx context.Context, h *engine.Hold) error {
-	_, err := t.q.Exec(ctx, `INSERT INTO holds (`+holdCols+`) VALUES ($1, $2, $3, $4, $5, $6, $7)
+	// Only while the mission exists (see storage/holds.go): a foreign-key error would abort
+	// the whole transaction here.
+	_, err := t.q.Exec(ctx, `INSERT INTO holds (`+holdCols+`) SELECT $1, $2, $3, $4, $5, $6, $7
+ WHERE EXISTS (SELECT 1 FROM missions WHERE id = $1)
  ON CONFLICT (mission_id) DO UPDATE SET code = excluded.code, message = excluded.message,
    other_id = excluded.other_id, until_at = excluded.until_at, since = excluded.since,
    updated_at = excluded.updated_at`,

@@ -24,6 +24,20 @@ func exerciseHolds(t *testing.T, open Opener) {
 			requireSameHold(t, *h2, holdGet(e, "m1"))
 			require.Len(t, holdList(e), 1)
 		})
+		// The planner decides on a snapshot; history pruning may remove a mission before its
+		// hold is written: that hold is dropped and the rest of the step goes on.
+		run(t, "MissionGoneIsNoError", open, func(t *testing.T, e *env) {
+			e.add("m1")
+			e.update(func(tx engine.Tx) error {
+				if err := tx.HoldUpsert(e.ctx, &engine.Hold{MissionID: "gone", Reason: engine.Reason{Code: engine.WhyQueued}, UpdatedAt: e.next()}); err != nil {
+					return err
+				}
+				return tx.HoldUpsert(e.ctx, &engine.Hold{MissionID: "m1", Reason: engine.Reason{Code: engine.WhyQueued}, UpdatedAt: e.next()})
+			})
+			got := holdList(e)
+			require.Len(t, got, 1)
+			require.Equal(t, "m1", got[0].MissionID)
+		})
 	})
 
 	group(t, "HoldGet", func(t *testing.T) {
