@@ -55,8 +55,12 @@ commit it, report completed. Directives run in order, one step each:
 
 TEXT is the rest of the line; when it starts with a double quote it is read as a Go string
 literal, so it may hold newlines and escapes. Sizes are bytes or use KiB, MiB, GiB, KB, MB.
-A script with an unknown directive or a missing argument fails the attempt (exit 2) before
-doing anything.
+The whole script is parsed and checked before any step runs: an unknown directive, a missing
+argument or a wrong one (a percent that is not a number, a duration or size that does not
+parse, a path outside the workspace, an unknown log level or verdict) fails the attempt
+(exit 2) having done nothing. The failure's location is brief:N, N counted from the first
+line of the mission's own brief (the scheduler's agent brief puts it under "## What to do";
+a brief without that heading counts from its first line), or script:N for the --script file.
 
 Roles: agent.start's kind decides whose directives run. A work (or debug, architect) mission
 runs the brief's own directives, as above. A review, repair or verify mission runs only the
