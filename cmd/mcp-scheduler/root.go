@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -117,11 +118,19 @@ func (a *app) setup(cmd *cobra.Command) error {
 // or the default path), applies --data-dir and --log-level, and checks it: at start and at
 // every reload (reload.go).
 func (a *app) readConfig() (Config, error) {
+	if _, ok := parseLevel(a.logLevelFlag); !ok {
+		return Config{}, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", a.logLevelFlag)}
+	}
 	path, explicit := a.configFlag, a.configFlag != ""
 	if !explicit {
 		path, explicit = defaultConfigPath(a.env), a.env(EnvConfig) != ""
 	}
 	cfg, err := loadConfig(path, explicit, a.env)
+	var unreadable *fs.PathError
+	if a.configFlag != "" && errors.As(err, &unreadable) {
+		return cfg, usageError{fmt.Errorf("--config: cannot read %s: %v (name a TOML file, or leave --config out to use %s)",
+			a.configFlag, unreadable.Err, defaultConfigPath(a.env))}
+	}
 	if err != nil {
 		return cfg, err
 	}
