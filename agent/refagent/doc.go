@@ -68,7 +68,9 @@ lines addressed to it — "@review DIRECTIVE", "@repair DIRECTIVE", "@verify DIR
 may sit in the quoted brief of the mission it is about ("> @review verdict minor rename it"), so
 a work mission's brief can script how its reviewer and its repairer will behave. Without such
 lines: a reviewer approves (@verdict approved), a verifier reports completed, and a repairer
-runs @resolve, @commit and @done. Quoted lines ("> @write …") never run as the brief's own.
+runs @resolve, @commit and @done, whose summary says what it found: the files it resolved,
+or that there were no conflicts and it changed nothing (a @done without text after @resolve
+always says so). Quoted lines ("> @write …") never run as the brief's own.
 
 Resuming: when agent.start carries a checkpoint {"step": N} the first N steps are skipped (the
 agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat,

@@ -147,6 +147,10 @@ type refAgent struct {
 	artifacts []string // every path written
 	commits   []string
 	heartbeat *heartbeat
+
+	resolveRan      bool     // @resolve ran: @done without text says what it found
+	resolved        []string // the files @resolve rewrote
+	commitsAtResolv int      // len(commits) when @resolve ran
 }
 
 // watchSignals turns SIGTERM into a cancellation, unless @ignore-sigterm was run.

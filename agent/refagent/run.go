@@ -228,7 +228,7 @@ func (a *refAgent) doEnding(d directive) error {
 		a.out.result(r)
 		return errEnd{ExitOK}
 	case "done":
-		a.out.result(agent.WorkerResult{Status: agent.StatusCompleted, Summary: cmpOr(d.text, "done"), Artifacts: a.artifacts, Evidence: a.commits})
+		a.out.result(agent.WorkerResult{Status: agent.StatusCompleted, Summary: cmpOr(d.text, a.doneSummary()), Artifacts: a.artifacts, Evidence: a.commits})
 		return errEnd{ExitOK}
 	case "result":
 		a.out.raw([]byte(`{"type":"worker.result",` + strings.TrimPrefix(strings.TrimSpace(d.text), "{") + "\n"))

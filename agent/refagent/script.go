@@ -183,8 +183,8 @@ func roleDefault(role string) []directive {
 	case "verify":
 		return []directive{{name: "done", text: "the reference agent found the evidence it was asked for"}}
 	}
-	return []directive{{name: "resolve"}, {name: "commit", text: "Resolve conflicts with the target branch"},
-		{name: "done", text: "resolved the conflicts, keeping both sides"}}
+	// @done without text says what @resolve found: the files it resolved, or that there were none
+	return []directive{{name: "resolve"}, {name: "commit", text: "Resolve conflicts with the target branch"}, {name: "done"}}
 }
 
 // parseScript returns the directives among lines: every line whose first non-blank character
