@@ -57,6 +57,9 @@ type Edge struct {
 	// Other is the mission at the other end: the one depended on for an edge from the
 	// mission, the one that declared the conflict for a conflict edge to it.
 	Other domain.Mission
+	// OtherLanding is Other's landing record when what its landing waits for depends on it
+	// (lastLanding: a conflicted landing whose checks failed); nil otherwise.
+	OtherLanding *domain.Landing
 }
 
 // Edges is what the runnable rule reads of a mission's graph: its own edges (soft ones
@@ -130,7 +133,11 @@ func ReadEdges(ctx context.Context, r Reader, id string) (Edges, error) {
 		if err != nil {
 			return out, err
 		}
-		out.Deps = append(out.Deps, Edge{Dependency: d, Other: u})
+		last, err := lastLanding(ctx, r, &u)
+		if err != nil {
+			return out, err
+		}
+		out.Deps = append(out.Deps, Edge{Dependency: d, Other: u, OtherLanding: last})
 	}
 	rdeps, err := r.DependentsOf(ctx, id)
 	if err != nil {
@@ -156,7 +163,7 @@ func edgeReasons(d Edge) []Reason {
 	case d.Type == domain.EdgeHard && !(u.State == domain.StateCompleted && u.Landing.Satisfies()):
 		msg := fmt.Sprintf("waiting for hard dependency %s (%s) to complete and land: it is %s", u.ID, u.Title, u.State)
 		if u.State == domain.StateCompleted {
-			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(*u))
+			msg = fmt.Sprintf("waiting for hard dependency %s (%s) to land: landing is %s (%s)", u.ID, u.Title, u.Landing, landingHeld(*u, d.OtherLanding))
 		}
 		return []Reason{{Code: WhyHardDep, MissionID: u.ID, Message: msg}}
 	case d.Type == domain.EdgeSerialization && !u.State.Terminal():
@@ -168,9 +175,9 @@ func edgeReasons(d Edge) []Reason {
 }
 
 // landingHeld says what a completed mission's landing waits for, and who can move it (the
-// table of landing waits in engine/domain/landingwait.go).
-func landingHeld(u domain.Mission) string {
-	if w, ok := u.Landing.Wait(); ok {
+// table of landing waits in engine/domain/landingwait.go, told by its landing record last).
+func landingHeld(u domain.Mission, last *domain.Landing) string {
+	if w, ok := u.Landing.WaitAfter(last); ok {
 		return w.Explain(u.ID)
 	}
 	return "not landed"

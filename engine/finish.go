@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"math"
+	"strings"
 	"time"
 )
 
@@ -244,7 +245,7 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 		ParallelInRepo: req.ParallelInRepo, DebugAvailable: debug, Kind: m.Kind})
 	if req.Final && out.Decision != domain.DecisionBlock {
 		out = failureOutcome{Decision: domain.DecisionFail, To: domain.StateFailed, Weight: max(out.Weight, 1),
-			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure)}
+			Reason: "a failure retrying cannot fix: " + failureLine(req.Failure, req.Summary)}
 	}
 	if err := o.endAttempt(m, domain.OutcomeFailed, &req.Failure, req.Usage, req.Summary); err != nil {
 		return err
@@ -268,7 +269,7 @@ func (o *op) applyFailure(m *domain.Mission, req FailRequest, opName, eventType 
 			}
 		}
 		return o.blockWith(m, opName, domain.Escalation{Route: out.Route, Kind: blockKind(req.Failure),
-			Reason: out.Reason + ": " + failureLine(req.Failure), DecisionRequired: decision,
+			Reason: out.Reason + ": " + failureLine(req.Failure, req.Summary), DecisionRequired: decision,
 			Evidence: failureEvidence(req.Failure), SafeNextStep: step}, data)
 	case domain.DecisionFail:
 		if err := o.move(m, domain.StateFailed, opName, eventType, data); err != nil {
@@ -314,13 +315,14 @@ func blockKind(f domain.Failure) string {
 const failureLineBytes = 1000
 
 // failureLine is a failure in one line for a decision or an escalation's reason: its kind,
-// then its summary (else its diagnostic).
-func failureLine(f domain.Failure) string {
-	s := f.Summary
-	if s == "" {
-		s = f.Diagnostic
+// then its summary (else the attempt's summary, else its diagnostic).
+func failureLine(f domain.Failure, attemptSummary string) string {
+	for _, s := range []string{f.Summary, attemptSummary, f.Diagnostic} {
+		if strings.TrimSpace(s) != "" {
+			return domain.Clip(f.Kind+" "+s, failureLineBytes)
+		}
 	}
-	return domain.Clip(fmt.Sprintf("%s %s", f.Kind, s), failureLineBytes)
+	return f.Kind
 }
 
 func failureEvidence(f domain.Failure) []string {

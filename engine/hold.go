@@ -220,18 +220,22 @@ func whyNotRunning(ctx context.Context, r Reader, m *domain.Mission, now time.Ti
 // landingWhy says why a completed mission's landing is not done: the landing wait the last
 // planning step recorded as its hold (target busy, its review at work, a checkout retry not
 // due …), else what its landing state waits for (the table in engine/domain/landingwait.go).
+// A hold is current only while the landing is queued or waits with the hold's own code (the
+// planner holds queued, approval and repair landings): a landing that went on to conflicted
+// keeps the hold it had while queued, and that hold no longer says why.
 func landingWhy(ctx context.Context, r Reader, m *domain.Mission) ([]Reason, error) {
 	h, err := r.HoldGet(ctx, m.ID)
+	own, _ := m.Landing.Wait()
 	switch {
 	case errors.Is(err, domain.ErrNotFound):
 	case err != nil:
 		return nil, err
-	case domain.IsLandingWait(h.Reason.Code):
+	case domain.IsLandingWait(h.Reason.Code) && (m.Landing.Queued() || h.Reason.Code == own.Code):
 		return []Reason{h.Reason}, nil
 	}
-	w, ok := m.Landing.Wait()
-	if !ok {
-		return nil, nil
+	w, ok, err := landingWait(ctx, r, m)
+	if !ok || err != nil {
+		return nil, err
 	}
 	return []Reason{{Code: w.Code, Message: w.Explain(m.ID)}}, nil
 }

@@ -135,6 +135,35 @@ func TestWhyNotRunning_HeldLandingOfAHardDependency(t *testing.T) {
 	require.Contains(t, d.WhyNotRunning[0].Message, "approve_landing "+up.ID)
 }
 
+// A landing conflicted because its checks failed says so, naming the check, to itself and
+// to its dependents — not that it conflicts — and the hold it had while queued (target busy)
+// no longer speaks for it.
+func TestWhyNotRunning_LandingWhoseChecksFailed(t *testing.T) {
+	t.Parallel()
+	b := setup(t)
+	up := b.create(engine.MissionSpec{WriteArea: []string{"u/**"}})
+	down := b.create(engine.MissionSpec{WriteArea: []string{"d/**"}, DependsOn: []string{up.ID}})
+	m := b.acquire(up.ID, true)
+	_, err := b.e.Complete(b.ctx, m.Fence(), domain.WorkerResult{Summary: "ok"})
+	require.NoError(t, err)
+	_, err = b.e.RecordHolds(b.ctx, []engine.Hold{{MissionID: up.ID, Reason: engine.Reason{Code: domain.LandWaitTargetBusy, Message: "another landing is in flight"}}})
+	require.NoError(t, err)
+	_, err = b.e.RecordLanding(b.ctx, domain.Landing{MissionID: up.ID, Attempt: m.Attempt, Status: domain.LandingRecordChecksFailed,
+		Detail: domain.CheckFailedLine("go vet ./...", "failed: exit status 1") + "\nvet: x.go:3: unreachable code"}, domain.LandingConflicted)
+	require.NoError(t, err)
+	check := "the repository's checks failed on the merged tree (`go vet ./...`), after repair missions: a decision is needed"
+	d, err := b.e.GetMission(b.ctx, up.ID)
+	require.NoError(t, err)
+	require.Len(t, d.WhyNotRunning, 1)
+	require.Equal(t, domain.LandWaitConflicted, d.WhyNotRunning[0].Code)
+	require.Contains(t, d.WhyNotRunning[0].Message, check)
+	d, err = b.e.GetMission(b.ctx, down.ID)
+	require.NoError(t, err)
+	require.Equal(t, engine.WhyHardDep, d.WhyNotRunning[0].Code)
+	require.Contains(t, d.WhyNotRunning[0].Message, check)
+	require.NotContains(t, d.WhyNotRunning[0].Message, "conflicts with the target")
+}
+
 // Two leaders' processes (two stores on one file) raising the same cause at once raise one
 // escalation between them.
 func TestEscalateOnce_ConcurrentLeadersRaiseOne(t *testing.T) {

@@ -1,9 +1,41 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/worktree"
 )
+
+// lastLanding is m's landing record of its current attempt when what its landing waits for
+// depends on the record (domain.LandingState.ToldByRecord: a conflicted landing whose checks
+// failed), else nil without reading.
+func lastLanding(ctx context.Context, r Reader, m *domain.Mission) (*domain.Landing, error) {
+	if !m.Landing.ToldByRecord() {
+		return nil, nil
+	}
+	ls, err := r.LandingList(ctx, m.ID)
+	if err != nil {
+		return nil, err
+	}
+	for i := range ls {
+		if ls[i].Attempt == m.Attempt {
+			return &ls[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// landingWait is what m's landing waits for (the table in engine/domain/landingwait.go), told
+// by its landing record when that decides it; false when it waits for nothing.
+func landingWait(ctx context.Context, r Reader, m *domain.Mission) (domain.LandingWait, bool, error) {
+	last, err := lastLanding(ctx, r, m)
+	if err != nil {
+		return domain.LandingWait{}, false, err
+	}
+	w, ok := m.Landing.WaitAfter(last)
+	return w, ok, nil
+}
 
 // landsNothing says why a completed mission has nothing to land, from the mission alone ("" when
 // its work lands): Complete sets such a mission's landing to not_required, and LandingWhy

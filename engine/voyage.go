@@ -142,7 +142,11 @@ func (o *op) assessIn(r Reader, v *domain.Voyage, ms []domain.Mission, check Age
 		case m.State.Leased(), m.State == domain.StateCompleted && landingMoves(m.Landing):
 			progress = true
 		case m.State == domain.StateCompleted:
-			stuck[m.ID] = []Reason{{Code: "landing", Message: "landing is " + string(m.Landing) + ": a decision or a clean checkout is needed"}}
+			msg, err := landingStuck(o.ctx, r, m)
+			if err != nil {
+				return false, false, nil, err
+			}
+			stuck[m.ID] = []Reason{{Code: "landing", Message: msg}}
 		case m.State == domain.StateBlocked:
 			stuck[m.ID] = []Reason{{Code: WhyState, Message: "blocked: waiting for escalation " + m.EscalationID}}
 		case m.State == domain.StateFailed:
@@ -210,6 +214,17 @@ func (o *op) closeVoyageReport(v *domain.Voyage, why string) error {
 		return nil
 	}
 	return o.closeEscalation(&report, ResolveAcknowledge, why)
+}
+
+// landingStuck says why a completed mission's landing holds its voyage: what the landing waits
+// for (the table in engine/domain/landingwait.go, told by its landing record: failed checks
+// are not called a conflict).
+func landingStuck(ctx context.Context, r Reader, m *domain.Mission) (string, error) {
+	w, ok, err := landingWait(ctx, r, m)
+	if err != nil || !ok {
+		return "landing is " + string(m.Landing) + ": a decision is needed", err
+	}
+	return "landing waits: " + w.Explain(m.ID), nil
 }
 
 func landingMoves(l domain.LandingState) bool {

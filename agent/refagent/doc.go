@@ -55,8 +55,12 @@ commit it, report completed. Directives run in order, one step each:
 
 TEXT is the rest of the line; when it starts with a double quote it is read as a Go string
 literal, so it may hold newlines and escapes. Sizes are bytes or use KiB, MiB, GiB, KB, MB.
-A script with an unknown directive or a missing argument fails the attempt (exit 2) before
-doing anything.
+The whole script is parsed and checked before any step runs: an unknown directive, a missing
+argument or a wrong one (a percent that is not a number, a duration or size that does not
+parse, a path outside the workspace, an unknown log level or verdict) fails the attempt
+(exit 2) having done nothing. The failure's location is brief:N, N counted from the first
+line of the mission's own brief (the scheduler's agent brief puts it under "## What to do";
+a brief without that heading counts from its first line), or script:N for the --script file.
 
 Roles: agent.start's kind decides whose directives run. A work (or debug, architect) mission
 runs the brief's own directives, as above. A review, repair or verify mission runs only the
@@ -64,7 +68,9 @@ lines addressed to it — "@review DIRECTIVE", "@repair DIRECTIVE", "@verify DIR
 may sit in the quoted brief of the mission it is about ("> @review verdict minor rename it"), so
 a work mission's brief can script how its reviewer and its repairer will behave. Without such
 lines: a reviewer approves (@verdict approved), a verifier reports completed, and a repairer
-runs @resolve, @commit and @done. Quoted lines ("> @write …") never run as the brief's own.
+runs @resolve, @commit and @done, whose summary says what it found: the files it resolved,
+or that there were no conflicts and it changed nothing (a @done without text after @resolve
+always says so). Quoted lines ("> @write …") never run as the brief's own.
 
 Resuming: when agent.start carries a checkpoint {"step": N} the first N steps are skipped (the
 agent logs "resuming from checkpoint: skipping steps 1-N already done"), except @heartbeat,

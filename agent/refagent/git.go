@@ -105,12 +105,30 @@ func (a *refAgent) resolve() error {
 			return err
 		}
 		a.written = append(a.written, rel)
+		a.resolved = append(a.resolved, rel)
 		a.out.log("info", "resolved conflict in "+rel+" keeping both sides")
 	}
-	if len(a.written) == 0 {
+	a.resolveRan, a.commitsAtResolv = true, len(a.commits)
+	if len(a.resolved) == 0 {
 		a.out.log("info", "no unmerged files to resolve")
 	}
 	return nil
+}
+
+// doneSummary is @done's summary when it has no text: what @resolve found, when it ran
+// (the repairer's default script), else "done".
+func (a *refAgent) doneSummary() string {
+	switch {
+	case !a.resolveRan:
+		return "done"
+	case len(a.resolved) == 0:
+		return "no conflicts to resolve (git reports no unmerged files): changed nothing"
+	}
+	s := "resolved the conflicts in " + strings.Join(a.resolved, ", ") + ", keeping both sides"
+	if len(a.commits) > a.commitsAtResolv {
+		s += ", and committed the merge"
+	}
+	return s
 }
 
 // keepBothSides drops git's conflict markers (and a diff3 base section), keeping the lines of

@@ -15,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/prompts"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
@@ -247,11 +248,42 @@ func TestBrokenScript_FailsBeforeDoingAnything(t *testing.T) {
 	require.NoFileExists(t, filepath.Join(ws, "a.txt"))
 }
 
+// A directive whose argument is wrong fails the attempt before any step runs (exit 2), naming
+// the line of the mission's brief as its author wrote it, though the agent gets the brief
+// the scheduler rendered around it; a --script file's lines are named as its own.
+func TestBrokenArgument_FailsBeforeDoingAnything(t *testing.T) {
+	ws := gitRepo(t)
+	mine := "@write notes.md hello\n@progress halfway started\n@commit notes\n@done"
+	rendered, err := prompts.AgentBrief(prompts.Brief{MissionID: "msn_b", Attempt: 1, Epoch: 1, Title: "four lines",
+		Brief: mine, AcceptanceCriteria: []string{"notes.md exists"}, Workspace: ws, Branch: "msn_b"})
+	require.NoError(t, err)
+	require.Contains(t, rendered, "\n"+briefSection+"\n\n"+mine+"\n", "the agent brief puts the mission's brief under its heading")
+	r := startRun(t, nil, &agent.Start{MissionID: "msn_b", Attempt: 1, Epoch: 1, Title: "four lines", Brief: rendered, Workspace: ws})
+	msgs, code := r.finish(t)
+	require.Equal(t, ExitUsage, code)
+	require.Len(t, msgs, 1, "nothing before the result: %v", msgs)
+	res := lastResult(t, msgs)
+	require.Equal(t, agent.StatusFailed, res.Status)
+	require.Equal(t, "brief:2", res.Failure.Location)
+	require.Equal(t, "@progress", res.Failure.Tool)
+	require.Contains(t, res.Failure.Summary, `brief line 2: @progress: percent "halfway" must be a number in 0..100`)
+	require.NoFileExists(t, filepath.Join(ws, "notes.md"))
+
+	script := filepath.Join(t.TempDir(), "more.txt")
+	require.NoError(t, os.WriteFile(script, []byte("prose\n@sleep soon\n"), 0o600))
+	r = startRun(t, []string{"--script", script}, &agent.Start{MissionID: "msn_c", Attempt: 1, Epoch: 1, Brief: "@write a.txt x", Workspace: ws})
+	msgs, code = r.finish(t)
+	require.Equal(t, ExitUsage, code)
+	require.Equal(t, "script:2", lastResult(t, msgs).Failure.Location)
+	require.NoFileExists(t, filepath.Join(ws, "a.txt"))
+}
+
+// A path outside the workspace is refused before anything runs.
 func TestWriteOutsideWorkspace_Refused(t *testing.T) {
 	for _, path := range []string{"../escape.txt", "/tmp/abs.txt", "a/../../b"} {
 		r := startRun(t, nil, &agent.Start{MissionID: "w", Attempt: 1, Epoch: 1, Brief: "@write " + path + " x", Workspace: t.TempDir()})
 		msgs, code := r.finish(t)
-		require.Equal(t, ExitFailed, code, path)
+		require.Equal(t, ExitUsage, code, path)
 		res := lastResult(t, msgs)
 		require.Equal(t, "@write", res.Failure.Tool)
 		require.Contains(t, res.Failure.Diagnostic, "stay inside the workspace")
@@ -285,18 +317,24 @@ func TestMisbehaviours_Output(t *testing.T) {
 }
 
 func TestParseScript(t *testing.T) {
-	ds, err := parseScript("prose line\n  @write dir/a.txt hello world\r\n@commit \"two\\nlines\"\n@sleep 1s\n@crash\n@ not a directive\n@checkpoint")
+	ds, err := parseScript(briefLines("prose line\n  @write dir/a.txt hello world\r\n@commit \"two\\nlines\"\n@sleep 1s\n@crash\n@ not a directive\n@checkpoint"))
 	require.NoError(t, err)
+	at := func(n int) place { return place{src: "brief", n: n} }
 	require.Equal(t, []directive{
-		{line: 2, name: "write", args: []string{"dir/a.txt"}, text: "hello world"},
-		{line: 3, name: "commit", text: "two\nlines"},
-		{line: 4, name: "sleep", args: []string{"1s"}},
-		{line: 5, name: "crash"},
-		{line: 7, name: "checkpoint"},
+		{at: at(2), name: "write", args: []string{"dir/a.txt"}, text: "hello world"},
+		{at: at(3), name: "commit", text: "two\nlines"},
+		{at: at(4), name: "sleep", args: []string{"1s"}},
+		{at: at(5), name: "crash"},
+		{at: at(7), name: "checkpoint"},
 	}, ds)
-	for _, bad := range []string{"@nope", "@write", "@sleep", "@sleep 1s extra", "@commit \"unterminated", "@hang now"} {
-		_, err := parseScript(bad)
-		require.Error(t, err, bad)
+	for _, bad := range []string{"@nope", "@write", "@sleep", "@sleep 1s extra", "@commit \"unterminated", "@hang now",
+		"@sleep soon", "@heartbeat -1s", "@progress halfway", "@progress 101", "@log loud text", "@usage 1 x 0.1",
+		"@usage -1 0 0", "@verdict fine", "@crash 0", "@crash 256", "@spawn-grandchild 17", "@big-line lots",
+		"@stderr -1", "@flaky 0 test t", "@rate-limited 1 soon", "@write ../escape.txt x", "@append /abs.txt x"} {
+		_, err := parseScript(briefLines(bad))
+		var se *scriptError
+		require.ErrorAs(t, err, &se, bad)
+		require.Equal(t, "brief:1", se.at.location(), bad)
 	}
 	for in, want := range map[string]int{"1024": 1024, "200KiB": 200 << 10, "20MiB": 20 << 20, "5MB": 5_000_000, "1.5KiB": 1536} {
 		got, err := parseSize(in)

@@ -72,14 +72,14 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 			return ExitUsage
 		}
 	}
-	text := start.Brief
+	var scriptText string
 	if *script != "" {
 		b, err := os.ReadFile(*script)
 		if err != nil {
 			fmt.Fprintf(stderr, "reference-agent: script: %v\n", err)
 			return ExitUsage
 		}
-		text += "\n" + string(b)
+		scriptText = string(b)
 	}
 
 	sigs := make(chan os.Signal, 2)
@@ -91,7 +91,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	go func() { defer inputs.Done(); a.watchSignals(sigs, stopInputs) }()
 	go a.readControl(lines) // ends at EOF; never waited for: stdin may stay open forever
 
-	code := a.run(text)
+	code := a.run(start.Brief, scriptText)
 	close(stopInputs)
 	inputs.Wait()
 	return code
@@ -147,6 +147,10 @@ type refAgent struct {
 	artifacts []string // every path written
 	commits   []string
 	heartbeat *heartbeat
+
+	resolveRan      bool     // @resolve ran: @done without text says what it found
+	resolved        []string // the files @resolve rewrote
+	commitsAtResolv int      // len(commits) when @resolve ran
 }
 
 // watchSignals turns SIGTERM into a cancellation, unless @ignore-sigterm was run.

@@ -54,12 +54,29 @@ func TestRoles_RepairResolvesConflictsKeepingBothSides(t *testing.T) {
 	r := startRun(t, nil, &agent.Start{MissionID: "fix-1", Attempt: 1, Epoch: 1, Kind: "repair", Brief: "fix it", Workspace: ws})
 	msgs, code := r.finish(t)
 	require.Equal(t, ExitOK, code)
-	require.Equal(t, agent.StatusCompleted, lastResult(t, msgs).Status)
+	res := lastResult(t, msgs)
+	require.Equal(t, agent.StatusCompleted, res.Status)
+	require.Equal(t, "resolved the conflicts in README.md, keeping both sides, and committed the merge", res.Summary)
 	b, err := os.ReadFile(filepath.Join(ws, "README.md"))
 	require.NoError(t, err)
 	require.Equal(t, "repo\nour line\ntheir line\n", string(b))
 	require.Equal(t, "", gitIn(t, ws, "status", "--porcelain"))
 	require.Contains(t, gitIn(t, ws, "log", "-1", "--format=%P"), " ", "the merge was concluded with two parents")
+}
+
+// A repairer with no script and nothing to resolve (a repair for failed checks, say) says so
+// and commits nothing, instead of claiming it resolved conflicts.
+func TestRoles_RepairWithNoConflictsSaysSo(t *testing.T) {
+	ws := gitRepo(t)
+	head := gitIn(t, ws, "rev-parse", "HEAD")
+	r := startRun(t, nil, &agent.Start{MissionID: "fix-2", Attempt: 1, Epoch: 1, Kind: "repair", Brief: "the checks failed", Workspace: ws})
+	msgs, code := r.finish(t)
+	require.Equal(t, ExitOK, code)
+	res := lastResult(t, msgs)
+	require.Equal(t, agent.StatusCompleted, res.Status)
+	require.Equal(t, "no conflicts to resolve (git reports no unmerged files): changed nothing", res.Summary)
+	require.Empty(t, res.Evidence, "no commit")
+	require.Equal(t, head, gitIn(t, ws, "rev-parse", "HEAD"))
 }
 
 // agent.yield stops the script at its next step with task.yield and a checkpoint that resumes

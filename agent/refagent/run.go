@@ -25,14 +25,13 @@ type checkpointBody struct {
 	Note string `json:"note,omitempty"`
 }
 
-// run executes the script and returns the exit code.
-func (a *refAgent) run(text string) int {
+// run executes the script (the brief's lines, then the --script file's) and returns the exit
+// code. The whole script is parsed and checked first: a broken one does nothing (exit 2).
+func (a *refAgent) run(brief, script string) int {
 	defer func() { a.heartbeat.halt() }()
-	steps, err := scriptFor(a.start, text)
+	steps, err := scriptFor(a.start, append(briefLines(brief), scriptLines(script)...))
 	if err != nil {
-		a.out.result(agent.WorkerResult{Status: agent.StatusFailed, Summary: err.Error(),
-			Failure: &agent.Failure{Kind: agent.KindError, Tool: "script", Diagnostic: err.Error(), Summary: "the brief's script is broken"}})
-		return ExitUsage
+		return a.brokenScript(err)
 	}
 	from := a.resumeStep(len(steps))
 	if from > 0 {
@@ -67,6 +66,17 @@ func (a *refAgent) run(text string) int {
 	}
 	a.out.result(agent.WorkerResult{Status: agent.StatusCompleted, Summary: "script done", Artifacts: a.artifacts, Evidence: a.commits})
 	return ExitOK
+}
+
+// brokenScript reports a script that cannot run (nothing was done) and returns ExitUsage.
+func (a *refAgent) brokenScript(err error) int {
+	f := agent.Failure{Kind: agent.KindError, Tool: "script", Diagnostic: err.Error(), Summary: "the script is broken, nothing was done: " + err.Error()}
+	var broken *scriptError
+	if errors.As(err, &broken) {
+		f.Tool, f.Location = broken.tool, broken.at.location()
+	}
+	a.out.result(agent.WorkerResult{Status: agent.StatusFailed, Summary: f.Summary, Failure: &f})
+	return ExitUsage
 }
 
 // resumeStep reads the step to resume from out of agent.start's checkpoint (0 when none).
@@ -123,7 +133,7 @@ func (a *refAgent) cancelledResult(reason string) int {
 func (a *refAgent) stepFailed(d directive, err error) int {
 	a.out.result(agent.WorkerResult{Status: agent.StatusFailed, Summary: fmt.Sprintf("@%s failed: %v", d.name, err),
 		Artifacts: a.artifacts, Evidence: a.commits,
-		Failure: &agent.Failure{Kind: agent.KindError, Tool: "@" + d.name, Diagnostic: err.Error(), Location: fmt.Sprintf("brief:%d", d.line)}})
+		Failure: &agent.Failure{Kind: agent.KindError, Tool: "@" + d.name, Diagnostic: err.Error(), Location: d.at.location()}})
 	return ExitFailed
 }
 
@@ -149,12 +159,12 @@ func (a *refAgent) do(i int, d directive) error {
 	case "resolve":
 		return a.resolve()
 	case "flaky":
-		n, err := strconv.Atoi(d.args[0])
-		if err != nil || n < 1 {
-			return fmt.Errorf("@flaky needs a positive attempt count, got %q", d.args[0])
+		n, err := attemptCount(d.args[0])
+		if err != nil {
+			return err
 		}
 		if a.start.Attempt <= n {
-			return a.do(i, directive{line: d.line, name: "fail", args: d.args[1:], text: d.text})
+			return a.do(i, directive{at: d.at, name: "fail", args: d.args[1:], text: d.text})
 		}
 	case "rate-limited":
 		return a.rateLimited(d)
@@ -179,9 +189,9 @@ func (a *refAgent) do(i int, d directive) error {
 	case "usage":
 		return a.usage(d.args)
 	case "progress":
-		pct, err := strconv.ParseFloat(d.args[0], 64)
-		if err != nil || pct < 0 || pct > 100 {
-			return fmt.Errorf("percent %q must be a number in 0..100", d.args[0])
+		pct, err := parsePercent(d.args[0])
+		if err != nil {
+			return err
 		}
 		a.out.send(agent.Message{Type: agent.TypeProgress, Percent: &pct, Message: d.text})
 	case "log":
@@ -218,19 +228,15 @@ func (a *refAgent) doEnding(d directive) error {
 		a.out.result(r)
 		return errEnd{ExitOK}
 	case "done":
-		a.out.result(agent.WorkerResult{Status: agent.StatusCompleted, Summary: cmpOr(d.text, "done"), Artifacts: a.artifacts, Evidence: a.commits})
+		a.out.result(agent.WorkerResult{Status: agent.StatusCompleted, Summary: cmpOr(d.text, a.doneSummary()), Artifacts: a.artifacts, Evidence: a.commits})
 		return errEnd{ExitOK}
 	case "result":
 		a.out.raw([]byte(`{"type":"worker.result",` + strings.TrimPrefix(strings.TrimSpace(d.text), "{") + "\n"))
 		return errEnd{ExitOK}
 	case "crash":
-		code := 1
-		if len(d.args) > 0 {
-			c, err := strconv.Atoi(d.args[0])
-			if err != nil || c < 1 || c > 255 {
-				return fmt.Errorf("exit code %q must be in 1..255", d.args[0])
-			}
-			code = c
+		code, err := exitCode(d.args)
+		if err != nil {
+			return err
 		}
 		return errEnd{code}
 	case "ignore-sigterm":
@@ -296,13 +302,9 @@ func writeStderr(w interface{ Write([]byte) (int, error) }, n int) {
 
 // spawnGrandchildren starts n copies of ourselves with --grandchild, in our process group.
 func (a *refAgent) spawnGrandchildren(args []string) error {
-	n := 1
-	if len(args) > 0 {
-		v, err := strconv.Atoi(args[0])
-		if err != nil || v < 1 || v > 16 {
-			return fmt.Errorf("grandchild count %q must be in 1..16", args[0])
-		}
-		n = v
+	n, err := grandchildCount(args)
+	if err != nil {
+		return err
 	}
 	self, err := os.Executable()
 	if err != nil {
@@ -322,8 +324,8 @@ func (a *refAgent) spawnGrandchildren(args []string) error {
 
 // writeFile writes or appends text to a workspace-relative path.
 func (a *refAgent) writeFile(rel, text string, appendTo bool) error {
-	if !filepath.IsLocal(rel) {
-		return fmt.Errorf("path %q must be relative and stay inside the workspace", rel)
+	if err := localPath(rel); err != nil {
+		return err
 	}
 	p := filepath.Join(a.ws, rel)
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -367,9 +369,9 @@ func contains(list []string, s string) bool {
 // task.rate_limit rejected whose window resets RESET (a duration) from now, then a failed
 // worker.result of kind rate_limit; later attempts go on.
 func (a *refAgent) rateLimited(d directive) error {
-	n, err := strconv.Atoi(d.args[0])
-	if err != nil || n < 1 {
-		return fmt.Errorf("@rate-limited needs a positive attempt count, got %q", d.args[0])
+	n, err := attemptCount(d.args[0])
+	if err != nil {
+		return err
 	}
 	reset, err := parseDuration(d.args[1])
 	if err != nil {
@@ -380,21 +382,15 @@ func (a *refAgent) rateLimited(d directive) error {
 	}
 	a.out.send(agent.Message{Type: agent.TypeRateLimit, RateLimit: &agent.RateLimit{Status: agent.RateRejected,
 		ResetsAt: time.Now().Add(reset).UTC(), LimitType: "five_hour"}})
-	return a.do(0, directive{line: d.line, name: "fail", args: []string{agent.KindRateLimit}, text: cmpOr(d.text, "the usage window is exhausted")})
+	return a.do(0, directive{at: d.at, name: "fail", args: []string{agent.KindRateLimit}, text: cmpOr(d.text, "the usage window is exhausted")})
 }
 
 // usage sends task.usage with the attempt's usage so far: INPUT_TOKENS OUTPUT_TOKENS COST_USD
 // (cumulative, as the protocol's reports are), for budget demos and tests.
 func (a *refAgent) usage(args []string) error {
-	in, errIn := strconv.ParseInt(args[0], 10, 64)
-	out, errOut := strconv.ParseInt(args[1], 10, 64)
-	cost, errCost := strconv.ParseFloat(args[2], 64)
-	if errIn != nil || errOut != nil || errCost != nil {
-		return fmt.Errorf("@usage %s %s %s: want INPUT_TOKENS OUTPUT_TOKENS COST_USD (two whole numbers and a number of dollars)", args[0], args[1], args[2])
-	}
-	u := agent.Usage{InputTokens: in, OutputTokens: out, CostUSD: cost}
-	if err := u.Check(); err != nil {
-		return fmt.Errorf("@usage: %w", err)
+	u, err := parseUsage(args)
+	if err != nil {
+		return err
 	}
 	a.out.send(agent.UsageMessage(u))
 	return nil

@@ -11,10 +11,79 @@ import (
 
 // directive is one parsed script line.
 type directive struct {
-	line int      // 1-based line in its source
+	at   place    // where it was written
 	name string   // without the "@"
 	args []string // fixed arguments
 	text string   // the rest of the line (unquoted when it was a Go string literal)
+}
+
+// place is a line of a script source: the brief ("brief", numbered from the mission's own
+// brief, see briefLines) or the --script file ("script").
+type place struct {
+	src string
+	n   int
+}
+
+func (p place) String() string   { return fmt.Sprintf("%s line %d", p.src, p.n) }
+func (p place) location() string { return fmt.Sprintf("%s:%d", p.src, p.n) }
+
+// sourceLine is one line of a script source and where it is.
+type sourceLine struct {
+	at   place
+	text string
+}
+
+// scriptError is a script that cannot run: a directive that is unknown, lacks an argument or
+// has one that is wrong. It is found before any step runs.
+type scriptError struct {
+	at   place
+	tool string // "@name" of a known directive, else "script"
+	err  error
+}
+
+func (e *scriptError) Error() string { return e.at.String() + ": " + e.err.Error() }
+
+// briefSection is the heading under which the scheduler's agent brief (prompts' agent_brief
+// template) puts the mission's own brief, after one blank line.
+const briefSection = "## What to do"
+
+// briefLines numbers the brief's lines so that a location names the line the person wrote:
+// when the brief is the scheduler's rendered agent brief, line 1 is the first line of the
+// mission's own brief (under briefSection) and the template's lines before it are numbered
+// as "agent-brief"; a brief without that heading is numbered from its first line.
+func briefLines(text string) []sourceLine {
+	lines := strings.Split(text, "\n")
+	first := 0
+	for i, l := range lines {
+		if strings.TrimSpace(strings.TrimSuffix(l, "\r")) == briefSection {
+			first = i + 1
+			if first < len(lines) && strings.TrimSpace(lines[first]) == "" {
+				first++
+			}
+			break
+		}
+	}
+	out := make([]sourceLine, len(lines))
+	for i, l := range lines {
+		at := place{src: "brief", n: i - first + 1}
+		if i < first {
+			at = place{src: "agent-brief", n: i + 1}
+		}
+		out[i] = sourceLine{at: at, text: l}
+	}
+	return out
+}
+
+// scriptLines numbers the lines of the --script file from 1.
+func scriptLines(text string) []sourceLine {
+	if text == "" {
+		return nil
+	}
+	var out []sourceLine
+	for i, l := range strings.Split(text, "\n") {
+		out = append(out, sourceLine{at: place{src: "script", n: i + 1}, text: l})
+	}
+	return out
 }
 
 // arity says, per directive, how many space-separated arguments come before the free text,
@@ -68,24 +137,25 @@ func roleOf(kind string) string {
 
 // scriptFor returns the directives of one attempt: the brief's own for work missions, the
 // lines addressed to the role (see doc.go) for reviewers, repairers and verifiers, and the
-// role's default when there are none.
-func scriptFor(st agent.Start, text string) ([]directive, error) {
+// role's default when there are none. Every directive is checked before it returns: a
+// *scriptError means nothing may run.
+func scriptFor(st agent.Start, lines []sourceLine) ([]directive, error) {
 	role := roleOf(st.Kind)
 	if role == "" {
-		steps, err := parseScript(withoutAddressed(text))
+		steps, err := parseScript(withoutAddressed(lines))
 		if err == nil && len(steps) == 0 {
 			steps = defaultPlan(st)
 		}
 		return steps, err
 	}
-	var own []string
-	for _, raw := range strings.Split(text, "\n") {
-		line := strings.TrimLeft(strings.TrimSpace(strings.TrimSuffix(raw, "\r")), "> \t")
+	var own []sourceLine
+	for _, l := range lines {
+		line := strings.TrimLeft(strings.TrimSpace(strings.TrimSuffix(l.text, "\r")), "> \t")
 		if rest, ok := strings.CutPrefix(line, "@"+role+" "); ok {
-			own = append(own, "@"+strings.TrimPrefix(strings.TrimSpace(rest), "@")) // "@repair @write" too
+			own = append(own, sourceLine{at: l.at, text: "@" + strings.TrimPrefix(strings.TrimSpace(rest), "@")}) // "@repair @write" too
 		}
 	}
-	steps, err := parseScript(strings.Join(own, "\n"))
+	steps, err := parseScript(own)
 	if err == nil && len(steps) == 0 {
 		steps = roleDefault(role)
 	}
@@ -93,17 +163,16 @@ func scriptFor(st agent.Start, text string) ([]directive, error) {
 }
 
 // withoutAddressed drops the lines addressed to a reviewer, repairer or verifier.
-func withoutAddressed(text string) string {
-	lines := strings.Split(text, "\n")
-	out := lines[:0]
+func withoutAddressed(lines []sourceLine) []sourceLine {
+	var out []sourceLine
 	for _, l := range lines {
-		t := strings.TrimSpace(l)
+		t := strings.TrimSpace(l.text)
 		if strings.HasPrefix(t, "@review ") || strings.HasPrefix(t, "@repair ") || strings.HasPrefix(t, "@verify ") {
 			continue
 		}
 		out = append(out, l)
 	}
-	return strings.Join(out, "\n")
+	return out
 }
 
 // roleDefault is what a reviewer, verifier or repairer does when nobody scripted it.
@@ -114,22 +183,26 @@ func roleDefault(role string) []directive {
 	case "verify":
 		return []directive{{name: "done", text: "the reference agent found the evidence it was asked for"}}
 	}
-	return []directive{{name: "resolve"}, {name: "commit", text: "Resolve conflicts with the target branch"},
-		{name: "done", text: "resolved the conflicts, keeping both sides"}}
+	// @done without text says what @resolve found: the files it resolved, or that there were none
+	return []directive{{name: "resolve"}, {name: "commit", text: "Resolve conflicts with the target branch"}, {name: "done"}}
 }
 
-// parseScript returns the directives in text: every line whose first non-blank character is
-// "@" followed by a letter. Other lines (the brief's prose) are ignored.
-func parseScript(text string) ([]directive, error) {
+// parseScript returns the directives among lines: every line whose first non-blank character
+// is "@" followed by a letter. Other lines (the brief's prose) are ignored. Each directive is
+// parsed and checked (checkDirective) before any is returned.
+func parseScript(lines []sourceLine) ([]directive, error) {
 	var out []directive
-	for i, raw := range strings.Split(text, "\n") {
-		line := strings.TrimSpace(strings.TrimSuffix(raw, "\r"))
+	for _, l := range lines {
+		line := strings.TrimSpace(strings.TrimSuffix(l.text, "\r"))
 		if len(line) < 2 || line[0] != '@' || !isLetter(line[1]) {
 			continue
 		}
-		d, err := parseDirective(i+1, line[1:])
+		d, err := parseDirective(l.at, line[1:])
 		if err != nil {
 			return nil, err
+		}
+		if err := checkDirective(d); err != nil {
+			return nil, &scriptError{at: d.at, tool: "@" + d.name, err: fmt.Errorf("@%s: %w", d.name, err)}
 		}
 		out = append(out, d)
 	}
@@ -138,12 +211,15 @@ func parseScript(text string) ([]directive, error) {
 
 func isLetter(c byte) bool { return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 
-func parseDirective(n int, s string) (directive, error) {
+func parseDirective(at place, s string) (directive, error) {
 	name, rest, _ := strings.Cut(s, " ")
-	d := directive{line: n, name: strings.ToLower(name)}
+	d := directive{at: at, name: strings.ToLower(name)}
+	fail := func(tool, format string, args ...any) (directive, error) {
+		return d, &scriptError{at: at, tool: tool, err: fmt.Errorf(format, args...)}
+	}
 	ar, ok := directives[d.name]
 	if !ok {
-		return d, fmt.Errorf("script line %d: unknown directive @%s", n, name)
+		return fail("script", "unknown directive @%s", name)
 	}
 	rest = strings.TrimSpace(rest)
 	for range ar.args {
@@ -156,15 +232,15 @@ func parseDirective(n int, s string) (directive, error) {
 		rest = strings.TrimSpace(rest)
 	}
 	if len(d.args) < ar.args-ar.optional {
-		return d, fmt.Errorf("script line %d: @%s needs %d argument(s)", n, d.name, ar.args-ar.optional)
+		return fail("@"+d.name, "@%s needs %d argument(s)", d.name, ar.args-ar.optional)
 	}
 	if rest != "" && !ar.text {
-		return d, fmt.Errorf("script line %d: @%s takes no text after its arguments (got %q)", n, d.name, rest)
+		return fail("@"+d.name, "@%s takes no text after its arguments (got %q)", d.name, rest)
 	}
 	if strings.HasPrefix(rest, `"`) {
 		u, err := strconv.Unquote(rest)
 		if err != nil {
-			return d, fmt.Errorf("script line %d: @%s: text %s is not a valid Go string literal: %v", n, d.name, rest, err)
+			return fail("@"+d.name, "@%s: text %s is not a valid Go string literal: %v", d.name, rest, err)
 		}
 		rest = u
 	}

@@ -122,8 +122,30 @@ func TestCLI_ErrorsAndExitCodes(t *testing.T) {
 	bad := filepath.Join(s.home, "bad.toml")
 	require.NoError(t, os.WriteFile(bad, []byte("[scheduler]\nlease_ttl = \"-1s\"\n"), 0o600))
 	_, errs, code = s.cli("status", "--config", bad)
-	require.Equal(t, 1, code)
+	require.Equal(t, 1, code, "a readable file with a bad value: the file is wrong, not the command line")
 	require.Contains(t, errs, "scheduler.lease_ttl")
+}
+
+// The global flags' mistakes are usage mistakes (exit 2) naming the flag, and change nothing:
+// a --log-level that is no level, a --config that names no readable file.
+func TestCLI_GlobalFlagMistakesExit2(t *testing.T) {
+	s := newSandbox(t)
+	fresh := newSandbox(t)
+	fresh.env = append(fresh.env, EnvDataDir+"="+filepath.Join(fresh.home, "never"))
+	_, errs, code := fresh.cli("status", "--log-level", "loud")
+	require.Equal(t, 2, code, errs)
+	require.Contains(t, errs, `--log-level: "loud" is not debug, info, warn or error`)
+	require.NoDirExists(t, filepath.Join(fresh.home, "never"), "a usage mistake creates no data dir")
+	missing := filepath.Join(s.home, "nope.toml")
+	for path, why := range map[string]string{missing: "no such file or directory", s.home: "is a directory"} {
+		_, errs, code = fresh.cli("status", "--config", path)
+		require.Equal(t, 2, code, errs)
+		require.Contains(t, errs, "--config: cannot read "+path+": "+why)
+		require.Contains(t, errs, "leave --config out to use ")
+	}
+	require.NoDirExists(t, filepath.Join(fresh.home, "never"))
+	_, errs, code = s.cli("status", "--log-level", "warn")
+	require.Equal(t, 0, code, errs)
 }
 
 // TestCLI_ConfiguredRepositories: a repository outside the working directory's is accepted

@@ -51,7 +51,7 @@ type Config struct {
 	path string
 	// unknown lists the file's keys no setting has: validate reports them with every other
 	// problem, so that one run names them all.
-	unknown []string
+	unknown []toml.Key
 	// env is the environment the configuration was loaded with (secret_env is read from it).
 	env getenv
 }
@@ -238,9 +238,7 @@ func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 		if err != nil {
 			return c, fmt.Errorf("config %s: %w", path, err)
 		}
-		for _, k := range md.Undecoded() {
-			c.unknown = append(c.unknown, k.String())
-		}
+		c.unknown = md.Undecoded()
 		c.path = path
 	}
 	if v := env(EnvDataDir); v != "" {
@@ -268,8 +266,8 @@ func loadConfig(path string, explicit bool, env getenv) (Config, error) {
 func (c *Config) validate() error {
 	var errs []error
 	bad := func(key, format string, a ...any) { errs = append(errs, fmt.Errorf(key+": "+format, a...)) }
-	if len(c.unknown) > 0 {
-		errs = append(errs, fmt.Errorf("config %s: unknown key %s (docs/configuration.md lists the keys)", c.path, strings.Join(c.unknown, ", ")))
+	for _, k := range c.unknown {
+		errs = append(errs, unknownKeyError(c.path, k))
 	}
 	if c.DataDir == "" || !filepath.IsAbs(c.DataDir) {
 		bad("data_dir", "%q must be an absolute path", c.DataDir)

@@ -153,6 +153,31 @@ func TestConfig_UnknownKeyReportedWithEveryOtherProblem(t *testing.T) {
 	}
 }
 
+// A misspelled key gets the key of its own table it most likely meant, in tables, arrays of
+// tables and at the top; a key far from every key, or under a table that is itself unknown,
+// gets none (the unknown table gets its own).
+func TestConfig_UnknownKeyDidYouMean(t *testing.T) {
+	cases := map[string][]string{
+		"[scheduler]\nticks = \"1s\"":                                        {"unknown key scheduler.ticks: did you mean scheduler.tick?"},
+		"[scheduler]\nlease_tll = \"10s\"":                                   {"unknown key scheduler.lease_tll: did you mean scheduler.lease_ttl?"},
+		"[[profiles]]\nname = \"x\"\nruntime = \"ndjson\"\ncomand = [\"a\"]": {"unknown key profiles.comand: did you mean profiles.command?"},
+		"[[repositories]]\npath = \"/a\"\non_conflikt = \"block\"":           {"unknown key repositories.on_conflikt: did you mean repositories.on_conflict?"},
+		"[retention]\nmax_days = 3\n":                                        {"unknown key retention.max_days: did you mean retention.max_age?"},
+		"[[prices]]\nmodel = \"m\"\ncache_reads = 1.0":                       {"unknown key prices.cache_reads: did you mean prices.cache_read?"},
+		"datadir = \"/x\"":                                                   {"unknown key datadir: did you mean data_dir?"},
+		"[schedular]\ntick = \"1s\"":                                         {"unknown key schedular: did you mean scheduler?", "unknown key schedular.tick (docs/configuration.md lists the keys)"},
+		`colour = "red"`:                                                     {"unknown key colour (docs/configuration.md lists the keys)"},
+	}
+	for body, wants := range cases {
+		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
+		require.NoError(t, err, body)
+		err = c.validate()
+		for _, want := range wants {
+			require.ErrorContains(t, err, want, body)
+		}
+	}
+}
+
 func TestConfig_TokenSources(t *testing.T) {
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "tok")

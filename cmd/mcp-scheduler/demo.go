@@ -111,7 +111,7 @@ func (a *app) demo(ctx context.Context, keep bool, httpAddr string, pace time.Du
 	if dashURL != "" {
 		printShown(a.out, "Dashboard: %s/#/voyage/%s\n", dashURL, d.Voyage.ID)
 	}
-	printShown(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), a.cfg.DataDir)
+	printShown(a.out, "\nWatch it live from another terminal: %s --data-dir %s watch\n\n", selfCommand(), shellQuote(a.cfg.DataDir))
 	runCtx, cancel := context.WithTimeout(ctx, demoTimeoutFor(pace))
 	defer cancel()
 	// With a dashboard the loop runs as long as it is served (until Ctrl-C), so that what a

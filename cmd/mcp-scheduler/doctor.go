@@ -82,9 +82,14 @@ func (a *app) doctor(ctx context.Context) []check {
 	v, err := gitVersion(ctx)
 	add("git ≥ 2.38", err, "git "+v)
 	add("data dir writable", checkWritable(a.cfg.DataDir), a.cfg.DataDir)
+	out = append(out, a.repositoryChecks(ctx)...)
 	err = a.open(ctx)
+	var badRepo *repoPathError
+	if errors.As(err, &badRepo) { // said on its repository's row: the database is looked at alone
+		err = a.storeCheck(ctx)
+	}
 	add("database", err, a.cfg.Storage.describe(a.cfg.DataDir))
-	if err == nil {
+	if a.eng != nil {
 		if a.repos.defaultRepo == "" {
 			add("default repository", nil, "none: the working directory is not in a git repository, so missions must name a configured one")
 		} else {

@@ -136,11 +136,7 @@ func newMissionsShowCmd(a *app) *cobra.Command {
 				fmt.Fprintln(w)
 				t := newTable(w, "ATTEMPT", "AGENT", "OUTCOME", "ENDED", "SUMMARY")
 				for _, at := range d.Attempts {
-					sum := at.Summary
-					if at.Failure != nil {
-						sum = at.Failure.Kind + ": " + at.Failure.Summary
-					}
-					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, cliText(sum, m.ID, m.VoyageID))
+					t.row(at.Attempt, at.Agent, at.Outcome, at.EndedAt, cliText(attemptSummary(at), m.ID, m.VoyageID))
 				}
 				if err := t.flush(); err != nil {
 					return err
@@ -234,4 +230,18 @@ func shortCommit(c string) string {
 		return c[:12]
 	}
 	return c
+}
+
+// attemptSummary is an attempt's line in missions show: a failure's kind with whichever summary
+// exists (the failure's own, else the attempt's, else its diagnostic), never a bare "kind: ".
+func attemptSummary(at domain.Attempt) string {
+	if at.Failure == nil {
+		return at.Summary
+	}
+	for _, s := range []string{at.Failure.Summary, at.Summary, at.Failure.Diagnostic} {
+		if strings.TrimSpace(s) != "" {
+			return at.Failure.Kind + ": " + s
+		}
+	}
+	return at.Failure.Kind
 }

@@ -34,7 +34,7 @@ func newRepositories(ctx context.Context, c *Config, dir string) (*repositories,
 		}
 		top, err := gitTopLevel(ctx, rc.Path)
 		if err != nil {
-			return nil, fmt.Errorf("repositories[%d].path: %s: %w", i, rc.Path, err)
+			return nil, &repoPathError{index: i, path: rc.Path, err: err}
 		}
 		r.allowed[top] = true
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -89,6 +90,10 @@ func newRootCmd(a *app) *cobra.Command {
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return flagError(err) })
+	// --version (cobra's, answered before any configuration is read) prints what `version` does
+	root.Version = buildVersion()
+	root.SetVersionTemplate(versionLine())
+	root.Flags().BoolP("version", "v", false, "print the version (as mcp-scheduler version does)")
 	pf := root.PersistentFlags()
 	pf.StringVar(&a.configFlag, "config", "", "configuration file (default $MCP_SCHEDULER_CONFIG, else $XDG_CONFIG_HOME/mcp-scheduler/config.toml)")
 	pf.StringVar(&a.dataDirFlag, "data-dir", "", "data directory (default $MCP_SCHEDULER_DATA_DIR, else $XDG_STATE_HOME/mcp-scheduler)")
@@ -117,11 +122,19 @@ func (a *app) setup(cmd *cobra.Command) error {
 // or the default path), applies --data-dir and --log-level, and checks it: at start and at
 // every reload (reload.go).
 func (a *app) readConfig() (Config, error) {
+	if _, ok := parseLevel(a.logLevelFlag); !ok {
+		return Config{}, usageError{fmt.Errorf("--log-level: %q is not debug, info, warn or error", a.logLevelFlag)}
+	}
 	path, explicit := a.configFlag, a.configFlag != ""
 	if !explicit {
 		path, explicit = defaultConfigPath(a.env), a.env(EnvConfig) != ""
 	}
 	cfg, err := loadConfig(path, explicit, a.env)
+	var unreadable *fs.PathError
+	if a.configFlag != "" && errors.As(err, &unreadable) {
+		return cfg, usageError{fmt.Errorf("--config: cannot read %s: %v (name a TOML file, or leave --config out to use %s)",
+			a.configFlag, unreadable.Err, defaultConfigPath(a.env))}
+	}
 	if err != nil {
 		return cfg, err
 	}
@@ -222,23 +235,56 @@ func isUsage(err error) bool {
 // version is set at build time (-ldflags "-X main.version=v1.2.3"); otherwise the module's.
 var version = ""
 
+// buildVersion is the one version every place shows (`version`, `--version`, the MCP
+// server's info, the metrics): the build-time version, else the module's from the build info.
 func buildVersion() string {
 	if version != "" {
 		return version
 	}
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" && bi.Main.Version != "(devel)" {
-		return bi.Main.Version
-	}
-	return "dev"
+	bi, ok := debug.ReadBuildInfo()
+	return moduleVersion(bi, ok)
 }
 
+// moduleVersion is the main module's version in bi: a release tag, or the pseudo-version
+// `go build` stamps in a git checkout (it holds the commit, "+dirty" when the tree had
+// changes); for a build without one ("(devel)": go run, -buildvcs=false) "dev", followed by
+// the vcs revision when the build recorded one ("dev+0123456789ab", ".dirty" when modified).
+func moduleVersion(bi *debug.BuildInfo, ok bool) string {
+	if !ok {
+		return "dev"
+	}
+	if v := bi.Main.Version; v != "" && v != "(devel)" {
+		return v
+	}
+	var rev, modified string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			modified = s.Value
+		}
+	}
+	if rev == "" {
+		return "dev"
+	}
+	v := "dev+" + rev[:min(len(rev), 12)]
+	if modified == "true" {
+		v += ".dirty"
+	}
+	return v
+}
+
+// versionLine is what `mcp-scheduler version` and `mcp-scheduler --version` print.
+func versionLine() string { return "mcp-scheduler " + buildVersion() + "\n" }
+
 func newVersionCmd(a *app) *cobra.Command {
-	return &cobra.Command{Use: "version", Short: "Print the version", Args: cobra.NoArgs,
+	return &cobra.Command{Use: "version", Short: "Print the version (the same as --version)", Args: cobra.NoArgs,
 		RunE: func(*cobra.Command, []string) error {
 			if a.jsonOut {
 				return writeJSON(a.out, map[string]string{"version": buildVersion()})
 			}
-			_, err := fmt.Fprintln(a.out, "mcp-scheduler", buildVersion())
+			_, err := fmt.Fprint(a.out, versionLine())
 			return err
 		}}
 }

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
@@ -55,23 +57,60 @@ func (a *app) warnNoRepository() {
 	}
 }
 
+// leaderSeen is the holder of a live leader lease as a starting process sees it.
+type leaderSeen struct {
+	text   string        // leaderText: "pid 4242 on host build-1, leading since … (epoch 3)"
+	pid    int           // from the owner; 0 when it has another form
+	gone   bool          // its process is known dead: on this host, and no process has its pid
+	left   time.Duration // until its lease ends
+	locked bool          // it held the host's leader lock: a successor here takes over at once
+}
+
 // otherLeader describes the process that leads the loop on this data dir when it is not
-// this one ("" when none leads, or the lease ran out): its pid and host from the owner
-// ("host:pid:random"), since when (the leader.elected event of its epoch) and its epoch.
-func (a *app) otherLeader(ctx context.Context) (string, error) {
+// this one (false when none leads, or the lease ran out): its pid and host from the owner
+// ("host:pid:random"), since when (the leader.elected event of its epoch), its epoch, and
+// whether it is gone (a process of this host that no longer runs: SIGKILLed, its lease
+// not yet run out).
+func (a *app) otherLeader(ctx context.Context) (leaderSeen, bool, error) {
 	st, err := a.eng.Status(ctx)
 	if err != nil {
-		return "", err
+		return leaderSeen{}, false, err
 	}
 	l := st.Leader
-	if l.Owner == "" || !l.ExpiresAt.After(time.Now()) {
-		return "", nil
+	now := time.Now()
+	if l.Owner == "" || !l.ExpiresAt.After(now) {
+		return leaderSeen{}, false, nil
 	}
 	since, err := a.leaderSince(ctx, l)
 	if err != nil {
-		return "", err
+		return leaderSeen{}, false, err
 	}
-	return leaderText(l, since), nil
+	host, pid := ownerProcess(l.Owner)
+	seen := leaderSeen{text: leaderText(l, since), pid: pid, left: l.ExpiresAt.Sub(now), locked: l.HostLocked}
+	if self, err := os.Hostname(); err == nil && pid > 0 && host == self {
+		seen.gone = !processAlive(pid)
+	}
+	return seen, true, nil
+}
+
+// ownerProcess reads the host and pid of a leader lease's owner ("host:pid:random"); pid 0
+// when the owner has another form.
+func ownerProcess(owner string) (string, int) {
+	parts := strings.Split(owner, ":")
+	if len(parts) < 3 {
+		return "", 0
+	}
+	pid, err := strconv.Atoi(parts[len(parts)-2])
+	if err != nil || pid <= 0 {
+		return "", 0
+	}
+	return strings.Join(parts[:len(parts)-2], ":"), pid
+}
+
+// processAlive reports whether a process with this pid runs on this host (signal 0: a
+// process of another user answers EPERM, and counts).
+func processAlive(pid int) bool {
+	return !errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
 }
 
 // leaderText is "pid 4242 on host build-1, leading since 2026-12-01 18:12:39 (epoch 3)".
@@ -118,15 +157,25 @@ func (a *app) leaderSince(ctx context.Context, l engine.Leader) (time.Time, erro
 }
 
 // sayWhoLeads logs, at start, that another process leads the loop (so this one stands by
-// and takes over when it stops), naming it.
+// and takes over when it stops), naming it; or, when that process is gone (it ran on this
+// host and no longer does), that this one takes over: at once when the gone one held the
+// host lock (engine.Leadership proves it dead by taking the lock), else when its lease ends.
 func (a *app) sayWhoLeads(ctx context.Context, what string) {
-	other, err := a.otherLeader(ctx)
+	seen, leads, err := a.otherLeader(ctx)
 	if err != nil {
 		a.log.Warn("could not read who leads the scheduler loop", "err", err)
 		return
 	}
+	other := seen.text
 	switch {
-	case other == "":
+	case !leads:
+	case seen.gone:
+		when := "at once (the host lock it held was released when it died)"
+		if !seen.locked {
+			when = "when its lease ends, in " + max(seen.left.Round(time.Second), time.Second).String()
+		}
+		a.log.Info(fmt.Sprintf("the previous leader of the scheduler loop on this data dir is gone: %s, but no process has pid %d on this host now; this %s takes over %s",
+			other, seen.pid, what, when))
 	case a.cfg.Storage.URL != "":
 		// A cluster: the leader lease is the cluster's, not this data dir's, and this process
 		// still runs its own node (or waits for it: "node is run by another live process").

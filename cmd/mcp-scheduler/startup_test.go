@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -81,4 +82,49 @@ func TestDaemon_SecondSaysWhichProcessLeads(t *testing.T) {
 	waitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
 	require.NoError(t, second.cmd.Process.Signal(os.Interrupt))
 	require.Equal(t, 0, second.wait(60*time.Second))
+}
+
+// A daemon started after the leader was SIGKILLed (its lease still running) does not say
+// another process leads: it says the previous leader, by its pid, is gone — no process has
+// that pid on this host — and that it takes over at once (the dead leader's host lock was
+// released), which it does.
+func TestDaemon_AfterTheLeaderWasKilledSaysItIsGone(t *testing.T) {
+	s := newSandbox(t)
+	writeSandboxConfig(t, s, "[scheduler]\nleader_lease = \"10m\"\n") // the killed leader's lease outlives the test
+	first := s.start(nil, "daemon")
+	waitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
+	pid := first.cmd.Process.Pid
+	first.kill() // SIGKILL, and reaped: the pid names no process now
+	require.False(t, processAlive(pid))
+
+	second := s.start(nil, "daemon")
+	want := "the previous leader of the scheduler loop on this data dir is gone: pid " + strconv.Itoa(pid) + " on host "
+	waitFor(t, "the second daemon says the leader is gone", func() bool { return strings.Contains(second.stderrText(), want) })
+	require.Contains(t, second.stderrText(), "but no process has pid "+strconv.Itoa(pid)+" on this host now; this daemon takes over at once")
+	require.NotContains(t, second.stderrText(), "another process leads")
+	waitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
+	require.NoError(t, second.cmd.Process.Signal(os.Interrupt))
+	require.Equal(t, 0, second.wait(60*time.Second))
+}
+
+// ownerProcess reads a leader owner's host and pid; processAlive tells a running process
+// from a reaped one.
+func TestOwnerProcessAndProcessAlive(t *testing.T) {
+	host, pid := ownerProcess("build-1:4242:123456")
+	require.Equal(t, "build-1", host)
+	require.Equal(t, 4242, pid)
+	host, pid = ownerProcess("fe80::1:77:9")
+	require.Equal(t, "fe80::1", host)
+	require.Equal(t, 77, pid)
+	for _, bad := range []string{"", "node-a", "h:x:1", "h:-3:1"} {
+		_, pid := ownerProcess(bad)
+		require.Zero(t, pid, bad)
+	}
+	require.True(t, processAlive(os.Getpid()))
+	cmd := exec.Command("sleep", "60")
+	require.NoError(t, cmd.Start())
+	require.True(t, processAlive(cmd.Process.Pid))
+	require.NoError(t, cmd.Process.Kill())
+	_ = cmd.Wait()
+	require.False(t, processAlive(cmd.Process.Pid))
 }

@@ -24,7 +24,7 @@ func newMissionsUpdateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "update MISSION_ID [--cost-limit-usd X] [--token-limit N] [--priority P] [--deadline TIME] …",
 		Short:   "Change a mission: its budgets, priority, deadline, retry budget, title or brief (only the flags given)",
-		Example: `  mcp-scheduler missions update msn_01J… --cost-limit-usd 2.50 --token-limit 500000`,
+		Example: "  mcp-scheduler missions update " + domain.PrefixMission + "_01J… --cost-limit-usd 2.50 --token-limit 500000",
 		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("mission_id", domain.PrefixMission, args[0])); err != nil {
@@ -82,7 +82,7 @@ func newVoyagesUpdateCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:     "update VOYAGE_ID [--cost-limit-usd X] [--token-limit N]",
 		Short:   "Change a voyage's budgets (only the flags given)",
-		Example: `  mcp-scheduler voyages update voy_01J… --cost-limit-usd 10`,
+		Example: "  mcp-scheduler voyages update " + domain.PrefixVoyage + "_01J… --cost-limit-usd 10",
 		Args:    oneArg,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := firstError(domain.CheckID("voyage_id", domain.PrefixVoyage, args[0])); err != nil {

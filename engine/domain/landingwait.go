@@ -2,6 +2,7 @@ package domain
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 )
@@ -24,12 +25,16 @@ const (
 
 // LandingWait is what a landing in one state waits for: whether the landing service works
 // on it (the landing queue), the wait's code and the sentence that explains it, with
-// "{mission}" standing for the mission's id.
+// "{mission}" standing for the mission's id and "{check}" for the failing check (" (`go test
+// ./...`)", or nothing when unknown). Cause, when set, is the status of the landing record
+// that put the landing in State (a landing conflicted because its checks failed is told
+// apart from one that conflicts); such a row goes before the state's row without one.
 type LandingWait struct {
 	State  LandingState
 	Queued bool
 	Code   string
 	Text   string
+	Cause  string
 }
 
 // landingWaits is the one table of what each unlanded state waits for: Queued decides which
@@ -37,29 +42,77 @@ type LandingWait struct {
 // the planner's landing moves), and Code and Text explain the others (and a queued one the
 // planner did not start). Landed and not_required wait for nothing and are absent.
 var landingWaits = []LandingWait{
-	{LandingPending, true, LandWaitQueued, "queued to land: the landing service takes it on its next pass"},
-	{LandingApproved, true, LandWaitQueued, "approved and queued to land: the landing service takes it on its next pass"},
-	{LandingReview, true, LandWaitReview, "its reviewer's verdict comes first"},
-	{LandingWaiting, true, LandWaitCheckout, "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them); the landing is retried by itself"},
-	{LandingApproval, false, LandWaitApproval, "it needs approval: approve_landing {mission} (get_mission_diff {mission} shows the work)"},
-	{LandingRepair, false, LandWaitRepair, "a repair mission carries its work: it lands when the repair lands"},
-	{LandingConflicted, false, LandWaitConflicted, "it conflicts with the target: a decision is needed (list_escalations)"},
-	{LandingLeft, false, LandWaitLeft, "left for a person (landing policy none): it will not land by itself"},
+	{LandingPending, true, LandWaitQueued, "queued to land: the landing service takes it on its next pass", ""},
+	{LandingApproved, true, LandWaitQueued, "approved and queued to land: the landing service takes it on its next pass", ""},
+	{LandingReview, true, LandWaitReview, "its reviewer's verdict comes first", ""},
+	{LandingWaiting, true, LandWaitCheckout, "the target's checkout has local changes in the same files: commit or stash them (list_escalations names them); the landing is retried by itself", ""},
+	{LandingApproval, false, LandWaitApproval, "it needs approval: approve_landing {mission} (get_mission_diff {mission} shows the work)", ""},
+	{LandingRepair, false, LandWaitRepair, "a repair mission carries its work: it lands when the repair lands", ""},
+	{LandingConflicted, false, LandWaitConflicted, "the repository's checks failed on the merged tree{check}, after repair missions: a decision is needed (list_escalations)", LandingRecordChecksFailed},
+	{LandingConflicted, false, LandWaitConflicted, "it conflicts with the target: a decision is needed (list_escalations)", ""},
+	{LandingLeft, false, LandWaitLeft, "left for a person (landing policy none): it will not land by itself", ""},
 }
 
-// Wait returns what a landing in state l waits for (false for none, landed and
-// not_required, which wait for nothing).
+// LandingRecordChecksFailed is a landing record's status when the repository's checks failed
+// on the merged tree (worktree.LandChecksFailed).
+const LandingRecordChecksFailed = "checks_failed"
+
+// Wait returns what a landing in state l waits for whatever put it there (false for none,
+// landed and not_required, which wait for nothing).
 func (l LandingState) Wait() (LandingWait, bool) {
 	for _, w := range landingWaits {
-		if w.State == l {
+		if w.State == l && w.Cause == "" {
 			return w, true
 		}
 	}
 	return LandingWait{}, false
 }
 
-// Explain is the wait's sentence for mission id.
-func (w LandingWait) Explain(id string) string { return strings.ReplaceAll(w.Text, "{mission}", id) }
+// WaitAfter is Wait told by the landing record that put the landing in state l (last, the
+// mission's latest record; nil when unknown): the row of its cause, with its failing check,
+// when the table has one.
+func (l LandingState) WaitAfter(last *Landing) (LandingWait, bool) {
+	if last != nil {
+		for _, w := range landingWaits {
+			if w.State == l && w.Cause != "" && w.Cause == last.Status {
+				check := ""
+				if c := FailedCheck(last.Detail); c != "" {
+					check = " (`" + c + "`)"
+				}
+				w.Text = strings.ReplaceAll(w.Text, "{check}", check)
+				return w, true
+			}
+		}
+	}
+	return l.Wait()
+}
+
+// ToldByRecord reports whether what a landing in state l waits for depends on the landing
+// record that put it there (WaitAfter), so that a reader fetches that record only then.
+func (l LandingState) ToldByRecord() bool {
+	return slices.ContainsFunc(landingWaits, func(w LandingWait) bool { return w.State == l && w.Cause != "" })
+}
+
+// Explain is the wait's sentence for mission id (a failing check WaitAfter did not fill in is
+// left out).
+func (w LandingWait) Explain(id string) string {
+	return strings.NewReplacer("{mission}", id, "{check}", "").Replace(w.Text)
+}
+
+// CheckFailedLine is the first line of a failing check's output in a landing record's detail:
+// the scheduler writes it (argv joined with spaces, then what happened), FailedCheck reads it.
+func CheckFailedLine(argv, what string) string { return "check `" + argv + "` " + what }
+
+var failedCheckLine = regexp.MustCompile("(?m)^check `([^`\n]*)` ")
+
+// FailedCheck is the command of the first failing check a landing record's detail names
+// (CheckFailedLine), "" when it names none.
+func FailedCheck(detail string) string {
+	if m := failedCheckLine.FindStringSubmatch(detail); m != nil {
+		return m[1]
+	}
+	return ""
+}
 
 // LandingWaitCodes are every landing wait code, each once, in the table's order with
 // LandWaitTargetBusy last.

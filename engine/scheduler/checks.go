@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
 // checkEnv is the allow-list of variables the repository's check commands get from the
@@ -65,5 +66,5 @@ func runCheck(ctx context.Context, dir string, argv []string, timeout time.Durat
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 		what = fmt.Sprintf("timed out after %s", timeout)
 	}
-	return fmt.Errorf("check `%s` %s\n%s", strings.Join(argv, " "), what, tail(out.String(), checkOutputLimit))
+	return fmt.Errorf("%s\n%s", domain.CheckFailedLine(strings.Join(argv, " "), what), tail(out.String(), checkOutputLimit))
 }

@@ -69,7 +69,8 @@ func TestLoop_LandingConflictIsRepaired(t *testing.T) {
 
 // Failing checks make a repair mission; when the repair of that repair still fails them, the
 // chain stops there (it would never end otherwise) with an escalation for the Main Agent
-// carrying the check output, and the voyage blocks.
+// carrying the check output, and the voyage blocks. What the landing waits for and the
+// voyage's report say the checks failed, naming the check, not that the work conflicts.
 func TestLoop_FailingChecksRepairChainIsBounded(t *testing.T) {
 	test, err := exec.LookPath("test")
 	require.NoError(t, err)
@@ -90,7 +91,7 @@ func TestLoop_FailingChecksRepairChainIsBounded(t *testing.T) {
 	last, err := h.eng.GetMission(h.ctx, second.ID)
 	require.NoError(t, err)
 	require.Equal(t, domain.LandingConflicted, last.Mission.Landing)
-	require.Equal(t, "checks_failed", last.Landings[0].Status)
+	require.Equal(t, domain.LandingRecordChecksFailed, last.Landings[0].Status, "the status the table's row for failed checks is told by")
 	escs, err := h.eng.Escalations(h.ctx, engine.EscalationFilter{State: domain.EscalationOpen, MissionID: second.ID})
 	require.NoError(t, err)
 	kinds := map[string]domain.Escalation{}
@@ -100,7 +101,12 @@ func TestLoop_FailingChecksRepairChainIsBounded(t *testing.T) {
 	require.Len(t, kinds, 2, "the chain's escalation and the blocked voyage's report")
 	require.Contains(t, kinds["checks"].Reason, "after 2 repair missions")
 	require.Contains(t, kinds["checks"].Evidence[0], "check `"+test+" ! -e broken.txt` failed")
-	require.Contains(t, kinds["report"].Evidence[0], "landing is conflicted")
+	check := "the repository's checks failed on the merged tree (`" + test + " ! -e broken.txt`), after repair missions: a decision is needed"
+	require.Contains(t, kinds["report"].Evidence[0], "landing waits: "+check, "failed checks are not called a conflict")
+	require.NotContains(t, kinds["report"].Evidence[0], "conflict")
+	require.Len(t, last.WhyNotRunning, 1)
+	require.Equal(t, domain.LandWaitConflicted, last.WhyNotRunning[0].Code)
+	require.Contains(t, last.WhyNotRunning[0].Message, check)
 	_, landed := h.file("broken.txt")
 	require.False(t, landed)
 }
