@@ -133,7 +133,7 @@ func TestClaim_WaitsForWork(t *testing.T) {
 		}
 		close(got)
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitClaimsWaiting(t, 1)
 	m := b.createMission(map[string]any{"title": "arrives late"})
 	select {
 	case c, okk := <-got:

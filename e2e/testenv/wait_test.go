@@ -114,3 +114,21 @@ func TestReceive_FailsAtTheDeadline(t *testing.T) {
 		t.Fatalf("ok %v, failures %q; want false and one \"… waiting for a letter\"", ok, f.failures)
 	}
 }
+
+func TestGoroutinesIn_SeesAGoroutineBlockedInAFunction(t *testing.T) {
+	release := make(chan struct{})
+	done := make(chan struct{})
+	go func() { blockedForTest(release); close(done) }()
+	WaitFor(t, "the goroutine blocked in blockedForTest", func() bool {
+		return GoroutinesIn("testenv.blockedForTest(", "chan receive") == 1
+	})
+	if n := GoroutinesIn("testenv.blockedForTest(", "no such function("); n != 0 {
+		t.Fatalf("GoroutinesIn counted %d goroutines through a function none runs", n)
+	}
+	close(release)
+	Receive(t, "the goroutine to end", done)
+	WaitFor(t, "no goroutine in blockedForTest", func() bool { return GoroutinesIn("testenv.blockedForTest(") == 0 })
+}
+
+//go:noinline
+func blockedForTest(release <-chan struct{}) { <-release }
