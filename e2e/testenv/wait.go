@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"fmt"
 	"testing"
 	"time"
 )
@@ -69,12 +70,19 @@ func WaitForValue[V any](t testing.TB, what string, get func() (V, bool)) V {
 // WaitDeadline(t).
 func Receive[V any](t testing.TB, what string, ch <-chan V) (V, bool) {
 	t.Helper()
-	return receiveBy(t, what, WaitDeadline(t), ch)
+	return receiveBy(t, what, WaitDeadline(t), ch, nil)
+}
+
+// ReceiveState is Receive whose failure message also gives state() ("timed out waiting for
+// <what>; last: <state>"), e.g. a child process's stderr.
+func ReceiveState[V any](t testing.TB, what string, ch <-chan V, state func() string) (V, bool) {
+	t.Helper()
+	return receiveBy(t, what, WaitDeadline(t), ch, state)
 }
 
 // waitUntil is WaitFor's loop with the deadline given: the tests of this package give a near
 // one and a fake t to see the failure without waiting minutes. It returns after failing t (a
-// fake t's Fatalf returns).
+// fake t's Fatal returns).
 func waitUntil(t testing.TB, what string, deadline time.Time, check func() (bool, string)) {
 	t.Helper()
 	start := time.Now()
@@ -85,18 +93,18 @@ func waitUntil(t testing.TB, what string, deadline time.Time, check func() (bool
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
+			msg := fmt.Sprintf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
 			if state != "" {
-				t.Fatalf("timed out after %v waiting for %s; last: %s", time.Since(start).Round(time.Millisecond), what, state)
-			} else {
-				t.Fatalf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
+				msg += "; last: " + state
 			}
+			t.Fatal(msg)
 			return
 		}
 		time.Sleep(min(pause, left))
 	}
 }
 
-func receiveBy[V any](t testing.TB, what string, deadline time.Time, ch <-chan V) (V, bool) {
+func receiveBy[V any](t testing.TB, what string, deadline time.Time, ch <-chan V, state func() string) (V, bool) {
 	t.Helper()
 	start := time.Now()
 	timer := time.NewTimer(time.Until(deadline))
@@ -105,7 +113,11 @@ func receiveBy[V any](t testing.TB, what string, deadline time.Time, ch <-chan V
 	case v, ok := <-ch:
 		return v, ok
 	case <-timer.C:
-		t.Fatalf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
+		msg := fmt.Sprintf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
+		if state != nil {
+			msg += "; last: " + state()
+		}
+		t.Fatal(msg)
 		var zero V
 		return zero, false
 	}

@@ -18,9 +18,7 @@ type fakeT struct {
 
 func (f *fakeT) Helper() {}
 
-func (f *fakeT) Fatalf(format string, args ...any) {
-	f.failures = append(f.failures, fmt.Sprintf(format, args...))
-}
+func (f *fakeT) Fatal(args ...any) { f.failures = append(f.failures, fmt.Sprint(args...)) }
 
 func (f *fakeT) Deadline() (time.Time, bool) { return f.deadline, !f.deadline.IsZero() }
 
@@ -109,9 +107,14 @@ func TestReceive_ReturnsTheValueOrTheClose(t *testing.T) {
 
 func TestReceive_FailsAtTheDeadline(t *testing.T) {
 	f := &fakeT{}
-	_, ok := receiveBy(f, "a letter", time.Now().Add(50*time.Millisecond), make(chan int))
+	_, ok := receiveBy(f, "a letter", time.Now().Add(50*time.Millisecond), make(chan int), nil)
 	if ok || len(f.failures) != 1 || !strings.HasSuffix(f.failures[0], "waiting for a letter") {
 		t.Fatalf("ok %v, failures %q; want false and one \"… waiting for a letter\"", ok, f.failures)
+	}
+	f = &fakeT{}
+	receiveBy(f, "a letter", time.Now().Add(50*time.Millisecond), make(chan int), func() string { return "no post today" })
+	if len(f.failures) != 1 || !strings.HasSuffix(f.failures[0], "waiting for a letter; last: no post today") {
+		t.Fatalf("failures %q; want one ending \"waiting for a letter; last: no post today\"", f.failures)
 	}
 }
 
