@@ -127,16 +127,17 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *t
 
 	// A hundred landings onto one target are serial (the landing lock), so on a loaded machine
 	// the voyage takes longer than any fixed bound: the wait ends only at the binary's deadline.
-	testenv.WaitForState(t, "every mission to complete and land", func() (bool, string) {
+	var landed, all int
+	testenv.WaitForState(t, "every mission to complete and land", func() bool {
 		ms := voyageMissions(t, eng, d.Voyage.ID)
-		landed := 0
+		landed, all = 0, len(ms)
 		for _, m := range ms {
 			if m.State == domain.StateCompleted && m.Landing.Satisfies() {
 				landed++
 			}
 		}
-		return landed == len(ms), fmt.Sprintf("%d of %d landed", landed, len(ms))
-	})
+		return landed == all
+	}, func() string { return fmt.Sprintf("%d of %d landed", landed, all) })
 	history := remote.git(t, "log", "--first-parent", "--format=%B%x01", "main")
 	ran := map[string]int{}
 	for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
@@ -241,10 +242,11 @@ func requireNoAgentsLeft(t *testing.T, nodes map[string]*clusterNode) {
 			n.p.wait()
 		}
 	}
-	testenv.WaitForState(t, "no agent process left in the nodes' data dirs", func() (bool, string) {
-		left := processesUnder(nodes)
-		return len(left) == 0, fmt.Sprintf("agent processes outlived the test: %v", left)
-	})
+	var left []string
+	testenv.WaitForState(t, "no agent process left in the nodes' data dirs", func() bool {
+		left = processesUnder(nodes)
+		return len(left) == 0
+	}, func() string { return fmt.Sprintf("agent processes outlived the test: %v", left) })
 }
 
 // processesUnder lists the processes whose working directory is inside a node's data dir.

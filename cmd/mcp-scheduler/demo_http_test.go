@@ -149,10 +149,10 @@ func requireLoopRunsOn(ctx context.Context, t *testing.T, s *sandbox, base, text
 	var got struct {
 		Mission struct{ State, Landing string }
 	}
-	testenv.WaitForState(t, "the mission queued after the voyage to land", func() (bool, string) {
+	testenv.WaitForState(t, "the mission queued after the voyage to land", func() bool {
 		getJSON(t, base+"/api/missions/"+m.ID, &got)
-		return got.Mission.Landing == "landed", fmt.Sprintf("%+v", got)
-	})
+		return got.Mission.Landing == "landed"
+	}, func() string { return fmt.Sprintf("%+v", got) })
 	require.Equal(t, "completed", got.Mission.State)
 }
 

@@ -25,9 +25,11 @@ func requireNoProcessesLeft(t *testing.T, dir string) {
 			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}()
-	testenv.WaitForState(t, "the test's processes to end", func() (bool, string) {
+	testenv.WaitForState(t, "the test's processes to end", func() bool {
 		left = processesUsing(dir, true)
-		return len(left) == 0, "processes outlived the test (cancel what it started and wait for it to end): " + strings.Join(describe(left), "; ")
+		return len(left) == 0
+	}, func() string {
+		return "processes outlived the test (cancel what it started and wait for it to end): " + strings.Join(describe(left), "; ")
 	})
 }
 
@@ -42,10 +44,11 @@ type leftover struct {
 // worktrees under it).
 func waitAgentsGone(t *testing.T, dir string) {
 	t.Helper()
-	testenv.WaitForState(t, "no agent working in "+dir, func() (bool, string) {
-		left := processesUsing(dir, false)
-		return len(left) == 0, "agents still work there: " + strings.Join(describe(left), "; ")
-	})
+	var left []leftover
+	testenv.WaitForState(t, "no agent working in "+dir, func() bool {
+		left = processesUsing(dir, false)
+		return len(left) == 0
+	}, func() string { return "agents still work there: " + strings.Join(describe(left), "; ") })
 }
 
 // processesUsing lists the live processes, other than this one, whose working directory is

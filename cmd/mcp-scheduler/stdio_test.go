@@ -218,12 +218,13 @@ env = ["PATH"]
 	id := created.StructuredContent.Mission.ID
 	require.NotEmpty(t, id)
 	next := 3
-	testenv.WaitForState(t, "the child agent to run and its work to land", func() (bool, string) {
+	var last string
+	testenv.WaitForState(t, "the child agent to run and its work to land", func() bool {
 		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":%q}}}`, next, id))
 		next++
-		r := parseRPC(t, p.next())
-		return strings.Contains(string(r.Result), `\"landing\":\"landed\"`) || strings.Contains(string(r.Result), `"landing":"landed"`), string(r.Result)
-	})
+		last = string(parseRPC(t, p.next()).Result)
+		return strings.Contains(last, `\"landing\":\"landed\"`) || strings.Contains(last, `"landing":"landed"`)
+	}, func() string { return last })
 	// the CLI shows the landing next to the running server (same database)
 	out, _, code := s.cli("missions", "show", id)
 	require.Equal(t, 0, code)

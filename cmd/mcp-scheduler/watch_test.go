@@ -75,15 +75,15 @@ func (s *terminal) press(keys string) {
 func (s *terminal) waitScreen(what string, want ...string) string {
 	s.t.Helper()
 	var scr string
-	testenv.WaitForState(s.t, fmt.Sprintf("the screen to show %s (%q)", what, want), func() (bool, string) {
+	testenv.WaitForState(s.t, fmt.Sprintf("the screen to show %s (%q)", what, want), func() bool {
 		scr = s.screen()
 		for _, w := range want {
 			if !strings.Contains(scr, w) {
-				return false, "it shows:\n" + scr
+				return false
 			}
 		}
-		return true, ""
-	})
+		return true
+	}, func() string { return "it shows:\n" + scr })
 	return scr
 }
 

@@ -41,15 +41,15 @@ func WaitDeadline(t testing.TB) time.Time {
 // WaitDeadline(t). cond runs on the caller's goroutine and may itself fail t.
 func WaitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	waitUntil(t, what, WaitDeadline(t), func() (bool, string) { return cond(), "" })
+	waitUntil(t, what, WaitDeadline(t), cond, nil)
 }
 
-// WaitForState is WaitFor for a condition that can say where things stand: check returns
-// whether the condition holds and, when it does not, the current state, which the failure
-// message gives ("timed out waiting for <what>; last: <state>").
-func WaitForState(t testing.TB, what string, check func() (done bool, state string)) {
+// WaitForState is WaitFor whose failure message also says where things stand: state runs
+// once, at the failure ("timed out waiting for <what>; last: <state>"), and may read what
+// cond saw last.
+func WaitForState(t testing.TB, what string, cond func() bool, state func() string) {
 	t.Helper()
-	waitUntil(t, what, WaitDeadline(t), check)
+	waitUntil(t, what, WaitDeadline(t), cond, state)
 }
 
 // WaitForValue polls get until it reports ok, and returns its value; it fails t as WaitFor
@@ -57,11 +57,11 @@ func WaitForState(t testing.TB, what string, check func() (done bool, state stri
 func WaitForValue[V any](t testing.TB, what string, get func() (V, bool)) V {
 	t.Helper()
 	var v V
-	waitUntil(t, what, WaitDeadline(t), func() (bool, string) {
+	waitUntil(t, what, WaitDeadline(t), func() bool {
 		var ok bool
 		v, ok = get()
-		return ok, ""
-	})
+		return ok
+	}, nil)
 	return v
 }
 
@@ -83,25 +83,26 @@ func ReceiveState[V any](t testing.TB, what string, ch <-chan V, state func() st
 // waitUntil is WaitFor's loop with the deadline given: the tests of this package give a near
 // one and a fake t to see the failure without waiting minutes. It returns after failing t (a
 // fake t's Fatal returns).
-func waitUntil(t testing.TB, what string, deadline time.Time, check func() (bool, string)) {
+func waitUntil(t testing.TB, what string, deadline time.Time, cond func() bool, state func() string) {
 	t.Helper()
 	start := time.Now()
-	for pause := firstPoll; ; pause = min(2*pause, lastPoll) {
-		done, state := check()
-		if done {
-			return
-		}
+	for pause := firstPoll; !cond(); pause = min(2*pause, lastPoll) {
 		left := time.Until(deadline)
 		if left <= 0 {
-			msg := fmt.Sprintf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
-			if state != "" {
-				msg += "; last: " + state
-			}
-			t.Fatal(msg)
+			t.Fatal(timedOut(start, what, state))
 			return
 		}
 		time.Sleep(min(pause, left))
 	}
+}
+
+// timedOut is the failure message of a wait that began at start.
+func timedOut(start time.Time, what string, state func() string) string {
+	msg := fmt.Sprintf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
+	if state != nil {
+		msg += "; last: " + state()
+	}
+	return msg
 }
 
 func receiveBy[V any](t testing.TB, what string, deadline time.Time, ch <-chan V, state func() string) (V, bool) {
@@ -113,11 +114,7 @@ func receiveBy[V any](t testing.TB, what string, deadline time.Time, ch <-chan V
 	case v, ok := <-ch:
 		return v, ok
 	case <-timer.C:
-		msg := fmt.Sprintf("timed out after %v waiting for %s", time.Since(start).Round(time.Millisecond), what)
-		if state != nil {
-			msg += "; last: " + state()
-		}
-		t.Fatal(msg)
+		t.Fatal(timedOut(start, what, state))
 		var zero V
 		return zero, false
 	}

@@ -26,7 +26,7 @@ func TestWaitFor_ReturnsAtOnceWhenTheConditionHolds(t *testing.T) {
 	f := &fakeT{}
 	calls := 0
 	// A deadline already past: a condition that holds is seen before the deadline matters.
-	waitUntil(f, "something true", time.Now().Add(-time.Second), func() (bool, string) { calls++; return true, "" })
+	waitUntil(f, "something true", time.Now().Add(-time.Second), func() bool { calls++; return true }, nil)
 	if len(f.failures) != 0 || calls != 1 {
 		t.Fatalf("failures %q after %d calls; want none after 1", f.failures, calls)
 	}
@@ -43,10 +43,10 @@ func TestWaitFor_PollsUntilTheConditionHolds(t *testing.T) {
 func TestWaitFor_FailsAtTheDeadlineNamingWhatItWaitedFor(t *testing.T) {
 	f := &fakeT{}
 	calls := 0
-	waitUntil(f, "the moon to turn blue", time.Now().Add(150*time.Millisecond), func() (bool, string) {
+	waitUntil(f, "the moon to turn blue", time.Now().Add(150*time.Millisecond), func() bool {
 		calls++
-		return false, ""
-	})
+		return false
+	}, nil)
 	if len(f.failures) != 1 || !strings.Contains(f.failures[0], "timed out after ") ||
 		!strings.HasSuffix(f.failures[0], "waiting for the moon to turn blue") {
 		t.Fatalf("failures %q; want one \"timed out after … waiting for the moon to turn blue\"", f.failures)
@@ -59,13 +59,14 @@ func TestWaitFor_FailsAtTheDeadlineNamingWhatItWaitedFor(t *testing.T) {
 func TestWaitForState_FailureGivesTheLastState(t *testing.T) {
 	f := &fakeT{}
 	n := 0
-	waitUntil(f, "three workers", time.Now().Add(50*time.Millisecond), func() (bool, string) {
+	states := 0
+	waitUntil(f, "three workers", time.Now().Add(50*time.Millisecond), func() bool {
 		n++
-		return false, fmt.Sprintf("%d workers", n)
-	})
+		return false
+	}, func() string { states++; return fmt.Sprintf("%d workers", n) })
 	want := fmt.Sprintf("waiting for three workers; last: %d workers", n)
-	if len(f.failures) != 1 || !strings.HasSuffix(f.failures[0], want) {
-		t.Fatalf("failures %q; want one ending %q", f.failures, want)
+	if len(f.failures) != 1 || !strings.HasSuffix(f.failures[0], want) || states != 1 {
+		t.Fatalf("failures %q, state asked %d times; want one ending %q, state asked once", f.failures, states, want)
 	}
 }
 
