@@ -2,6 +2,9 @@ package testenv
 
 import (
 	"fmt"
+	"os/exec"
+	"slices"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -136,3 +139,25 @@ func TestGoroutinesIn_SeesAGoroutineBlockedInAFunction(t *testing.T) {
 
 //go:noinline
 func blockedForTest(release <-chan struct{}) { <-release }
+
+func TestProcessesIn_ListsAChildWorkingInTheDirectory(t *testing.T) {
+	dir := t.TempDir()
+	cmd := exec.Command("sleep", "600")
+	cmd.Dir = dir
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); <-exited })
+	want := strconv.Itoa(cmd.Process.Pid) + " sleep 600 (in " + dir + ")"
+	WaitFor(t, "the child's process entry", func() bool { return slices.Contains(ProcessesIn(dir), want) })
+	if other := ProcessesIn(t.TempDir()); len(other) != 0 {
+		t.Fatalf("processes in an unused directory: %v", other)
+	}
+	_ = cmd.Process.Kill()
+	Receive(t, "the child to exit", exited)
+	if left := ProcessesIn(dir); len(left) != 0 {
+		t.Fatalf("processes left after the child exited: %v", left)
+	}
+}
