@@ -30,7 +30,7 @@ func pullEngine(t *testing.T, ttl time.Duration) *bundle {
 			_, _ = b.e.ReapExpired(ctx, nil)
 			select {
 			case <-ctx.Done():
-			case <-time.After(ttl / 20):
+			case <-time.After(ttl / 20): // the reaper's period, as the scheduler's tick would be
 			}
 		}
 	})

@@ -253,7 +253,7 @@ func TestHTTP_GracefulShutdown(t *testing.T) {
 	require.Less(t, time.Since(start), time.Minute, "stop does not wait for the claim's 300 s wait")
 	select {
 	case <-waiting:
-	case <-time.After(10 * time.Second):
+	case <-time.After(10 * time.Second): // a bound on what must be cut short: the claim waits 300 s
 		t.Fatal("the waiting claim was not released")
 	}
 	_, err = http.Post(base+PathMCP, "application/json", strings.NewReader(initBody))

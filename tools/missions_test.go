@@ -212,7 +212,7 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 	case r, okk := <-done:
 		require.True(t, okk, "dispatch failed")
 		res = r
-	case <-time.After(30 * time.Second):
+	case <-time.After(30 * time.Second): // a bound on what must be cut short: the dispatch waits 60 s
 		t.Fatal("dispatch did not answer when the voyage settled")
 	}
 	require.True(t, res.Settled)

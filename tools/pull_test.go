@@ -140,7 +140,7 @@ func TestClaim_WaitsForWork(t *testing.T) {
 		require.True(t, okk)
 		require.True(t, c.Claimed)
 		require.Equal(t, m.ID, c.Mission.ID)
-	case <-time.After(30 * time.Second):
+	case <-time.After(30 * time.Second): // a bound on what must be cut short: the claim waits 60 s
 		t.Fatal("a waiting claim did not wake up when work arrived")
 	}
 	require.Less(t, time.Since(start), 30*time.Second)

@@ -226,7 +226,7 @@ func TestHTTPSessions_DeleteFreesWhatItHeld(t *testing.T) {
 		e := rpcError(t, res, http.StatusNotFound, codeSessionNotFound)
 		require.Equal(t, "6", string(e.ID))
 		require.Contains(t, e.Error.Message, "ended while this request was in flight")
-	case <-time.After(time.Minute):
+	case <-time.After(time.Minute): // a bound on what must be cut short: the claim waits 300 s
 		t.Fatal("the claim's 300 s wait outlived its session")
 	}
 	testenv.Receive(t, "the GET stream to end with its session", streamEnded)
