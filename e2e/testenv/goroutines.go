@@ -9,6 +9,8 @@ import (
 // fns (function or method names as a stack trace prints them, e.g.
 // "scheduler.(*supervisor).keep(" or "engine.(*Subscription).Wait("): how a test sees that a
 // goroutine reached a blocking point (a claim waiting for work) the product does not report.
+// Stack traces leave out the runtime's own frames: a goroutine blocked in a select is told by
+// its header ("goroutine 7 [select]:"), so match "[select", not "runtime.selectgo(".
 func GoroutinesIn(fns ...string) int {
 	buf := make([]byte, 1<<20)
 	for {
