@@ -59,15 +59,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// WorkTimeout bounds a wait for work (a voyage, a landing, a restart) in the end-to-end tests:
-// the time left before the test binary's own deadline (go test -timeout), less a minute for
-// the failure report and the cleanup, or 10 minutes without a deadline. Work takes as long
-// as the machine's load makes it; a fixed bound of a few minutes is a speed assertion, which
-// failed at load 30 (docs/testing.md, "What a test may assert about time").
-func WorkTimeout(t interface{ Deadline() (time.Time, bool) }) time.Duration {
-	d, ok := t.Deadline()
-	if !ok {
-		return 10 * time.Minute
-	}
-	return max(time.Until(d)-time.Minute, time.Minute)
-}
+// WorkTimeout bounds a context for work (a voyage, a landing, a restart) in the end-to-end
+// tests: the time left until the test's waits end (testenv.WaitDeadline: the test binary's
+// own deadline less a margin for the failure report and the cleanup). Work takes as long as
+// the machine's load makes it; a fixed bound of a few minutes is a speed assertion, which
+// failed at load 30 (docs/testing.md, "What a test may assert about time"). Waits themselves
+// go through testenv.WaitFor and its kin.
+func WorkTimeout(t testing.TB) time.Duration { return time.Until(testenv.WaitDeadline(t)) }

@@ -4,9 +4,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -17,20 +17,38 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
-// spendingScript answers the requests of the mission whose id *loopID names (its workspace
-// path holds the id) with a Write call and 100,000 input tokens a turn, for ever while loop
-// holds (a looping session), and with "done" after the tool result once it does not; every
-// other mission's requests go to other. The id is set right after the dispatch: a request
-// that comes first waits for it.
-func spendingScript(loopID *atomic.Pointer[string], loop *atomic.Bool, other modelserver.Script) modelserver.Script {
+// laterID is a mission id known only once the dispatch returned: a model request that comes
+// first waits for it (on the model server's goroutine, which no test wait may fail). The
+// test's end releases such a request with no id, should the test fail before setting it.
+type laterID struct {
+	once  sync.Once
+	known chan struct{}
+	id    string
+}
+
+func newLaterID(t *testing.T) *laterID {
+	l := &laterID{known: make(chan struct{})}
+	t.Cleanup(func() { l.set("") })
+	return l
+}
+
+func (l *laterID) set(id string) { l.once.Do(func() { l.id = id; close(l.known) }) }
+
+// get waits until the id is set and returns it.
+func (l *laterID) get() string {
+	<-l.known
+	return l.id
+}
+
+// spendingScript answers the requests of the mission loopID names (its workspace path holds
+// the id) with a Write call and 100,000 input tokens a turn, for ever while loop holds (a
+// looping session), and with "done" after the tool result once it does not; every other
+// mission's requests go to other.
+func spendingScript(loopID *laterID, loop *atomic.Bool, other modelserver.Script) modelserver.Script {
 	var turn atomic.Int64
 	return func(r *modelserver.Request) modelserver.Turn {
-		deadline := time.Now().Add(time.Minute)
-		for loopID.Load() == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		id := loopID.Load()
-		if id == nil || !strings.Contains(r.Workspace(), *id) {
+		id := loopID.get()
+		if id == "" || !strings.Contains(r.Workspace(), id) {
 			return other(r)
 		}
 		if !loop.Load() && r.LastIsToolResult() {
@@ -53,18 +71,18 @@ func spendingScript(loopID *atomic.Pointer[string], loop *atomic.Bool, other mod
 func TestRealClaude_MissionBudgetStopsTheAgentMidRun(t *testing.T) {
 	srv := modelserver.Start(t)
 	var loop atomic.Bool
-	var loopID atomic.Pointer[string]
+	loopID := newLaterID(t)
 	loop.Store(true)
-	srv.Script(spendingScript(&loopID, &loop, modelserver.WriteFile("b.txt", "b\n", perTurn)))
+	srv.Script(spendingScript(loopID, &loop, modelserver.WriteFile("b.txt", "b\n", perTurn)))
 	prices := func(c *scheduler.Config) { c.Prices = engine.Prices{{Model: "*", Input: 1, Output: 1}} }
 	h := newLoopHarnessWith(t, []agent.Profile{claudeProfile(t, srv)}, prices, "ANTHROPIC_API_KEY="+apiKey)
 	d := h.dispatch(engine.VoyageSpec{Title: "spend", Missions: []engine.MissionSpec{
 		{Key: "a", Title: "loops", Brief: "Write a.txt, step by step.", WriteArea: []string{"a.txt"}, CostLimitUSD: 0.25},
 		{Key: "b", Title: "after", Brief: "Create b.txt at the top of the repository.", WriteArea: []string{"b.txt"}, DependsOn: []string{"a"}}}})
 	a, b := d.IDs["a"], d.IDs["b"]
-	loopID.Store(&a)
+	loopID.set(a)
 
-	h.until("the looping mission is blocked", WorkTimeout(t), func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
+	h.until("the looping mission is blocked", func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
 	m := h.mission(a)
 	require.Len(t, m.Attempts, 1, dumpMissions(h.ctx, h.eng))
 	at := m.Attempts[0]
@@ -91,7 +109,7 @@ func TestRealClaude_MissionBudgetStopsTheAgentMidRun(t *testing.T) {
 	h.s.Wake()
 	// The voyage was reported blocked while its missions could not go on; it reopens and
 	// completes once they do.
-	h.until("the voyage completes", WorkTimeout(t), func() bool {
+	h.until("the voyage completes", func() bool {
 		return h.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted
 	})
 	v := h.voyage(d.Voyage.ID)

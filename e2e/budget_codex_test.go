@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"strings"
-	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -15,18 +13,13 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
 )
 
-// codexSpendScript answers the requests of the mission whose id *spendID names (its
-// workspace path holds the id) with one turn of 300,000 input tokens over two model requests
-// (an apply_patch of a.txt, then "done"); every other mission's requests go to other. The id
-// is set right after the dispatch: a request that comes first waits for it.
-func codexSpendScript(spendID *atomic.Pointer[string], other modelserver.Script) modelserver.Script {
+// codexSpendScript answers the requests of the mission spendID names (its workspace path
+// holds the id) with one turn of 300,000 input tokens over two model requests (an
+// apply_patch of a.txt, then "done"); every other mission's requests go to other.
+func codexSpendScript(spendID *laterID, other modelserver.Script) modelserver.Script {
 	return func(r *modelserver.Request) modelserver.Turn {
-		deadline := time.Now().Add(time.Minute)
-		for spendID.Load() == nil && time.Now().Before(deadline) {
-			time.Sleep(10 * time.Millisecond)
-		}
-		id := spendID.Load()
-		if id == nil || !strings.Contains(r.Workspace(), *id) {
+		id := spendID.get()
+		if id == "" || !strings.Contains(r.Workspace(), id) {
 			return other(r)
 		}
 		if len(r.ToolResults()) == 0 {
@@ -45,17 +38,17 @@ func codexSpendScript(spendID *atomic.Pointer[string], other modelserver.Script)
 // does not start. Raising the limit resumes it, and the voyage completes.
 func TestRealCodex_MissionBudgetStopsTheAttemptAtTurnEnd(t *testing.T) {
 	srv := modelserver.Start(t)
-	var spendID atomic.Pointer[string]
-	srv.Script(codexSpendScript(&spendID, patchThenCommit("b.txt", "b\n")))
+	spendID := newLaterID(t)
+	srv.Script(codexSpendScript(spendID, patchThenCommit("b.txt", "b\n")))
 	prices := func(c *scheduler.Config) { c.Prices = engine.Prices{{Model: "*", Input: 1, Output: 1}} }
 	h := newLoopHarnessWith(t, []agent.Profile{codexProfile(t, srv)}, prices, "OPENAI_API_KEY="+apiKey)
 	d := h.dispatch(engine.VoyageSpec{Title: "spend", Missions: []engine.MissionSpec{
 		{Key: "a", Title: "spends", Brief: "Create a.txt at the top of the repository.", WriteArea: []string{"a.txt"}, CostLimitUSD: 0.25},
 		{Key: "b", Title: "after", Brief: "Create b.txt at the top of the repository.", WriteArea: []string{"b.txt"}, DependsOn: []string{"a"}}}})
 	a, b := d.IDs["a"], d.IDs["b"]
-	spendID.Store(&a)
+	spendID.set(a)
 
-	h.until("the spending mission is blocked", WorkTimeout(t), func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
+	h.until("the spending mission is blocked", func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
 	m := h.mission(a)
 	require.Len(t, m.Attempts, 1, dumpMissions(h.ctx, h.eng))
 	at := m.Attempts[0]
@@ -77,7 +70,7 @@ func TestRealCodex_MissionBudgetStopsTheAttemptAtTurnEnd(t *testing.T) {
 	_, err := h.eng.UpdateMission(h.ctx, a, engine.MissionPatch{CostLimitUSD: &raised}, "person")
 	require.NoError(t, err)
 	h.s.Wake()
-	h.until("the voyage completes", WorkTimeout(t), func() bool {
+	h.until("the voyage completes", func() bool {
 		return h.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted
 	})
 	require.Equal(t, domain.StateCompleted, h.mission(a).Mission.State, dumpMissions(h.ctx, h.eng))

@@ -24,18 +24,18 @@ import (
 func TestRealClaude_ProfileDailyCapStopsTheAgentAndHoldsTheProfile(t *testing.T) {
 	srv := modelserver.Start(t)
 	var loop atomic.Bool
-	var loopID atomic.Pointer[string]
+	loopID := newLaterID(t)
 	loop.Store(true)
-	srv.Script(spendingScript(&loopID, &loop, modelserver.WriteFile("b.txt", "b\n", perTurn)))
+	srv.Script(spendingScript(loopID, &loop, modelserver.WriteFile("b.txt", "b\n", perTurn)))
 	prices := func(c *scheduler.Config) { c.Prices = engine.Prices{{Model: "*", Input: 1, Output: 1}} }
 	h := newLoopHarnessWith(t, []agent.Profile{claudeProfile(t, srv)}, prices, "ANTHROPIC_API_KEY="+apiKey)
 	// What serve and daemon make of [[profiles]] daily_cost_limit_usd = 0.25 (and what a
 	// SIGHUP reload puts in force): the engine's budgets.
 	h.eng.SetBudgets(engine.Budgets{Profiles: map[string]engine.DailyBudget{"claude": {CostUSD: 0.25}}, Day: time.UTC})
 	a := createMission(h, engine.MissionSpec{Title: "loops", Brief: "Write a.txt, step by step.", WriteArea: []string{"a.txt"}})
-	loopID.Store(&a)
+	loopID.set(a)
 
-	h.until("the looping mission is blocked", WorkTimeout(t), func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
+	h.until("the looping mission is blocked", func() bool { return h.mission(a).Mission.State == domain.StateBlocked })
 	m := h.mission(a)
 	require.Len(t, m.Attempts, 1, dumpMissions(h.ctx, h.eng))
 	at := m.Attempts[0]
@@ -52,7 +52,7 @@ func TestRealClaude_ProfileDailyCapStopsTheAgentAndHoldsTheProfile(t *testing.T)
 
 	b := createMission(h, engine.MissionSpec{Title: "after the cap", Brief: "Create b.txt at the top of the repository.", WriteArea: []string{"b.txt"}})
 	var why engine.Reason
-	h.until("the new mission is held by the profile's spent day", WorkTimeout(t), func() bool {
+	h.until("the new mission is held by the profile's spent day", func() bool {
 		for _, r := range h.mission(b).WhyNotRunning {
 			if r.Code == engine.WhyBudget {
 				why = r

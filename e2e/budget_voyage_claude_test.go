@@ -73,7 +73,7 @@ func TestRealClaude_VoyageBudgetStopsWhereTheSpendCrossesIt(t *testing.T) {
 	h.s.Wake()
 	vid := d.Voyage.ID
 
-	h.until("the voyage is blocked by its budget", WorkTimeout(t), func() bool {
+	h.until("the voyage is blocked by its budget", func() bool {
 		return h.voyage(vid).Voyage.State == domain.VoyageBlocked
 	})
 	v := h.voyage(vid)
@@ -131,7 +131,7 @@ func TestRealClaude_VoyageBudgetStopsWhereTheSpendCrossesIt(t *testing.T) {
 	_, err = h.eng.UpdateVoyage(h.ctx, vid, engine.VoyagePatch{CostLimitUSD: &raised}, "person")
 	require.NoError(t, err)
 	h.s.Wake()
-	h.until("the voyage completes", WorkTimeout(t), func() bool { return h.voyage(vid).Voyage.State == domain.VoyageCompleted })
+	h.until("the voyage completes", func() bool { return h.voyage(vid).Voyage.State == domain.VoyageCompleted })
 	for k, id := range d.IDs {
 		m := h.mission(id)
 		require.Equal(t, domain.StateCompleted, m.Mission.State, k)

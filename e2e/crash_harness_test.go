@@ -170,11 +170,12 @@ func (e *xenv) engine() *engine.Engine {
 
 // xproc is one mcp-scheduler process of a sandbox; its stderr (the log) goes to a file.
 type xproc struct {
-	name string
-	cmd  *exec.Cmd
-	log  string
-	done chan struct{}
-	err  error
+	name     string
+	cmd      *exec.Cmd
+	log      string
+	done     chan struct{}
+	err      error
+	deadline time.Time // the end of the test's waits (testenv.WaitDeadline)
 }
 
 // start runs the binary with args in the repository.
@@ -183,7 +184,8 @@ func (e *xenv) start(name string, args ...string) *xproc {
 	e.mu.Lock()
 	n := len(e.procs)
 	e.mu.Unlock()
-	p := &xproc{name: name, log: filepath.Join(e.logs, fmt.Sprintf("%02d-%s.log", n, name)), done: make(chan struct{})}
+	p := &xproc{name: name, log: filepath.Join(e.logs, fmt.Sprintf("%02d-%s.log", n, name)), done: make(chan struct{}),
+		deadline: testenv.WaitDeadline(e.t)}
 	f, err := os.Create(p.log)
 	require.NoError(e.t, err)
 	p.cmd = exec.Command(e.bin, args...)
@@ -223,18 +225,20 @@ func (p *xproc) kill() {
 	<-p.done
 }
 
-// stop sends SIGTERM and waits up to timeout for a clean exit; it reports the exit error.
-func (p *xproc) stop(timeout time.Duration) error {
+// stop sends SIGTERM and waits for a clean exit, until the test's waits end (then it kills
+// the process); it reports the exit error.
+func (p *xproc) stop() error {
 	if p.exited() {
 		return p.err
 	}
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	start := time.Now()
 	select {
 	case <-p.done:
 		return p.err
-	case <-time.After(timeout):
+	case <-time.After(time.Until(p.deadline)):
 		p.kill()
-		return fmt.Errorf("%s did not exit within %v of SIGTERM", p.name, timeout)
+		return fmt.Errorf("%s did not exit in the %v after SIGTERM that the test had left", p.name, time.Since(start).Round(time.Millisecond))
 	}
 }
 
@@ -314,16 +318,12 @@ func tailString(s string, n int) string {
 	return "…" + s[len(s)-n:]
 }
 
-// waitUntil polls cond every 50ms until it holds, failing with what() after timeout.
-func (e *xenv) waitUntil(timeout time.Duration, what string, cond func() bool) time.Duration {
+// waitUntil polls cond until it holds, failing with the sandbox's dump at the test binary's
+// deadline; it returns how long it waited.
+func (e *xenv) waitUntil(what string, cond func() bool) time.Duration {
 	e.t.Helper()
 	start := time.Now()
-	for !cond() {
-		if time.Since(start) > timeout {
-			e.t.Fatalf("timed out after %v waiting for %s\n%s", timeout, what, e.dump())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitForState(e.t, what, cond, e.dump)
 	return time.Since(start)
 }
 
@@ -499,37 +499,40 @@ func jsonOf(v any) string {
 	return strings.TrimSpace(b.String())
 }
 
-// strays lists the live processes running our binary (shims, warm shims, reference agents,
-// servers) or started in the data dir, other than the test's own: what must be gone once
-// every scheduler of the sandbox stopped. It waits up to 5 s for them to end on their own (a
-// warm shim sees EOF and exits).
+// waitNoStrays waits until no live process runs our binary (shims, warm shims, reference
+// agents, servers) or was started in the data dir, other than the test's own: what must be
+// gone once every scheduler of the sandbox stopped (a warm shim sees EOF and exits by itself).
+func (e *xenv) waitNoStrays() {
+	e.t.Helper()
+	var left []string
+	testenv.WaitForState(e.t, "no shim, agent or server process of the sandbox left", func() bool {
+		left = e.strays()
+		return len(left) == 0
+	}, func() string { return strings.Join(left, "; ") })
+}
+
+// strays lists the live processes running our binary or started in the data dir, other than
+// the test's own.
 func (e *xenv) strays() []string {
 	var out []string
-	deadline := time.Now().Add(5 * time.Second)
-	for {
-		out = out[:0]
-		entries, _ := os.ReadDir("/proc")
-		for _, en := range entries {
-			pid, err := strconv.Atoi(en.Name())
-			if err != nil || pid == os.Getpid() {
-				continue
-			}
-			if state, _, _, ok := procStat(pid); !ok || state == "Z" {
-				continue
-			}
-			b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
-			if err != nil {
-				continue
-			}
-			cmdline := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
-			cwd, _ := os.Readlink(filepath.Join("/proc", en.Name(), "cwd"))
-			if strings.HasPrefix(cmdline, e.bin) || strings.HasPrefix(cwd, e.data) {
-				out = append(out, fmt.Sprintf("pid %d: %s (cwd %s)", pid, cmdline, cwd))
-			}
+	entries, _ := os.ReadDir("/proc")
+	for _, en := range entries {
+		pid, err := strconv.Atoi(en.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
 		}
-		if len(out) == 0 || time.Now().After(deadline) {
-			return out
+		if state, _, _, ok := procStat(pid); !ok || state == "Z" {
+			continue
 		}
-		time.Sleep(100 * time.Millisecond)
+		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		cmdline := strings.ReplaceAll(strings.TrimRight(string(b), "\x00"), "\x00", " ")
+		cwd, _ := os.Readlink(filepath.Join("/proc", en.Name(), "cwd"))
+		if strings.HasPrefix(cmdline, e.bin) || strings.HasPrefix(cwd, e.data) {
+			out = append(out, fmt.Sprintf("pid %d: %s (cwd %s)", pid, cmdline, cwd))
+		}
 	}
+	return out
 }

@@ -19,7 +19,6 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
@@ -147,7 +146,7 @@ max_concurrency = 3
 
 	// Kill the server while real agents wait for the model.
 	var running []string
-	e.waitUntil(60*time.Second, "two Claude Code agents running", func() bool {
+	e.waitUntil("two Claude Code agents running", func() bool {
 		running = running[:0]
 		for _, m := range e.missions() {
 			if m.State == domain.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
@@ -170,13 +169,13 @@ max_concurrency = 3
 	restarted := time.Now()
 	second := e.serveStdio("serve-2", apiKey)
 	pid := second.cmd.Process.Pid
-	lead := e.waitUntil(30*time.Second, "the restarted server leads", func() bool { return leaderPID(e.leader().Owner) == pid })
-	e.waitUntil(30*time.Second, "the restarted server re-attaches the agents", func() bool {
+	lead := e.waitUntil("the restarted server leads", func() bool { return leaderPID(e.leader().Owner) == pid })
+	e.waitUntil("the restarted server re-attaches the agents", func() bool {
 		return strings.Contains(second.logText(), "re-attached agent")
 	})
 	t.Logf("restart → leading %v (leader lease 2 s), → first agent re-attached %v", lead.Round(time.Millisecond),
 		time.Since(restarted).Round(time.Millisecond))
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool {
+	e.waitUntil("the voyage completes", func() bool {
 		var st struct {
 			Voyage struct {
 				State string `json:"state"`
@@ -222,7 +221,7 @@ max_concurrency = 3
 	require.Empty(t, e.leftovers(), "no Claude Code process is left")
 	require.NoError(t, second.c.Close(), "serve exits cleanly when its client goes")
 	require.Equal(t, 0, second.cmd.ProcessState.ExitCode())
-	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
+	e.waitNoStrays()
 }
 
 // attemptAgents lists the live processes of a mission's current agent groups.

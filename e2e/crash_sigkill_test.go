@@ -16,7 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
-	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -98,7 +97,7 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 	// The first process leads before its life is counted, like every restart: under load its
 	// start alone can outlast a 0.1 – 1 s life (seen at load 36: killed before it ever led).
 	first := p.pid()
-	e.waitUntil(e2e.WorkTimeout(t), "the first process leads", func() bool { return leaderPID(e.leader().Owner) == first })
+	e.waitUntil("the first process leads", func() bool { return leaderPID(e.leader().Owner) == first })
 	var window int
 	for i := range 20 {
 		if i%4 == 0 {
@@ -111,20 +110,20 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 			// a row made no progress, the fourth first makes some — launches an agent or
 			// finishes a mission — then lives its random while. On a machine that keeps up this
 			// never waits, and every kill stays where chance puts it.
-			e.waitUntil(e2e.WorkTimeout(t), fmt.Sprintf("leader %d makes progress", i), func() bool {
+			e.waitUntil(fmt.Sprintf("leader %d makes progress", i), func() bool {
 				return e.progress() > window || e.open() == 0
 			})
 		}
-		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond) // leading for a while
+		time.Sleep(time.Duration(100+rng.IntN(900)) * time.Millisecond) // leading for a random while
 		require.False(t, p.exited(), "%s exited by itself: %s", p.name, tailString(p.logText(), 3000))
 		p.kill()
 		killed := time.Now()
 		openAtKill = append(openAtKill, e.open())
 		// Down for a while (agents go on ending), then started again.
-		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond)
+		time.Sleep(time.Duration(rng.IntN(800)) * time.Millisecond) // a random downtime
 		p = startProc(i + 1)
 		pid := p.pid()
-		took := e.waitUntil(30*time.Second, fmt.Sprintf("restart %d leads", i+1), func() bool { return leaderPID(e.leader().Owner) == pid })
+		took := e.waitUntil(fmt.Sprintf("restart %d leads", i+1), func() bool { return leaderPID(e.leader().Owner) == pid })
 		outages = append(outages, outage{from: killed, to: time.Now()})
 		recoveries = append(recoveries, took)
 	}
@@ -141,10 +140,10 @@ func TestCrash_SIGKILLTwentyTimes(t *testing.T) {
 		}
 		return true
 	}
-	e.waitUntil(e2e.WorkTimeout(t), "every mission terminal and landed", terminal)
+	e.waitUntil("every mission terminal and landed", terminal)
 	require.Empty(t, e.leftovers(), "no agent process left behind")
-	require.NoError(t, p.stop(10*time.Second))
-	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
+	require.NoError(t, p.stop())
+	e.waitNoStrays()
 
 	// Nothing landed twice: one commit per mission on main, at most one landing per mission.
 	subjects := e.commitSubjects()

@@ -111,7 +111,7 @@ func measureHistory(b *testing.B, n int, idle time.Duration) historyFigures {
 
 	srv := e.start("serve", "serve", "--http", "127.0.0.1:0")
 	var addr string
-	e.waitUntil(60*time.Second, "serve listens and leads", func() bool {
+	e.waitUntil("serve listens and leads", func() bool {
 		m := servingAddrRe.FindStringSubmatch(srv.logText())
 		if m != nil {
 			addr = m[1]
@@ -122,7 +122,7 @@ func measureHistory(b *testing.B, n int, idle time.Duration) historyFigures {
 	f.idleCPU = processCPU(b, srv.pid(), idle)
 	f.status, f.getMission, f.listMissions = mcpLatencies(b, "http://"+addr+"/mcp", sample)
 
-	require.NoError(b, srv.stop(30*time.Second))
+	require.NoError(b, srv.stop())
 	// After the clean stop above; that process is then SIGKILLed, and the next one measured.
 	f.restartClean = restartToDispatch(b, e, "restart-clean", func(p *xproc) { p.kill() })
 	f.restartKill = restartToDispatch(b, e, "restart-kill", nil)
@@ -312,7 +312,7 @@ func restartToDispatch(b *testing.B, e *xenv, name string, end func(*xproc)) tim
 	before := time.Now()
 	p := e.start(name, "serve", "--http", "127.0.0.1:0")
 	var at time.Time
-	e.waitUntil(60*time.Second, name+": first dispatch", func() bool {
+	e.waitUntil(name+": first dispatch", func() bool {
 		evs, err := e.engine().Events(e.ctx, engine.EventFilter{MissionID: m.Mission.ID, Types: []string{"lease.acquired"}})
 		require.NoError(b, err)
 		if len(evs) > 0 {
@@ -320,13 +320,13 @@ func restartToDispatch(b *testing.B, e *xenv, name string, end func(*xproc)) tim
 		}
 		return !at.IsZero()
 	})
-	e.waitUntil(60*time.Second, name+": mission done", func() bool {
+	e.waitUntil(name+": mission done", func() bool {
 		return e.mission(m.Mission.ID).Mission.State == domain.StateCompleted
 	})
 	if end != nil {
 		end(p)
 	} else {
-		require.NoError(b, p.stop(30*time.Second))
+		require.NoError(b, p.stop())
 	}
 	return at.Sub(before)
 }

@@ -49,7 +49,7 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	e := newXEnv(b, xsettings{RefProfile: true, LeaderLease: 5 * time.Second, Tick: time.Second, LeaseTTL: 60 * time.Second,
 		Renew: 20 * time.Second, MaxConcurrency: 5})
 	a := e.daemon("daemon-a")
-	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	var f *xproc
 	if mode == killFollowerTakes {
 		f = e.daemon("daemon-b")
@@ -62,7 +62,7 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	}
 	_, err := e.engine().Dispatch(e.ctx, spec, "bench")
 	require.NoError(b, err)
-	e.waitUntil(60*time.Second, "four agents running", func() bool {
+	e.waitUntil("four agents running", func() bool {
 		n := 0
 		for _, m := range e.missions() {
 			if m.State == domain.StateRunning && len(e.attemptAgents(m.ID)) > 0 {
@@ -73,7 +73,7 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	})
 	killed := time.Now()
 	if mode == termRestart {
-		require.NoError(b, a.stop(10*time.Second))
+		require.NoError(b, a.stop())
 	} else {
 		a.kill()
 	}
@@ -84,9 +84,9 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	_, err = e.engine().CreateMission(e.ctx, engine.MissionSpec{Title: "waiting", WriteArea: []string{"w.txt"},
 		Brief: "@write w.txt \"w\\n\"\n@commit w\n@done"}, "bench")
 	require.NoError(b, err)
-	e.waitUntil(30*time.Second, "b leads", func() bool { return leaderPID(e.leader().Owner) == f.pid() })
+	e.waitUntil("b leads", func() bool { return leaderPID(e.leader().Owner) == f.pid() })
 	var elected, dispatched time.Time
-	e.waitUntil(30*time.Second, "b re-attached four agents and dispatched", func() bool {
+	e.waitUntil("b re-attached four agents and dispatched", func() bool {
 		elected, dispatched = time.Time{}, time.Time{}
 		for _, ev := range e.events() {
 			var d struct{ Owner string }
@@ -103,7 +103,7 @@ func measureTakeover(b *testing.B, mode string) crashFigures {
 	re := logTimes(f.logText(), "re-attached agent")
 	last := slices.MaxFunc(re, func(x, y time.Time) int { return x.Compare(y) })
 	figs := crashFigures{takeover: elected.Sub(killed), reattached: last.Sub(elected), firstDispatch: dispatched.Sub(elected)}
-	require.NoError(b, f.stop(10*time.Second))
+	require.NoError(b, f.stop())
 	e.cleanup() // the agents still sleeping must not weigh on the next iteration
 	return figs
 }

@@ -18,15 +18,15 @@ func TestLeader_SIGKILLSameHostSuccessorLeadsBeforeTheLeaseExpires(t *testing.T)
 	const lease = 60 * time.Second
 	e := newXEnv(t, xsettings{LeaderLease: lease})
 	a := e.daemon("daemon-a")
-	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.daemon("daemon-b")
-	e.waitUntil(30*time.Second, "b runs as a follower", func() bool {
+	e.waitUntil("b runs as a follower", func() bool {
 		return len(b.logText()) > 0 && leaderPID(e.leader().Owner) == a.pid()
 	})
 	before := e.leader()
 	require.True(t, before.HostLocked, "the leader holds the host lock")
 	a.kill()
-	e.waitUntil(lease-10*time.Second, "b leads", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	e.waitUntil("b leads", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
 
 	var elected []map[string]any
 	var at []time.Time
@@ -44,5 +44,5 @@ func TestLeader_SIGKILLSameHostSuccessorLeadsBeforeTheLeaseExpires(t *testing.T)
 	expiry, err := time.Parse(time.RFC3339Nano, last["previous_expires_at"].(string))
 	require.NoError(t, err)
 	require.True(t, at[1].Before(expiry), "b was elected at %s, before a's lease expired at %s", at[1], expiry)
-	require.NoError(t, b.stop(10*time.Second))
+	require.NoError(t, b.stop())
 }

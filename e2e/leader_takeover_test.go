@@ -11,7 +11,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/e2e"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -138,9 +137,9 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	const lease = 5 * time.Second // the default leader lease
 	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, LeaseTTL: 10 * time.Second, MaxConcurrency: 3})
 	a := e.daemon("daemon")
-	e.waitUntil(30*time.Second, "the daemon leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("the daemon leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.start("serve-http", "serve", "--http", "127.0.0.1:0")
-	e.waitUntil(30*time.Second, "serve listens", func() bool { return strings.Contains(b.logText(), "serving MCP over HTTP") })
+	e.waitUntil("serve listens", func() bool { return strings.Contains(b.logText(), "serving MCP over HTTP") })
 
 	spec := workVoyage(9, 1500*time.Millisecond, 2*time.Second)
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
@@ -152,7 +151,7 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 
 	// Kill the leader while agents run and some work already landed.
 	var running []string
-	e.waitUntil(60*time.Second, "agents running after a first landing", func() bool {
+	e.waitUntil("agents running after a first landing", func() bool {
 		running = running[:0]
 		landed := 0
 		for _, m := range e.missions() {
@@ -169,11 +168,11 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	require.Equal(t, a.pid(), leaderPID(old.Owner), "the daemon still leads")
 	require.False(t, b.exited())
 	a.kill()
-	took := e.waitUntil(3*lease, "the HTTP server takes over", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	took := e.waitUntil("the HTTP server takes over", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
 	t.Logf("takeover %v after SIGKILL of the leader (leader lease %v)", took.Round(time.Millisecond), lease)
 	require.Less(t, took, 2*lease, "taken over within the leader lease (plus a renewal and a tick)")
 
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
+	e.waitUntil("the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, keys)
 
 	// No mission dispatched twice: one launched agent per mission, the running ones re-attached.
@@ -196,8 +195,8 @@ func TestLeader_TwoProcessesOneDispatchesAndTakeover(t *testing.T) {
 	require.Positive(t, byOwner[b.pid()], "the HTTP server dispatched after it took over")
 	require.Equal(t, len(acquires), byOwner[a.pid()]+byOwner[b.pid()])
 	require.Empty(t, e.leftovers(), "no agent process outlives the voyage")
-	require.NoError(t, b.stop(10*time.Second))
-	require.Empty(t, e.strays(), "no shim, agent or server process of the sandbox is left")
+	require.NoError(t, b.stop())
+	e.waitNoStrays()
 }
 
 // TestLeader_LongTickKeepsLeadership: a landing whose repository check runs longer than the
@@ -207,17 +206,17 @@ func TestLeader_LongTickKeepsLeadership(t *testing.T) {
 	const lease = 3 * time.Second
 	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, RepoExtra: `checks = [["sleep", "4"]]`})
 	a := e.daemon("daemon-a")
-	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.daemon("daemon-b")
 	spec := workVoyage(3, 100*time.Millisecond, 0)
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
 	require.NoError(t, err)
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
+	e.waitUntil("the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"m00", "m01", "m02"})
 	_, elections := leadershipHistory(t, e.events(), "ref")
 	require.Len(t, elections, 1, "the leader kept its lease through 4 s checks: %s", jsonOf(elections))
-	require.NoError(t, a.stop(10*time.Second))
-	require.NoError(t, b.stop(10*time.Second))
+	require.NoError(t, a.stop())
+	require.NoError(t, b.stop())
 }
 
 // TestLeader_SIGTERMHandsOverAtOnce: a leader stopped with SIGTERM (as a service manager or
@@ -229,7 +228,7 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 	const lease = 5 * time.Second
 	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: lease, RepoExtra: `checks = [["sleep", "12"]]`})
 	a := e.daemon("daemon-a")
-	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.daemon("daemon-b")
 	spec := engine.VoyageSpec{Title: "handover", Missions: []engine.MissionSpec{
 		{Key: "quick", Title: "quick", WriteArea: []string{"f/quick.txt"}, Brief: "@write f/quick.txt \"quick\\n\"\n@commit work quick\n@done"},
@@ -238,18 +237,18 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 	}}
 	d, err := e.engine().Dispatch(e.ctx, spec, "test")
 	require.NoError(t, err)
-	e.waitUntil(30*time.Second, "quick's landing runs its check while slow runs", func() bool {
+	e.waitUntil("quick's landing runs its check while slow runs", func() bool {
 		return strings.Contains(a.logText(), "check-") && e.mission(d.IDs["slow"]).Mission.State == domain.StateRunning
 	})
 	start := time.Now()
-	require.NoError(t, a.stop(15*time.Second), "SIGTERM ends the leader promptly")
+	require.NoError(t, a.stop(), "SIGTERM ends the leader promptly")
 	exited := time.Since(start)
-	took := e.waitUntil(2*lease, "b leads", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	took := e.waitUntil("b leads", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
 	t.Logf("SIGTERM → exit %v; → the other process leads %v later (leader lease %v)", exited.Round(time.Millisecond),
 		took.Round(time.Millisecond), lease)
 	require.Less(t, exited, 6*time.Second, "not held up by the 12 s check")
 	require.Less(t, took, lease, "handed over, not waited out")
-	e.waitUntil(e2e.WorkTimeout(t), "the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
+	e.waitUntil("the voyage completes", func() bool { return e.voyage(d.Voyage.ID).Voyage.State == domain.VoyageCompleted })
 	e.checkLandedOnce(t, d, []string{"quick", "slow"})
 	require.Equal(t, 1, e.mission(d.IDs["slow"]).Mission.Attempt, "slow was re-attached, not run again")
 	var resigned int
@@ -261,7 +260,7 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 	}
 	require.Equal(t, 1, resigned)
 	require.Empty(t, e.leftovers())
-	require.NoError(t, b.stop(30*time.Second))
+	require.NoError(t, b.stop())
 }
 
 // TestLeader_PausedLeaderLeavesAdoptedAgentsAlone: the leader is frozen (SIGSTOP) for longer
@@ -272,26 +271,32 @@ func TestLeader_SIGTERMHandsOverAtOnce(t *testing.T) {
 func TestLeader_PausedLeaderLeavesAdoptedAgentsAlone(t *testing.T) {
 	e := newXEnv(t, xsettings{RefProfile: true, LeaderLease: 2 * time.Second, LeaseTTL: 4 * time.Second, Renew: time.Second})
 	a := e.daemon("daemon-a")
-	e.waitUntil(30*time.Second, "a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("a leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	b := e.daemon("daemon-b")
 	m, err := e.engine().CreateMission(e.ctx, engine.MissionSpec{Title: "long", WriteArea: []string{"f/long.txt"},
 		Brief: "@heartbeat 500ms\n@sleep 14s\n@write f/long.txt \"long\\n\"\n@commit work long\n@done"}, "test")
 	require.NoError(t, err)
 	id := m.Mission.ID
-	e.waitUntil(30*time.Second, "the agent runs under a", func() bool { return len(e.attemptAgents(id)) > 0 })
-	time.Sleep(500 * time.Millisecond)
+	e.waitUntil("the agent runs under a", func() bool { return len(e.attemptAgents(id)) > 0 })
+	// a recorded the run (what b re-attaches from) and renewed the agent's lease once.
+	first := e.mission(id).Mission.Lease.ExpiresAt
+	e.waitUntil("a to record the run and renew the agent's lease", func() bool {
+		m := e.mission(id).Mission
+		return m.State == domain.StateRunning && strings.Contains(string(m.Run), `"pid"`) && m.Lease.ExpiresAt.After(first)
+	})
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGSTOP))
-	e.waitUntil(20*time.Second, "b takes over", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
-	e.waitUntil(20*time.Second, "b re-attaches the agent", func() bool { return strings.Contains(b.logText(), "re-attached agent") })
-	time.Sleep(5 * time.Second) // a's last known expiry of the agent's lease is long past
+	frozen := e.mission(id).Mission.Lease.ExpiresAt // a's last renewal: its own view of the lease
+	e.waitUntil("b takes over", func() bool { return leaderPID(e.leader().Owner) == b.pid() })
+	e.waitUntil("b re-attaches the agent", func() bool { return strings.Contains(b.logText(), "re-attached agent") })
+	e.waitUntil("a's last known expiry of the agent's lease to pass", func() bool { return time.Now().After(frozen.Add(time.Second)) })
 	require.NoError(t, a.cmd.Process.Signal(syscall.SIGCONT))
-	e.waitUntil(30*time.Second, "a steps back", func() bool { return strings.Contains(a.logText(), "leadership lost") })
-	e.waitUntil(60*time.Second, "the mission lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
+	e.waitUntil("a steps back", func() bool { return strings.Contains(a.logText(), "leadership lost") })
+	e.waitUntil("the mission lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
 	d := e.mission(id)
 	require.Equal(t, 1, d.Mission.Attempt, "the agent was not stopped by the thawed old leader: %s", jsonOf(d.Attempts))
 	require.Len(t, d.Attempts, 1)
 	require.Equal(t, domain.OutcomeCompleted, d.Attempts[0].Outcome)
 	require.NotContains(t, a.logText(), "stopping the agent before anyone else may take the mission")
-	require.NoError(t, a.stop(10*time.Second))
-	require.NoError(t, b.stop(10*time.Second))
+	require.NoError(t, a.stop())
+	require.NoError(t, b.stop())
 }

@@ -265,13 +265,9 @@ func runMainAgent(t *testing.T, srv *modelserver.Server, child agent.Profile, ex
 	require.NoError(t, err, "the Main Agent: stderr %s\nserver stderr:\n%s", r.mainErr, tail(r.readFile(r.relayErr), 8000))
 	// Claude Code stops its stdio server when it exits (SIGINT, then SIGTERM): wait for the
 	// server to say so before reading what it left.
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(r.readFile(r.relayErr), "mcp-scheduler stopped") {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server did not stop after the Main Agent exited; its stderr:\n%s", tail(r.readFile(r.relayErr), 8000))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitForState(t, "the server to stop after the Main Agent exited", func() bool {
+		return strings.Contains(r.readFile(r.relayErr), "mcp-scheduler stopped")
+	}, func() string { return "its stderr:\n" + tail(r.readFile(r.relayErr), 8000) })
 	return r
 }
 

@@ -15,7 +15,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -65,7 +64,7 @@ func TestNotify_DaemonDeliversAcrossAKill(t *testing.T) {
 	e.env = append(e.env, "E2E_HOOK_SECRET="+secret)
 
 	a := e.daemon("daemon-1")
-	e.waitUntil(60*time.Second, "the daemon leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
+	e.waitUntil("the daemon leads", func() bool { return leaderPID(e.leader().Owner) == a.pid() })
 	eng := e.engine()
 	escalate := func(reason string) domain.Escalation {
 		c, err := eng.CreateMission(e.ctx, engine.MissionSpec{Title: reason, WriteArea: []string{reason + "/**"}}, "test")
@@ -83,7 +82,7 @@ func TestNotify_DaemonDeliversAcrossAKill(t *testing.T) {
 		}
 		return strings.Split(strings.TrimSpace(string(b)), "\n")
 	}
-	e.waitUntil(60*time.Second, "the command got the escalation and the webhook was tried twice", func() bool {
+	e.waitUntil("the command got the escalation and the webhook was tried twice", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		return len(lines()) == 1 && attempts >= 2
@@ -97,7 +96,7 @@ func TestNotify_DaemonDeliversAcrossAKill(t *testing.T) {
 	second := escalate("second")
 	healthy.Store(true)
 	b := e.daemon("daemon-2")
-	e.waitUntil(60*time.Second, "both escalations reached the webhook", func() bool {
+	e.waitUntil("both escalations reached the webhook", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
 		got := map[any]bool{}
@@ -106,8 +105,8 @@ func TestNotify_DaemonDeliversAcrossAKill(t *testing.T) {
 		}
 		return got[first.ID] && got[second.ID]
 	})
-	e.waitUntil(60*time.Second, "the command got the second", func() bool { return len(lines()) == 2 })
+	e.waitUntil("the command got the second", func() bool { return len(lines()) == 2 })
 	require.Contains(t, lines()[1], second.ID)
-	require.NoError(t, b.stop(30*time.Second))
+	require.NoError(t, b.stop())
 	require.Len(t, lines(), 2, "the command was not sent the first escalation twice")
 }

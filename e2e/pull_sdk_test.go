@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -32,7 +33,7 @@ func (e *xenv) startHTTP(name string, extraEnv ...string) (*xproc, string) {
 	p := e.start(name, "serve", "--http", "127.0.0.1:0")
 	e.env = saved
 	var addr string
-	e.waitUntil(30*time.Second, name+" listens", func() bool {
+	e.waitUntil(name+" listens", func() bool {
 		if m := servingAddr.FindStringSubmatch(p.logText()); m != nil {
 			addr = m[1]
 			return true
@@ -88,7 +89,7 @@ func startSDKClient(t *testing.T, url, token string) *sdkClient {
 		go func() { _ = c.cmd.Wait(); close(done) }()
 		select {
 		case <-done:
-		case <-time.After(10 * time.Second):
+		case <-time.After(10 * time.Second): // a grace before the kill, not a wait the test needs
 			_ = c.cmd.Process.Kill()
 			<-done
 		}
@@ -119,16 +120,14 @@ func (c *sdkClient) read(v any) {
 		s, err := c.out.ReadString('\n')
 		ch <- line{s, err}
 	}()
-	select {
-	case l := <-ch:
+	stderr := func() string {
 		c.mu.Lock()
-		stderr := c.stderr.String()
-		c.mu.Unlock()
-		require.NoError(c.t, l.err, "sdk client: %s", stderr)
-		require.NoError(c.t, json.Unmarshal([]byte(l.s), v), l.s)
-	case <-time.After(60 * time.Second):
-		c.t.Fatalf("the SDK client did not answer within 60 s")
+		defer c.mu.Unlock()
+		return "sdk client: " + c.stderr.String()
 	}
+	l, _ := testenv.ReceiveState(c.t, "the SDK client's answer", ch, stderr)
+	require.NoError(c.t, l.err, stderr())
+	require.NoError(c.t, json.Unmarshal([]byte(l.s), v), l.s)
 }
 
 func (c *sdkClient) send(cmd map[string]any) {
@@ -212,7 +211,11 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	// The agent asks for work before there is any; the Main Agent (a second SDK client)
 	// dispatches a voyage, and the waiting claim wakes with its first mission.
 	a.send(map[string]any{"op": "call", "name": "claim_mission", "args": map[string]any{"agent_id": "sdk-worker", "wait_seconds": 30}})
-	time.Sleep(500 * time.Millisecond)
+	testenv.WaitFor(t, "the claim to reach the server (it records its agent, then waits)", func() bool {
+		agents, err := e.engine().Agents(e.ctx)
+		require.NoError(t, err)
+		return slices.ContainsFunc(agents, func(a domain.Agent) bool { return a.ID == "sdk-worker" })
+	})
 	var disp struct {
 		IDs map[string]string `json:"ids"`
 	}
@@ -252,12 +255,12 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 			}
 			a.ok("heartbeat", f, &hb)
 			require.Equal(t, "running", hb.State)
-			time.Sleep(time.Second)
+			time.Sleep(time.Second) // wall time: the work outlasts the lease
 		}
 		a.write(c.Workspace.Path, "pull/"+key+".txt", "written by the SDK agent for "+key+"\n")
 		a.ok("complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "wrote pull/" + key + ".txt"}, nil)
 	}
-	e.waitUntil(30*time.Second, "the voyage lands", func() bool {
+	e.waitUntil("the voyage lands", func() bool {
 		return e.voyage(e.mission(disp.IDs["p1"]).Mission.VoyageID).Voyage.State == domain.VoyageCompleted
 	})
 	var none claimed
@@ -290,7 +293,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	// one heartbeat, so the agent was heard from: its expiry is a crash, not an abandoned
 	// claim (an attempt never heard from costs no budget; engine/abandon_test.go)
 	a.ok("heartbeat", old, nil)
-	e.waitUntil(30*time.Second, "the silent claim's lease expires and the mission is free again", func() bool {
+	e.waitUntil("the silent claim's lease expires and the mission is free again", func() bool {
 		m := e.mission(id).Mission
 		return m.State == domain.StatePending && m.Attempt == 1
 	})
@@ -321,7 +324,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 	}
 	b.write(second.Workspace.Path, "stale/s.txt", "from the second claim\n")
 	b.ok("complete_mission", map[string]any{"mission_id": id, "epoch": second.Epoch, "summary": "wrote stale/s.txt"}, nil)
-	e.waitUntil(30*time.Second, "the second claim lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
+	e.waitUntil("the second claim lands", func() bool { return e.mission(id).Mission.Landing == domain.LandingLanded })
 	body, _ := e.file("stale/s.txt")
 	require.Equal(t, "from the second claim\n", body)
 	require.NotContains(t, e.git("log", "-p", "main", "--", "stale/s.txt"), "from the first claim", "the expired claim's work never reached main")
@@ -333,7 +336,7 @@ func TestPull_TypeScriptSDKOverHTTP(t *testing.T) {
 
 	a.send(map[string]any{"op": "close"})
 	b.send(map[string]any{"op": "close"})
-	require.NoError(t, srv.stop(10*time.Second))
+	require.NoError(t, srv.stop())
 }
 
 // TestPull_ClaimSurvivesServerRestart: leases live in the database, not in a server. An
@@ -368,7 +371,7 @@ func TestPull_ClaimSurvivesServerRestart(t *testing.T) {
 	b.ok("heartbeat", f, &hb)
 	require.Equal(t, "running", hb.State)
 	b.ok("complete_mission", map[string]any{"mission_id": c.Mission.ID, "epoch": c.Epoch, "summary": "wrote r.txt"}, nil)
-	e.waitUntil(30*time.Second, "it lands", func() bool { return e.mission(c.Mission.ID).Mission.Landing == domain.LandingLanded })
+	e.waitUntil("it lands", func() bool { return e.mission(c.Mission.ID).Mission.Landing == domain.LandingLanded })
 	body, _ := e.file("r.txt")
 	require.Equal(t, "through a restart\n", body)
 	d := e.mission(c.Mission.ID)

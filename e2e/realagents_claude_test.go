@@ -34,7 +34,7 @@ func TestRealClaude_WritesFileMissionLandsWithUsageAndCost(t *testing.T) {
 	start := time.Now()
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
 	id := d.IDs["m"]
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	wall := time.Since(start)
 
 	v := h.voyage(d.Voyage.ID)
@@ -79,7 +79,7 @@ func TestRealClaude_401BlocksWithEnvironmentEscalation(t *testing.T) {
 	h := newLoopHarness(t, []agent.Profile{claudeProfile(t, srv)}, "ANTHROPIC_API_KEY="+apiKey)
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
 	id := d.IDs["m"]
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	checkAuthBlocked(t, h, d, id)
 	require.Len(t, srv.ModelRequests(modelserver.Anthropic), 1, "max_retries 0 and no scheduler retry: one request")
 }
@@ -118,7 +118,7 @@ func TestRealClaude_500IsRetriedWithinBudget(t *testing.T) {
 	h := newLoopHarness(t, []agent.Profile{claudeProfile(t, srv)}, "ANTHROPIC_API_KEY="+apiKey)
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
 	id := d.IDs["m"]
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	checkRetriedOnce(t, h, d, id, "second time lucky\n")
 	require.Len(t, srv.ModelRequests(modelserver.Anthropic), 3, "one failed request, then two turns")
 }

@@ -44,7 +44,7 @@ func TestRealCodex_WritesFileSchedulerCommitsAndLands(t *testing.T) {
 	start := time.Now()
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
 	id := d.IDs["m"]
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	wall := time.Since(start)
 
 	require.Equal(t, domain.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
@@ -89,7 +89,7 @@ func TestRealCodex_401BlocksWithEnvironmentEscalation(t *testing.T) {
 	srv.Script(modelserver.Always(modelserver.Fail(401)))
 	h := newLoopHarness(t, []agent.Profile{codexProfile(t, srv)}, "OPENAI_API_KEY="+apiKey)
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	checkAuthBlocked(t, h, d, d.IDs["m"])
 	require.Len(t, srv.ModelRequests(modelserver.OpenAI), 1, "retries 0 and no scheduler retry: one request")
 }
@@ -101,7 +101,7 @@ func TestRealCodex_500IsRetriedWithinBudget(t *testing.T) {
 	srv.Script(failFirst(500, modelserver.WriteFile("hello.txt", "second time lucky\n", perTurn)))
 	h := newLoopHarness(t, []agent.Profile{codexProfile(t, srv)}, "OPENAI_API_KEY="+apiKey)
 	d := h.dispatch(oneMission("say hello", "hello.txt"))
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	checkRetriedOnce(t, h, d, d.IDs["m"], "second time lucky\n")
 	require.Len(t, srv.ModelRequests(modelserver.OpenAI), 3, "one failed request, then two turns")
 }

@@ -104,16 +104,11 @@ func (h *loopHarness) dispatch(spec engine.VoyageSpec) engine.Dispatched {
 	return d
 }
 
-// until polls cond until it holds, failing after a generous deadline with a dump.
-func (h *loopHarness) until(what string, timeout time.Duration, cond func() bool) {
+// until polls cond until it holds, failing with a dump of the missions at the test binary's
+// deadline.
+func (h *loopHarness) until(what string, cond func() bool) {
 	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out after %v waiting for %s\n%s", timeout, what, dumpMissions(h.ctx, h.eng))
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitForState(h.t, what, cond, func() string { return "\n" + dumpMissions(h.ctx, h.eng) })
 }
 
 func (h *loopHarness) voyage(id string) engine.VoyageDetail {

@@ -26,7 +26,7 @@ func TestRealClaude_DeniedToolBlocksWithPermissionEscalation(t *testing.T) {
 	h := newLoopHarness(t, []agent.Profile{p}, "ANTHROPIC_API_KEY="+apiKey)
 	d := h.dispatch(oneMission("push the branch", "hello.txt"))
 	id := d.IDs["m"]
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 
 	m := h.mission(id)
 	require.Equal(t, domain.StateBlocked, m.Mission.State, dumpMissions(h.ctx, h.eng))

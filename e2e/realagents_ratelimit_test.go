@@ -97,7 +97,7 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 	// While the window is rejected every mission, when it waits, says why.
 	said := map[string]string{}
 	counted := 0 // the most missions status counted as waiting for the window
-	h.until("every mission was held for the rate limit", WorkTimeout(t), func() bool {
+	h.until("every mission was held for the rate limit", func() bool {
 		sum, err := h.eng.Summary(h.ctx, 0)
 		require.NoError(t, err)
 		counted = max(counted, sum.Waiting[engine.WhyRateLimited])
@@ -123,7 +123,7 @@ func TestRealClaude_RateLimitWindowPausesTheProfileThenAllLand(t *testing.T) {
 	}
 	require.Positive(t, counted, "status counts the missions waiting for the window")
 
-	h.until("the voyage settles", WorkTimeout(t), func() bool { return h.settled(d.Voyage.ID) })
+	h.until("the voyage settles", func() bool { return h.settled(d.Voyage.ID) })
 	require.Equal(t, domain.VoyageCompleted, h.voyage(d.Voyage.ID).Voyage.State, dumpMissions(h.ctx, h.eng))
 	for k, id := range d.IDs {
 		m := h.mission(id)

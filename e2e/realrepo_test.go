@@ -143,20 +143,18 @@ func TestRealRepo_GoGitVoyageLandsWithBuildCheckAndRepair(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(d, &dispatched), "%s", d)
 	var state string
-	deadline := time.Now().Add(WorkTimeout(t) - 30*time.Second) // the context ends 30 s later
-	for state == "" || state == "open" || state == "active" {
-		if time.Now().After(deadline) {
-			st, closeDB := openStore(t, data)
-			defer closeDB()
-			log, _ := os.ReadFile(serverLog)
-			t.Fatalf("the voyage did not settle: last state %q\n%s\nserver log:\n%s", state,
-				dumpMissions(context.Background(), engine.New(st, engine.Options{})), tail(string(log), 20000))
-		}
-		time.Sleep(250 * time.Millisecond)
+	testenv.WaitForState(t, "the voyage to settle", func() bool {
 		var vs struct{ Voyage struct{ State string } }
 		require.NoError(t, json.Unmarshal(callTool(t, ctx, c, "voyage_status", map[string]any{"voyage_id": dispatched.Voyage.ID}), &vs))
 		state = vs.Voyage.State
-	}
+		return state != "" && state != "open" && state != "active"
+	}, func() string {
+		st, closeDB := openStore(t, data)
+		defer closeDB()
+		log, _ := os.ReadFile(serverLog)
+		return fmt.Sprintf("state %q\n%s\nserver log:\n%s", state,
+			dumpMissions(context.Background(), engine.New(st, engine.Options{})), tail(string(log), 20000))
+	})
 	wall := time.Since(start)
 	require.NoError(t, c.Close()) // stdin closed: the server stops
 

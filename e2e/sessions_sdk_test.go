@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -63,5 +62,5 @@ func TestSessions_TypeScriptSDK(t *testing.T) {
 	got := b.call("list_missions", map[string]any{})
 	require.Contains(t, string(got.Structured), "made in a session")
 	b.send(map[string]any{"op": "close"})
-	require.NoError(t, srv.stop(10*time.Second))
+	require.NoError(t, srv.stop())
 }

@@ -3,12 +3,15 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -27,7 +30,7 @@ func pullEngine(t *testing.T, ttl time.Duration) *bundle {
 			_, _ = b.e.ReapExpired(ctx, nil)
 			select {
 			case <-ctx.Done():
-			case <-time.After(ttl / 20):
+			case <-time.After(ttl / 20): // the reaper's period, as the scheduler's tick would be
 			}
 		}
 	})
@@ -56,7 +59,7 @@ func TestClaim_PreparationLongerThanTheLease(t *testing.T) {
 	p, got := b.begin(b.ctx, "slow-host")
 	require.Equal(t, m.ID, got.ID)
 	require.Equal(t, []string{"a/**"}, got.WriteArea, "Mission is the whole mission, to make the workspace from")
-	time.Sleep(2 * ttl) // the workspace is being made
+	time.Sleep(2 * ttl) // the workspace is being made: wall time outlasts the lease (the scenario)
 	c, err := p.HandOver(b.ctx, engine.Workspace{Path: "/ws/" + m.ID, Strategy: "worktree"}, nil)
 	require.NoError(t, err)
 	ready := time.Now()
@@ -100,10 +103,15 @@ func TestClaim_MissionCancelledWhilePendingIsNotHandedOver(t *testing.T) {
 		require.NoError(t, err)
 	}
 
+	// The claim's renewing goroutine is told from the other claim tests' (they run in
+	// parallel) by the goroutine that started it, this test's.
+	createdHere := "in goroutine " + goroutineID() + "\n"
+	renewing := func() int { return testenv.GoroutinesIn("engine.(*PendingClaim).renew(", createdHere) }
 	first := b.create(engine.MissionSpec{WriteArea: []string{"a/**"}})
 	p, _ := b.begin(b.ctx, "w")
+	testenv.WaitFor(t, "the claim's renewals to run", func() bool { return renewing() == 1 })
 	cancel(first.ID)
-	time.Sleep(ttl/3 + 300*time.Millisecond) // past a renewal: the engine notices it there
+	testenv.WaitFor(t, "a renewal to notice the cancel (its goroutine returns)", func() bool { return renewing() == 0 })
 	_, err := p.HandOver(b.ctx, engine.Workspace{Path: "/ws", Strategy: "worktree"}, nil)
 	lost(err, first.ID)
 
@@ -207,4 +215,13 @@ func TestClaim_EndsOnceAndWaitsWithinItsBounds(t *testing.T) {
 	}
 	_, err = b.e.BeginClaim(b.ctx, engine.ClaimRequest{})
 	require.ErrorContains(t, err, "agent_id")
+}
+
+// goroutineID is the id of the calling goroutine, as stack traces print it ("goroutine 7
+// [running]"; a goroutine it starts is "created by … in goroutine 7").
+func goroutineID() string {
+	buf := make([]byte, 64)
+	buf = buf[:runtime.Stack(buf, false)]
+	id, _, _ := strings.Cut(strings.TrimPrefix(string(buf), "goroutine "), " ")
+	return id
 }

@@ -19,6 +19,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
@@ -48,7 +49,7 @@ func TestHeavy_SIGKILLedWriterLeavesConsistentDatabase(t *testing.T) {
 	for i := 0; i < crashKills; i++ {
 		k := startChild(t, "crash-writer", envDB+"="+path, fmt.Sprintf("%s=%d", envWorker, i))
 		if i%10 == 3 {
-			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond) // while it opens and migrates
+			time.Sleep(time.Duration(rng.IntN(15)) * time.Millisecond) // a random moment to kill: while it opens and migrates
 		} else {
 			before := eventCount(t, path)
 			require.Equal(t, "ready", k.line(), "writer %d: %s", i, k.stderr)
@@ -56,7 +57,7 @@ func TestHeavy_SIGKILLedWriterLeavesConsistentDatabase(t *testing.T) {
 			// Kill it mid-work: once it committed something (however slow the machine is),
 			// then a random moment later.
 			waitForEvents(t, path, before, k)
-			time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond)
+			time.Sleep(time.Duration(rng.IntN(100)) * time.Millisecond) // the random moment of the kill
 		}
 		require.NoError(t, k.cmd.Process.Signal(syscall.SIGKILL))
 		_ = k.cmd.Wait()
@@ -93,16 +94,11 @@ func eventCount(t *testing.T, path string) int {
 }
 
 // waitForEvents waits until the database holds more than before events: the writer k
-// committed work since it started. It fails after a minute without any (k is stuck).
+// committed work since it started.
 func waitForEvents(t *testing.T, path string, before int, k *child) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for eventCount(t, path) <= before {
-		if time.Now().After(deadline) {
-			t.Fatalf("the writer committed nothing within a minute: %s", k.stderr)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
+	testenv.WaitForState(t, "the writer to commit work", func() bool { return eventCount(t, path) > before },
+		func() string { return "its stderr: " + k.stderr.String() })
 }
 
 // checkAfterCrash verifies the database left by a killed writer and reaps what it stranded.

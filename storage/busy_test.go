@@ -139,7 +139,7 @@ func b08Worker(ctx context.Context, e *engine.Engine, g int, creates, beats *ato
 		if !errors.Is(err, domain.ErrNoWork) {
 			return err
 		}
-		time.Sleep(time.Millisecond) // the creators have not created enough yet
+		time.Sleep(time.Millisecond) // a worker's retry in the load, not the test's wait: the creators have not created enough yet
 	}
 	for i := 0; i < b08Ops; i++ {
 		if _, err := e.Heartbeat(ctx, m.Fence()); err != nil {

@@ -30,6 +30,7 @@ type checkpointer struct {
 	conn    *sql.Conn
 	every   time.Duration
 	commits atomic.Int64 // commits of this Store's writer, counted by noteCommit
+	covered atomic.Int64 // the commit count the last successful pass started after
 	quit    chan struct{}
 	done    chan struct{}
 	log     func(msg string, args ...any)
@@ -42,21 +43,20 @@ func (c *checkpointer) run() {
 	defer close(c.done)
 	t := time.NewTicker(c.every)
 	defer t.Stop()
-	seen := int64(0)
 	for {
 		select {
 		case <-c.quit:
 			return
 		case <-t.C:
 			n := c.commits.Load()
-			if n == seen {
+			if n == c.covered.Load() {
 				continue
 			}
 			if err := c.once(context.Background()); err != nil {
 				c.log("WAL checkpoint", "err", err)
 				continue // tried again at the next tick
 			}
-			seen = n
+			c.covered.Store(n)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -30,8 +31,9 @@ func TestCheckpointer_KeepsTheWALSmallOffTheCommitPath(t *testing.T) {
 	var maxWAL int64
 	for i := range 4000 {
 		require.NoError(t, s.Update(ctx, func(tx engine.Tx) error { return tx.SetPaused(ctx, i%2 == 0) }))
-		if i%100 == 99 {
-			time.Sleep(10 * time.Millisecond) // let a checkpoint pass run, as between real ticks
+		if i%100 == 99 { // a checkpoint pass runs, as between real ticks
+			n := s.ckpt.commits.Load()
+			testenv.WaitFor(t, "a checkpoint pass after the last commit", func() bool { return s.ckpt.covered.Load() >= n })
 		}
 		if st, err := os.Stat(walPath(path)); err == nil {
 			maxWAL = max(maxWAL, st.Size())

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -41,11 +41,7 @@ func TestClose_UpdatesRacingCloseAllReturn(t *testing.T) {
 	require.NoError(t, s.Close())
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(time.Minute):
-		t.Fatal("an Update racing Close never returned")
-	}
+	testenv.Receive(t, "every Update racing Close to return", done)
 	close(errs)
 	for err := range errs {
 		require.True(t, errors.Is(err, ErrClosed), "got %v", err)

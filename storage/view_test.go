@@ -3,11 +3,12 @@ package storage
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -20,17 +21,26 @@ func TestView_FirstUseOfAStatementWithEveryReadConnectionBusy(t *testing.T) {
 	for _, readers := range []int{1, 4} {
 		s, err := Open(context.Background(), t.TempDir()+"/view.db", Options{Readers: readers})
 		require.NoError(t, err)
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t)) // a deadlock ends here
 		var wg sync.WaitGroup
 		errs := make(chan error, 4*readers)
 		start := make(chan struct{})
+		var inside atomic.Int32
+		allTaken := make(chan struct{})
 		for g := 0; g < 4*readers; g++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				<-start
 				errs <- s.View(ctx, func(r engine.Reader) error {
-					time.Sleep(10 * time.Millisecond) // every connection is taken before anyone prepares
+					if inside.Add(1) == int32(readers) {
+						close(allTaken)
+					}
+					select { // every connection is taken before anyone prepares
+					case <-allTaken:
+					case <-ctx.Done():
+						return ctx.Err()
+					}
 					_, err := r.MissionCounts(ctx)
 					return err
 				})

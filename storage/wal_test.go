@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"log/slog"
 	"os"
 	"strings"
 	"syscall"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -42,7 +44,9 @@ func TestWAL_TruncatedAfterOutsideReaderEnds(t *testing.T) {
 	ctx := context.Background()
 	path := t.TempDir() + "/wal.db"
 	const limit = 1 << 20
-	s, err := Open(ctx, path, Options{WALLimit: limit, WALCheckEvery: 100 * time.Millisecond})
+	var logs testenv.SyncBuffer
+	s, err := Open(ctx, path, Options{WALLimit: limit, WALCheckEvery: 100 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
 	require.NoError(t, err)
 	defer func() { require.NoError(t, s.Close()) }()
 	appendBig(t, s, 1, 1000)
@@ -55,8 +59,12 @@ func TestWAL_TruncatedAfterOutsideReaderEnds(t *testing.T) {
 	var before int
 	require.NoError(t, reader.QueryRow("SELECT count(*) FROM events").Scan(&before)) // the snapshot starts here
 
+	const busy = "still read by another connection"
+	checks := strings.Count(logs.String(), busy)
 	appendBig(t, s, 24, 200_000) // ~5 MB of WAL frames the reader's snapshot predates
-	time.Sleep(500 * time.Millisecond)
+	testenv.WaitFor(t, "two WAL checks that found the WAL over its limit and in use", func() bool {
+		return strings.Count(logs.String(), busy) >= checks+2
+	})
 	require.Greater(t, fileSize(t, walPath(path)), int64(4*limit), "the reader's snapshot keeps the WAL from restarting")
 	var still int
 	require.NoError(t, reader.QueryRow("SELECT count(*) FROM events").Scan(&still))
@@ -64,11 +72,8 @@ func TestWAL_TruncatedAfterOutsideReaderEnds(t *testing.T) {
 
 	require.NoError(t, reader.Rollback())
 	require.NoError(t, outside.Close())
-	deadline := time.Now().Add(time.Minute)
-	for fileSize(t, walPath(path)) > limit {
-		require.True(t, time.Now().Before(deadline), "the WAL is still %d bytes a minute after the reader ended", fileSize(t, walPath(path)))
-		time.Sleep(50 * time.Millisecond)
-	}
+	testenv.WaitForState(t, "the WAL back under its limit after the reader ended", func() bool { return fileSize(t, walPath(path)) <= limit },
+		func() string { return fmt.Sprintf("the WAL is %d bytes", fileSize(t, walPath(path))) })
 	var n int
 	require.NoError(t, s.View(ctx, func(r engine.Reader) error {
 		evs, err := r.EventList(ctx, engine.EventFilter{Limit: 100})

@@ -3,12 +3,14 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -22,13 +24,8 @@ func (w *writer) queued() int {
 // waitQueued waits until n requests wait for the writer.
 func waitQueued(t *testing.T, w *writer, n int) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for w.queued() < n {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d requests queued, want %d", w.queued(), n)
-		}
-		time.Sleep(time.Millisecond)
-	}
+	testenv.WaitForState(t, fmt.Sprintf("%d requests queued for the writer", n), func() bool { return w.queued() >= n },
+		func() string { return fmt.Sprintf("%d queued", w.queued()) })
 }
 
 // Leader group commit: the Update that finds the writer idle runs on its caller's goroutine;
@@ -137,7 +134,7 @@ func TestWriter_CloseWaitsForTheLeaderAndTheQueue(t *testing.T) {
 	select {
 	case err := <-closed:
 		t.Fatalf("Close returned (%v) while a batch ran", err)
-	case <-time.After(50 * time.Millisecond):
+	case <-time.After(50 * time.Millisecond): // an absence: no sign says Close will not return later
 	}
 	release()
 	require.NoError(t, <-errs)

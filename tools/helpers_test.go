@@ -203,23 +203,6 @@ func (n *notes) byMethod(method string) []mcp.JSONRPCNotification {
 	return out
 }
 
-// waitFor polls cond (notifications arrive asynchronously) until the test binary's deadline
-// less 30 s (2 minutes without one): how soon a notification arrives depends on the machine's
-// load, and a fixed 10 s failed under the stress stage's hog (docs/testing.md).
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	if d, ok := t.Deadline(); ok {
-		deadline = d.Add(-30 * time.Second)
-	}
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // createMission creates a mission through the tool and returns it.
 func (b *bundle) createMission(args map[string]any) domain.Mission {
 	b.t.Helper()
@@ -396,4 +379,14 @@ func (b *bundle) progressFor(token string) []float64 {
 		}
 	}
 	return out
+}
+
+// waitClaimsWaiting waits until n claims wait for work in the engine (subscribed to its
+// change hub, so that work arriving now wakes them rather than being found by their first
+// look).
+func waitClaimsWaiting(t *testing.T, n int) {
+	t.Helper()
+	testenv.WaitFor(t, fmt.Sprintf("%d claims waiting for work", n), func() bool {
+		return testenv.GoroutinesIn("engine.(*Engine).acquireWaiting(", "engine.(*Subscription).Wait(") >= n
+	})
 }

@@ -247,13 +247,13 @@ func TestHTTP_GracefulShutdown(t *testing.T) {
 		_, err := hc.CallTool(b.ctx, req)
 		waiting <- err
 	}()
-	time.Sleep(200 * time.Millisecond)
+	waitClaimsWaiting(t, 1)
 	start := time.Now()
 	require.NoError(t, stop())
 	require.Less(t, time.Since(start), time.Minute, "stop does not wait for the claim's 300 s wait")
 	select {
 	case <-waiting:
-	case <-time.After(10 * time.Second):
+	case <-time.After(10 * time.Second): // a bound on what must be cut short: the claim waits 300 s
 		t.Fatal("the waiting claim was not released")
 	}
 	_, err = http.Post(base+PathMCP, "application/json", strings.NewReader(initBody))
@@ -286,7 +286,7 @@ func TestHTTP_ResourceNotifications(t *testing.T) {
 	stop, err := modern.ListenAsync(b.ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{uri}}, nil)
 	require.NoError(t, err)
 	defer stop()
-	waitFor(t, "the listen acknowledgement", func() bool {
+	testenv.WaitFor(t, "the listen acknowledgement", func() bool {
 		return len(mn.byMethod(mcp.MethodNotificationSubscriptionsAcknowledged)) > 0
 	})
 
@@ -299,6 +299,6 @@ func TestHTTP_ResourceNotifications(t *testing.T) {
 	require.NoError(t, legacy.Subscribe(b.ctx, mcp.SubscribeRequest{Params: mcp.SubscribeParams{URI: uri}}))
 
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": m.ID, "priority": 9})
-	waitFor(t, "the listen stream's notification", heard(mn))
-	waitFor(t, "the legacy session's notification", heard(ln))
+	testenv.WaitFor(t, "the listen stream's notification", heard(mn))
+	testenv.WaitFor(t, "the legacy session's notification", heard(ln))
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
@@ -192,7 +193,7 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 			close(done)
 		}
 	}()
-	waitFor(t, "the voyage", func() bool {
+	testenv.WaitFor(t, "the voyage", func() bool {
 		return len(ok[MissionList](b, "list_missions", map[string]any{"states": []string{"pending"}}).Missions) == 2
 	})
 	for range 2 {
@@ -211,7 +212,7 @@ func TestDispatch_WaitStreamsProgressUntilSettled(t *testing.T) {
 	case r, okk := <-done:
 		require.True(t, okk, "dispatch failed")
 		res = r
-	case <-time.After(30 * time.Second):
+	case <-time.After(30 * time.Second): // a bound on what must be cut short: the dispatch waits 60 s
 		t.Fatal("dispatch did not answer when the voyage settled")
 	}
 	require.True(t, res.Settled)
@@ -270,7 +271,7 @@ func TestStatusCache_NeverStale(t *testing.T) {
 	defer func() { stop(); wg.Wait() }()
 	_, err = e2.CreateMission(b.ctx, engine.MissionSpec{Title: "from elsewhere"}, "other")
 	require.NoError(t, err)
-	waitFor(t, "the other process's mission", func() bool { return ok[StatusResult](b, "status", nil).Total == 6 })
+	testenv.WaitFor(t, "the other process's mission", func() bool { return ok[StatusResult](b, "status", nil).Total == 6 })
 	require.NoError(t, b.eng.TouchAgent(b.ctx, domain.Agent{ID: "quiet", Kind: "external"}))
-	waitFor(t, "the agent", func() bool { return ok[StatusResult](b, "status", nil).Agents == 1 })
+	testenv.WaitFor(t, "the agent", func() bool { return ok[StatusResult](b, "status", nil).Agents == 1 })
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -78,16 +79,16 @@ func TestResources_SubscribeLegacy(t *testing.T) {
 		return n
 	}
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": m.ID, "priority": 5})
-	waitFor(t, "mission notification", func() bool { return updated("mission://"+m.ID) >= 1 })
-	waitFor(t, "status notification", func() bool { return updated(StatusURI) >= 1 })
+	testenv.WaitFor(t, "mission notification", func() bool { return updated("mission://"+m.ID) >= 1 })
+	testenv.WaitFor(t, "status notification", func() bool { return updated(StatusURI) >= 1 })
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": other.ID, "priority": 5})
-	waitFor(t, "second status notification", func() bool { return updated(StatusURI) >= 2 })
+	testenv.WaitFor(t, "second status notification", func() bool { return updated(StatusURI) >= 2 })
 	require.Zero(t, updated("mission://"+other.ID), "no notification for a URI nobody subscribed to")
 
 	require.NoError(t, b.client.Unsubscribe(b.ctx, mcp.UnsubscribeRequest{Params: mcp.UnsubscribeParams{URI: "mission://" + m.ID}}))
 	seen, statuses := updated("mission://"+m.ID), updated(StatusURI)
 	ok[MissionResult](b, "update_mission", map[string]any{"mission_id": m.ID, "priority": 6})
-	waitFor(t, "another status notification", func() bool { return updated(StatusURI) > statuses })
+	testenv.WaitFor(t, "another status notification", func() bool { return updated(StatusURI) > statuses })
 	require.Equal(t, seen, updated("mission://"+m.ID), "unsubscribed")
 }
 
@@ -101,12 +102,12 @@ func TestResources_Listen2026(t *testing.T) {
 	stop, err := b.client.ListenAsync(b.ctx, mcp.SubscriptionFilter{ResourceSubscriptions: []string{vuri}}, nil)
 	require.NoError(t, err)
 	defer stop()
-	waitFor(t, "the subscription acknowledgement", func() bool {
+	testenv.WaitFor(t, "the subscription acknowledgement", func() bool {
 		return len(b.notes.byMethod(mcp.MethodNotificationSubscriptionsAcknowledged)) > 0
 	})
 	ok[MissionResult](b, "cancel_mission", map[string]any{"mission_id": d.IDs["k"]})
 	var got mcp.JSONRPCNotification
-	waitFor(t, "voyage notification", func() bool {
+	testenv.WaitFor(t, "voyage notification", func() bool {
 		for _, x := range b.notes.byMethod(mcp.MethodNotificationResourceUpdated) {
 			if x.Params.AdditionalFields["uri"] == vuri {
 				got = x

@@ -181,7 +181,7 @@ func TestHTTPSessions_IdleExpiry(t *testing.T) {
 	require.NoError(t, err)
 	defer res.Body.Close()
 	require.Equal(t, http.StatusOK, res.StatusCode)
-	waitFor(t, "the idle session to expire", func() bool {
+	testenv.WaitFor(t, "the idle session to expire", func() bool {
 		live, _ := b.srv.sessions.counts()
 		return live == 1
 	})
@@ -214,7 +214,7 @@ func TestHTTPSessions_DeleteFreesWhatItHeld(t *testing.T) {
 	go func() {
 		claimed <- send(t, http.MethodPost, base+PathMCP, `{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w","wait_seconds":300}}}`, h)
 	}()
-	waitFor(t, "the claim to wait in the session", func() bool {
+	testenv.WaitFor(t, "the claim to wait in the session", func() bool {
 		b.srv.sessions.mu.Lock()
 		defer b.srv.sessions.mu.Unlock()
 		e := b.srv.sessions.live[h["Mcp-Session-Id"]]
@@ -226,14 +226,10 @@ func TestHTTPSessions_DeleteFreesWhatItHeld(t *testing.T) {
 		e := rpcError(t, res, http.StatusNotFound, codeSessionNotFound)
 		require.Equal(t, "6", string(e.ID))
 		require.Contains(t, e.Error.Message, "ended while this request was in flight")
-	case <-time.After(time.Minute):
+	case <-time.After(time.Minute): // a bound on what must be cut short: the claim waits 300 s
 		t.Fatal("the claim's 300 s wait outlived its session")
 	}
-	select {
-	case <-streamEnded:
-	case <-time.After(time.Minute):
-		t.Fatal("the GET stream outlived its session")
-	}
+	testenv.Receive(t, "the GET stream to end with its session", streamEnded)
 	b.srv.subs.mu.Lock()
 	require.Empty(t, b.srv.subs.legacy[h["Mcp-Session-Id"]], "the subscriptions went with the session")
 	b.srv.subs.mu.Unlock()

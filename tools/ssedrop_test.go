@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -77,7 +78,7 @@ func TestStreams_LegacySSEDropMidCall(t *testing.T) {
 
 	// What the client sees of the old session: its /message endpoint refuses posts.
 	var code int
-	waitFor(t, "the dropped session's /message endpoint to refuse posts", func() bool {
+	testenv.WaitFor(t, "the dropped session's /message endpoint to refuse posts", func() bool {
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, msgA, strings.NewReader(`{"jsonrpc":"2.0","id":6,"method":"ping"}`))
 		require.NoError(t, err)
 		req.Header.Set("Content-Type", "application/json")

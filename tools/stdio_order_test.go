@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // rawStdio is a raw JSON-RPC client of ServeStdio over two OS pipes: it writes lines and
@@ -58,17 +60,12 @@ func (r *rawStdio) send(line string) {
 	require.NoError(r.t, err)
 }
 
-// next returns the next line the server wrote, failing after a generous timeout.
-func (r *rawStdio) next(timeout time.Duration) string {
+// next returns the next line the server wrote.
+func (r *rawStdio) next() string {
 	r.t.Helper()
-	select {
-	case l, ok := <-r.lines:
-		require.True(r.t, ok, "the server's stdout ended")
-		return l
-	case <-time.After(timeout):
-		r.t.Fatal("no line from the server within", timeout)
-	}
-	return ""
+	l, ok := testenv.Receive(r.t, "a line from the server", r.lines)
+	require.True(r.t, ok, "the server's stdout ended")
+	return l
 }
 
 // TestStdio_ProgressBeforeResult: on stdio, every progress notification of a call comes
@@ -83,7 +80,7 @@ func TestStdio_ProgressBeforeResult(t *testing.T) {
 	c := newRawStdio(t, b.ctx, b.srv)
 	c.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`)
 	var m rpcMessage
-	require.NoError(t, json.Unmarshal([]byte(c.next(time.Minute)), &m))
+	require.NoError(t, json.Unmarshal([]byte(c.next()), &m))
 	require.JSONEq(t, "1", string(m.ID))
 	c.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 
@@ -95,7 +92,7 @@ func TestStdio_ProgressBeforeResult(t *testing.T) {
 	last := map[string]float64{} // progress token → the last progress seen
 	done := map[string]bool{}    // id → its result came
 	for len(done) < calls {
-		line := c.next(2 * time.Minute)
+		line := c.next()
 		var m rpcMessage
 		require.NoError(t, json.Unmarshal([]byte(line), &m), line)
 		switch {

@@ -9,12 +9,15 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/mark3labs/mcp-go/server"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // mixedTool sends one notification through mcp-go's session channel (which makes mcp-go
-// itself turn the POST answer into an SSE stream, with ids of its own stream), then one
-// through notify (the POST stream's own events), then returns.
-func mixedTool() Tool {
+// itself turn the POST answer into an SSE stream, with ids of its own stream), then, once
+// mcp-go's forwarder opened that stream, one through notify (the POST stream's own events),
+// then returns.
+func mixedTool(t *testing.T) Tool {
 	return newTool(toolSpec{name: "mixed", title: "Mixed", group: GroupScheduler, effect: ReadOnly,
 		description: "Test tool: a notification through mcp-go's channel, one through notify, then the result.",
 		input:       inputSchema[EchoArgs](), output: outputSchema[EchoArgs](),
@@ -23,7 +26,12 @@ func mixedTool() Tool {
 			if err := srv.SendNotificationToClient(ctx, "notifications/message", map[string]any{"level": "info", "data": "via mcp-go"}); err != nil {
 				return a, err
 			}
-			time.Sleep(300 * time.Millisecond) // mcp-go's forwarder opens its stream first
+			ps := ctx.Value(postStreamKey{}).(*postStream)
+			testenv.WaitFor(t, "mcp-go's forwarder to open its SSE stream", func() bool {
+				ps.mu.Lock()
+				defer ps.mu.Unlock()
+				return ps.mode == modeInnerSSE
+			})
 			if err := notify(ctx, srv, "notifications/message", map[string]any{"level": "info", "data": "via notify"}); err != nil {
 				return a, err
 			}
@@ -37,7 +45,7 @@ func mixedTool() Tool {
 // all the rest, the result included. Before, the result carried mcp-go's id and the
 // notification ours: resuming from one did not replay the other's events.
 func TestStreams_OneIDSourceWhenMcpGoStreams(t *testing.T) {
-	b := setup(t, setupOpts{extra: []Tool{mixedTool()}})
+	b := setup(t, setupOpts{extra: []Tool{mixedTool(t)}})
 	base, _ := httpServer(t, b, HTTPOptions{KeepAlive: time.Hour})
 	h := rawSession(t, base)
 	ctx, cancel := context.WithTimeout(b.ctx, time.Minute)

@@ -273,9 +273,10 @@ func TestStreams_DisconnectFreesGoroutines(t *testing.T) {
 	http.DefaultClient.CloseIdleConnections()
 	settled := func() int {
 		var n int
-		waitFor(t, "the goroutine count to settle", func() bool {
+		testenv.WaitFor(t, "the goroutine count to settle", func() bool {
 			a := runtime.NumGoroutine()
-			time.Sleep(20 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond) // not a wait: settled means unchanged across 20 ms
+
 			n = runtime.NumGoroutine()
 			return a == n
 		})
@@ -294,7 +295,7 @@ func TestStreams_DisconnectFreesGoroutines(t *testing.T) {
 		cancel()
 	}
 	http.DefaultClient.CloseIdleConnections()
-	waitFor(t, "the dropped streams' goroutines to end", func() bool {
+	testenv.WaitFor(t, "the dropped streams' goroutines to end", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 	vs, err := b.eng.Voyages(b.ctx, nil, 10)
@@ -369,7 +370,7 @@ func TestStreams_LegacySSE(t *testing.T) {
 	require.Contains(t, (<-events).data, `"gone"`)
 	drop()
 	http.DefaultClient.CloseIdleConnections()
-	waitFor(t, "the dropped SSE call's goroutines to end", func() bool {
+	testenv.WaitFor(t, "the dropped SSE call's goroutines to end", func() bool {
 		return runtime.NumGoroutine() <= before
 	})
 	vs, err := b.eng.Voyages(b.ctx, nil, 10)

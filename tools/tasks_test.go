@@ -11,12 +11,14 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
 
@@ -102,7 +104,7 @@ func newStdioWire(t *testing.T, b *bundle) *stdioWire {
 
 func (w *stdioWire) await(id string) wireReply {
 	for {
-		line := w.c.next(2 * time.Minute)
+		line := w.c.next()
 		var r wireReply
 		require.NoError(w.c.t, json.Unmarshal([]byte(line), &r), line)
 		if string(r.ID) == id {
@@ -205,7 +207,7 @@ func exerciseTasks(t *testing.T, b *bundle, w taskWire, init json.RawMessage) {
 	require.Contains(t, string(raw), long.TaskID)
 	// The status message follows the call's progress: once it names the voyage, the
 	// voyage is stored (a cancel before that would store nothing: dispatch is atomic).
-	waitFor(t, "the dispatch task to report its voyage", func() bool {
+	testenv.WaitFor(t, "the dispatch task to report its voyage", func() bool {
 		return strings.HasPrefix(taskOp(t, w, "tasks/get", long.TaskID).StatusMessage, "voyage ")
 	})
 	c := taskOp(t, w, "tasks/cancel", long.TaskID)
@@ -297,17 +299,30 @@ func TestTasks_StreamableHTTP(t *testing.T) {
 	require.NotContains(t, string(raw), held.TaskID)
 
 	// tasks/result waits across keepalives (the POST stream turns to SSE) until DELETE.
+	res := postCtx(t, context.Background(), base+PathMCP, `{"jsonrpc":"2.0","id":77,"method":"tasks/result","params":{"taskId":"`+held.TaskID+`"}}`, other.h)
+	require.Equal(t, "text/event-stream", res.Header.Get("Content-Type"), "a keepalive turned the waiting tasks/result to SSE")
+	var keepalives atomic.Int32
 	resultc := make(chan wireReply, 1)
 	go func() {
-		res := postCtx(t, context.Background(), base+PathMCP, `{"jsonrpc":"2.0","id":77,"method":"tasks/result","params":{"taskId":"`+held.TaskID+`"}}`, other.h)
-		resultc <- readReply(t, res, "77")
+		defer close(resultc)
+		for ev := range readSSE(res.Body) {
+			var r wireReply
+			switch {
+			case ev.comment:
+				keepalives.Add(1)
+			case json.Unmarshal([]byte(ev.data), &r) == nil && string(r.ID) == "77":
+				resultc <- r
+				return
+			}
+		}
 	}()
-	time.Sleep(500 * time.Millisecond) // at least two keepalives on the waiting tasks/result
+	testenv.WaitFor(t, "two keepalives on the waiting tasks/result", func() bool { return keepalives.Load() >= 2 })
 	require.Equal(t, http.StatusOK, send(t, http.MethodDelete, base+PathMCP, "", other.h).StatusCode)
 	select {
-	case r := <-resultc:
+	case r, ok := <-resultc:
+		require.True(t, ok, "the tasks/result stream ended without the response to 77")
 		require.NotNil(t, r.Error, "tasks/result of a task its session's end cancelled")
-	case <-time.After(time.Minute):
+	case <-time.After(time.Minute): // a bound on what must be cut short: the claim waits 300 s
 		t.Fatal("tasks/result outlived its session")
 	}
 	b.srv.tasks.mu.Lock()
@@ -315,7 +330,7 @@ func TestTasks_StreamableHTTP(t *testing.T) {
 		require.NotEqual(t, held.TaskID, rec.id, "the ended session's tasks are forgotten")
 	}
 	b.srv.tasks.mu.Unlock()
-	waitFor(t, "the cancelled claim's goroutines to end", func() bool {
+	testenv.WaitFor(t, "the cancelled claim's goroutines to end", func() bool {
 		http.DefaultClient.CloseIdleConnections()
 		return runtime.NumGoroutine() <= before
 	})
@@ -323,7 +338,7 @@ func TestTasks_StreamableHTTP(t *testing.T) {
 	// A 2025-06-18 session is not offered tasks: no capability, and a call with params.task
 	// runs as a normal call.
 	legacy := initSession(t, base)
-	res := post(t, base+PathMCP, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"status","arguments":{},"task":{}}}`, legacy)
+	res = post(t, base+PathMCP, `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"status","arguments":{},"task":{}}}`, legacy)
 	r := readReply(t, res, "9")
 	require.Nil(t, r.Error)
 	require.Contains(t, string(r.Result), "structuredContent", "a normal CallToolResult")
@@ -385,7 +400,7 @@ func TestTaskTable_Bounds(t *testing.T) {
 
 	short, _, err := tt.add(ctx, "s2", "dispatch", time.Millisecond)
 	require.NoError(t, err)
-	time.Sleep(5 * time.Millisecond)
+	time.Sleep(5 * time.Millisecond) // wall time passes the 1 ms ttl: no clock to advance
 	_, p = tt.get("s2", short.id)
 	require.Nil(t, p, "a working task outlives its ttl")
 	require.True(t, short.finish(mcp.TaskStatusFailed, "x", &mcp.CallToolResult{IsError: true}, nil))
@@ -466,7 +481,7 @@ func TestTasks_RevokedTokenCancelsItsTasks(t *testing.T) {
 	require.Nil(t, p)
 
 	writeTokens(t, path, "alice "+tokA+"\n", 0o600)
-	waitFor(t, "bob's task to be cancelled with his token", func() bool { return bobRec.terminal() })
+	testenv.WaitFor(t, "bob's task to be cancelled with his token", func() bool { return bobRec.terminal() })
 	v := bobRec.view()
 	require.Equal(t, "cancelled", string(v.Status), v.StatusMessage)
 	require.Contains(t, v.StatusMessage, "revoked")

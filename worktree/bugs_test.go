@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // B16: a killed git process left index.lock behind. It is removed because it is provably
@@ -73,12 +75,28 @@ func TestB16_LiveIndexLockIsWaitedForNeverRemoved(t *testing.T) {
 	_, err = os.Stat(lock)
 	require.NoError(t, err, "a held lock is left in place")
 
-	go func() { // the holder finishes a moment later, as git would
-		time.Sleep(150 * time.Millisecond)
-		holder.Close()
-		os.Remove(lock)
+	type committed struct {
+		commit  string
+		changed bool
+		err     error
+	}
+	// The holder finishing is the point now, not the give-up: the commit waits as long as it
+	// takes (on a loaded machine the test may see the wait later than 400 ms into it).
+	m.gitLocks.wait = time.Hour
+	done := make(chan committed, 1)
+	go func() {
+		commit, changed, err := m.CommitPending(ctxT(t), ws, "agent summary")
+		done <- committed{commit, changed, err}
 	}()
-	commit, changed, err := m.CommitPending(ctxT(t), ws, "agent summary")
+	// The holder finishes while the commit waits for it with backoff, as git would.
+	testenv.WaitFor(t, "the commit to wait for the held lock", func() bool {
+		return len(done) > 0 || testenv.GoroutinesIn("worktree.(*gitLocks).retry(", "[select",
+			"created by github.com/mcp-scheduler/mcp-scheduler/worktree.TestB16_LiveIndexLockIsWaitedForNeverRemoved") == 1
+	})
+	holder.Close()
+	os.Remove(lock)
+	c, _ := testenv.Receive(t, "the commit once the lock is gone", done)
+	commit, changed, err := c.commit, c.changed, c.err
 	require.NoError(t, err)
 	require.True(t, changed)
 	require.Equal(t, commit, tr.tip(ws.Branch))
@@ -385,14 +403,23 @@ func TestListWorktrees_WaitsOutAWorktreeBeingAdded(t *testing.T) {
 	require.Error(t, err, "git itself fails on the half-added worktree")
 
 	// the other process finishes adding it while we retry
-	done := make(chan struct{})
+	type opened struct {
+		r   *Repo
+		err error
+	}
+	done := make(chan opened, 1)
 	go func() {
-		defer close(done)
-		time.Sleep(60 * time.Millisecond)
-		_ = os.WriteFile(filepath.Join(admin, "commondir"), []byte("../..\n"), 0o644)
+		r, err := m.Open(tr.dir)
+		done <- opened{r, err}
 	}()
-	r := openRepo(t, m, tr.dir)
-	<-done
+	testenv.WaitFor(t, "the listing to retry after git failed on the half-added worktree", func() bool {
+		return len(done) > 0 || testenv.GoroutinesIn("worktree.(*Manager).listWorktrees(", "[select",
+			"created by github.com/mcp-scheduler/mcp-scheduler/worktree.TestListWorktrees_WaitsOutAWorktreeBeingAdded") == 1
+	})
+	require.NoError(t, os.WriteFile(filepath.Join(admin, "commondir"), []byte("../..\n"), 0o644))
+	o, _ := testenv.Receive(t, "the listing to succeed once the worktree is added", done)
+	require.NoError(t, o.err)
+	r := o.r
 	require.NotNil(t, r)
 
 	// a change that never finishes: a clear, retryable error

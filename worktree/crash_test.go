@@ -66,7 +66,7 @@ func crashLoop(t *testing.T, checkedOut bool, iterations int) {
 		group := (i/2)%2 == 0 // alone or with the group, for merges and fast-forwards alike
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		require.NoError(t, cmd.Start())
-		time.Sleep(time.Duration(rng.Int64N(int64(full))))
+		time.Sleep(time.Duration(rng.Int64N(int64(full)))) // the random moment of the kill
 		if group {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 		} else {
@@ -100,7 +100,7 @@ func crashLoop(t *testing.T, checkedOut bool, iterations int) {
 		}
 	}
 	t.Logf("one landing in a helper process: %s; where the kills struck: %v", full, outcomes)
-	time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
+	waitOrphansGone(t, tr.dir, dataDir)
 	fsckClean(t, tr.dir)
 }
 
@@ -231,7 +231,7 @@ func TestLand_SIGKILLDuringAThreeWayMergeThenRetry(t *testing.T) {
 				}
 			}
 			t.Logf("where the kills struck: %v", outcomes)
-			time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
+			waitOrphansGone(t, tr.dir, dataDir)
 			personCommits(tr, checkedOut, 0)
 			fsckClean(t, tr.dir)
 		})

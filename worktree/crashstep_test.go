@@ -104,7 +104,7 @@ func TestLand_SIGKILLDuringTheFastForwardThenRetry(t *testing.T) {
 			crashDiagnostics(tr, ws, state))
 	}
 	t.Logf("where the kills struck: %v", outcomes)
-	time.Sleep(100 * time.Millisecond) // orphaned git children of killed helpers finish
+	waitOrphansGone(t, tr.dir, dataDir)
 	fsckClean(t, tr.dir)
 }
 

@@ -1,6 +1,7 @@
 package worktree
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -63,7 +64,7 @@ func killAtStep(args helperArgs) {
 			pid = -syscall.Getpgrp()
 		}
 		go func() {
-			time.Sleep(args.KillAfter)
+			time.Sleep(args.KillAfter) // the kill's moment, chosen by the test
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}()
 	}
@@ -85,7 +86,7 @@ func runHelper(mode string) int {
 		}
 		defer f.Close()
 		os.Stdout.WriteString("ready\n")
-		time.Sleep(time.Minute)
+		time.Sleep(time.Minute) // stays alive (holding the lock) until the test kills it; a minute bounds an orphan
 		return 0
 	case "land":
 		killAtStep(args)
@@ -178,12 +179,27 @@ func holdingGit(dir, lock, proceed string) (*exec.Cmd, func(), error) {
 		release()
 		return nil, nil, err
 	}
-	for range 2000 {
+	// Until git took the lock, or ended without it (this runs in helper processes too, which
+	// have no testing.T: the caller's test deadline bounds it).
+	for {
 		if _, err := os.Stat(lockPath); err == nil {
 			return cmd, release, nil
 		}
+		if ended(cmd.Process.Pid) {
+			release()
+			return cmd, release, fmt.Errorf("git ended before %s appeared", lockPath)
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	release()
-	return cmd, release, fmt.Errorf("%s did not appear", lockPath)
+}
+
+// ended reports whether the child process pid exited (it is a zombie until waited for, or
+// gone), from /proc/pid/stat.
+func ended(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	i := bytes.LastIndexByte(stat, ')') // the state follows the command name: "pid (comm) S …"
+	return i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' || stat[i+2] == 'X'
 }

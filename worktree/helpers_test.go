@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // testRepo is a real git repository in a temporary directory, driven by the git CLI the way a
@@ -109,7 +111,7 @@ func newTestManager(t testing.TB, tune ...func(*Config)) *Manager {
 }
 
 func ctxT(t testing.TB) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	t.Cleanup(cancel)
 	return ctx
 }
@@ -162,4 +164,19 @@ func fsckClean(t testing.TB, dir string) {
 	out, err := gitTry(dir, "fsck", "--strict", "--no-progress")
 	require.NoError(t, err, "git fsck: %s", out)
 	require.NotContains(t, out, "error")
+}
+
+// waitOrphansGone waits until no process works in the repository or the data dir: the git
+// children of SIGKILLed helpers, orphaned, finish what they were doing before the test
+// inspects the repository.
+func waitOrphansGone(t testing.TB, dirs ...string) {
+	t.Helper()
+	var left []string
+	testenv.WaitForState(t, "the killed helpers' orphaned git processes to finish", func() bool {
+		left = nil
+		for _, d := range dirs {
+			left = append(left, testenv.ProcessesIn(d)...)
+		}
+		return len(left) == 0
+	}, func() string { return fmt.Sprintf("still running: %v", left) })
 }

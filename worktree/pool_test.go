@@ -4,9 +4,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestWarmPool_PrepareClaimsAPreparedCheckoutAndRefills(t *testing.T) {
@@ -24,8 +25,7 @@ func TestWarmPool_PrepareClaimsAPreparedCheckoutAndRefills(t *testing.T) {
 	require.Equal(t, ws.Branch, gitIn(t, ws.Path, "branch", "--show-current"))
 	require.Equal(t, tr.tip("main"), gitIn(t, ws.Path, "rev-parse", "HEAD"))
 	require.Equal(t, "K=V\n", readFile(t, ws.Path, ".env"))
-	require.Eventually(t, func() bool { return len(readyPool(t, m, r)) == 2 }, 20*time.Second, 20*time.Millisecond,
-		"the pool is refilled in the background")
+	testenv.WaitFor(t, "the pool to be refilled in the background", func() bool { return len(readyPool(t, m, r)) == 2 })
 	writeFile(t, ws.Path, "b.txt", "b\n")
 	require.Equal(t, LandLanded, land(t, m, r, ws).Status)
 }

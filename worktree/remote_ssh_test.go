@@ -12,10 +12,11 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // sshd is where Debian's openssh-server puts the daemon (.ci/run installs it).
@@ -104,24 +105,23 @@ func freePort(t *testing.T) int {
 }
 
 // waitListening waits until sshd accepts connections on 127.0.0.1:port; it fails when sshd
-// exits first (with its log) or does not listen within a minute.
+// exits first (with its log).
 func waitListening(t *testing.T, port int, exited <-chan struct{}, logs *lockedLog) {
 	t.Helper()
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err == nil {
+	var err error
+	testenv.WaitForState(t, fmt.Sprintf("sshd to listen on %d", port), func() bool {
+		var c net.Conn
+		if c, err = net.Dial("tcp", fmt.Sprintf("127.0.0.1:%d", port)); err == nil {
 			_ = c.Close()
-			return
+			return true
 		}
 		select {
 		case <-exited:
 			t.Fatalf("sshd exited before listening: %s", logs.String())
 		default:
 		}
-		require.True(t, time.Now().Before(deadline), "sshd did not listen on %d: %v", port, err)
-		time.Sleep(20 * time.Millisecond)
-	}
+		return false
+	}, func() string { return fmt.Sprintf("%v; its log: %s", err, logs.String()) })
 }
 
 // lockedLog collects a process's output for the test's log.
@@ -196,22 +196,12 @@ func TestRemote_SSHNeverPromptsOnTheTerminal(t *testing.T) {
 		}
 	}()
 	var seen strings.Builder
-	timeout := time.After(2 * time.Minute) // git's own timeout is longer: a prompt never ends
+	t.Cleanup(func() { _ = cmd.Process.Kill() }) // a helper left waiting on a prompt
 	for done := false; !done; {
-		select {
-		case line, ok := <-lines:
-			if !ok {
-				done = true
-				break
-			}
-			seen.WriteString(line)
-			if strings.Contains(line, "open failed:") || strings.Contains(line, "opened") {
-				done = true
-			}
-		case <-timeout:
-			_ = cmd.Process.Kill()
-			t.Fatalf("the helper still waits after 2 minutes; its terminal shows:\n%s", seen.String())
-		}
+		line, ok := testenv.ReceiveState(t, "the helper to answer (a prompt never ends)", lines,
+			func() string { return "its terminal shows:\n" + seen.String() })
+		seen.WriteString(line)
+		done = !ok || strings.Contains(line, "open failed:") || strings.Contains(line, "opened")
 	}
 	_ = cmd.Wait()
 	out := seen.String()

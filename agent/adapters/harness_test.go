@@ -21,9 +21,6 @@ import (
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
-// runDeadline bounds one real-CLI run; the runs take well under a second (agent-clis.md).
-const runDeadline = 90 * time.Second
-
 // worktree makes a git repository with one commit and a worktree of it on branch mission-1,
 // as the scheduler's workspaces are, and returns the worktree's path.
 func worktree(t *testing.T) string {
@@ -105,7 +102,9 @@ func launch(t *testing.T, a agent.Adapter, inv agent.Invocation, onLine func(raw
 		_ = syscall.Kill(-pgid, syscall.SIGKILL) // the group may be gone already
 		<-waited
 	})
-	watchdog := time.AfterFunc(runDeadline, func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
+	// A run takes well under a second (agent-clis.md); one that hangs is ended at the test's
+	// deadline, so that its output and the failure are reported.
+	watchdog := time.AfterFunc(time.Until(testenv.WaitDeadline(t)), func() { _ = syscall.Kill(-pgid, syscall.SIGKILL) })
 	defer watchdog.Stop()
 
 	dec := a.NewDecoder()

@@ -242,7 +242,7 @@ func failFirst(next modelserver.Script) modelserver.Script {
 func TestClaudeCodeReal_StoppedMidRequestHasNoResult(t *testing.T) {
 	c := claudeSetup(t)
 	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
-	r := c.launch(t, stopWhenRequested(c.srv))
+	r := c.launch(t, stopWhenRequested(t, c.srv))
 
 	require.Equal(t, 0, r.exit.Code, "Claude Code exits 0 on SIGINT (agent-clis.md §2)")
 	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
@@ -262,7 +262,7 @@ func TestClaudeCodeReal_StoppedMidRequestHasNoResult(t *testing.T) {
 func TestCodexReal_StoppedMidRequestHasNoResult(t *testing.T) {
 	c := codexSetup(t)
 	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
-	r := c.launch(t, stopWhenRequested(c.srv))
+	r := c.launch(t, stopWhenRequested(t, c.srv))
 
 	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
 	require.NotEqual(t, []string{}, r.lines)
@@ -271,12 +271,9 @@ func TestCodexReal_StoppedMidRequestHasNoResult(t *testing.T) {
 
 // stopWhenRequested asks launch to stop the agent (reason "cancelled") once its first model
 // request is in flight.
-func stopWhenRequested(srv *modelserver.Server) func([]byte) string {
+func stopWhenRequested(t *testing.T, srv *modelserver.Server) func([]byte) string {
 	return func([]byte) string {
-		deadline := time.Now().Add(20 * time.Second)
-		for len(srv.Requests()) == 0 && time.Now().Before(deadline) {
-			time.Sleep(5 * time.Millisecond)
-		}
+		testenv.WaitFor(t, "the CLI's first model request", func() bool { return len(srv.Requests()) > 0 })
 		return "cancelled"
 	}
 }

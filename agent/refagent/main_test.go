@@ -9,7 +9,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
@@ -89,13 +88,8 @@ func (r *run) finish(t *testing.T) ([]agent.Message, int) {
 		msgs = append(msgs, m)
 	}
 	r.stdin.Close()
-	select {
-	case code := <-r.code:
-		return msgs, code
-	case <-time.After(60 * time.Second):
-		t.Fatal("Main did not return")
-		return nil, 0
-	}
+	code, _ := testenv.Receive(t, "Main to return", r.code)
+	return msgs, code
 }
 
 func lastResult(t *testing.T, msgs []agent.Message) agent.WorkerResult {

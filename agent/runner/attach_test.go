@@ -5,11 +5,11 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func attach(t testing.TB, r *Runner, s Spec) *Process {
@@ -25,21 +25,15 @@ func attach(t testing.TB, r *Runner, s Spec) *Process {
 func detach(t testing.TB, p *Process) {
 	t.Helper()
 	p.Detach()
-	t.Cleanup(func() {
-		select {
-		case <-p.shimDone:
-		case <-time.After(deadline):
-			t.Errorf("the detached agent's shim did not exit")
-		}
-	})
+	t.Cleanup(func() { testenv.Receive(t, "the detached agent's shim to exit", p.shimDone) })
 }
 
 func waitFile(t testing.TB, path string) {
 	t.Helper()
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, path+" to appear", func() bool {
 		_, err := os.Stat(path)
 		return err == nil
-	}, deadline, 10*time.Millisecond, "%s never appeared", path)
+	})
 }
 
 func TestAttach_RunningAgentEventsContinueAfterRestart(t *testing.T) {
@@ -92,9 +86,9 @@ func TestAttach_LostAgentHasUnknownExit(t *testing.T) {
 	rec := p1.Record()
 	require.NoError(t, syscall.Kill(rec.ShimPID, syscall.SIGKILL))
 	require.NoError(t, signalGroup(rec.PGID, syscall.SIGKILL))
-	require.Eventually(t, func() bool {
+	testenv.WaitFor(t, "the agent's group and its shim to be gone", func() bool {
 		return groupGone(rec.PGID) && !alive(rec.ShimPID, rec.ShimStart)
-	}, deadline, 10*time.Millisecond)
+	})
 
 	r2 := newRunner(t, data)
 	evs, out := collect(t, attach(t, r2, s))

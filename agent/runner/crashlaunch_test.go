@@ -10,12 +10,12 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/adapters"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // crashAfterRequestCmd makes the test binary a scheduler process that launches one reference
@@ -87,7 +87,7 @@ func TestPipeHolds_GrowsTheBuffer(t *testing.T) {
 	defer w.Close()
 	msg := make([]byte, 200<<10)
 	require.True(t, pipeHolds(w, len(msg)))
-	require.NoError(t, w.SetWriteDeadline(time.Now().Add(deadline)))
+	require.NoError(t, w.SetWriteDeadline(testenv.WaitDeadline(t)))
 	n, err := w.Write(msg) // nobody reads yet: it fits the buffer or it would block
 	require.NoError(t, err)
 	require.Equal(t, len(msg), n)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestLaunch_DefaultPlanEditsAndCommits(t *testing.T) {
@@ -153,12 +154,7 @@ func TestLaunch_SoftTimeoutPingsAgent(t *testing.T) {
 
 func TestLaunch_DeadWarmShimIsReplaced(t *testing.T) {
 	r := newRunner(t, "")
-	var sp *shimProc
-	select {
-	case sp = <-r.spare:
-	case <-time.After(deadline):
-		t.Fatal("no warm shim")
-	}
+	sp, _ := testenv.Receive(t, "a warm shim", r.spare)
 	require.NoError(t, sp.cmd.Process.Kill())
 	<-sp.done
 	r.spare <- sp

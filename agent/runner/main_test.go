@@ -3,6 +3,7 @@ package runner
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -41,9 +42,6 @@ func TestMain(m *testing.M) {
 	os.Setenv("GORACE", "atexit_sleep_ms=0")
 	goleak.VerifyTestMain(m)
 }
-
-// deadline is the generous bound on anything a test waits for.
-const deadline = 60 * time.Second
 
 // brokenEnd wraps the ndjson adapter with a decoder whose final result breaks the protocol,
 // to check that the runner never hands such a result on.
@@ -147,7 +145,7 @@ func refSpec(t testing.TB, r *Runner, id, ws, brief string) Spec {
 
 func launch(t testing.TB, r *Runner, s Spec) *Process {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	defer cancel()
 	p, err := r.Launch(ctx, s)
 	require.NoError(t, err)
@@ -158,18 +156,20 @@ func launch(t testing.TB, r *Runner, s Spec) *Process {
 func collect(t testing.TB, p *Process) ([]Event, Outcome) {
 	t.Helper()
 	var evs []Event
-	timeout := time.After(deadline)
-	for {
-		select {
-		case ev, ok := <-p.Events():
-			if !ok {
-				return evs, p.Wait()
-			}
-			evs = append(evs, ev)
-		case <-timeout:
+	ended := false
+	defer func() {
+		if !ended { // the wait failed: the agent is not left running
 			_ = p.Stop("test timeout")
-			t.Fatalf("attempt did not end within %v; events so far: %v", deadline, summarize(evs))
 		}
+	}()
+	for {
+		ev, ok := testenv.ReceiveState(t, "the attempt to end", p.Events(),
+			func() string { return fmt.Sprintf("events so far: %v", summarize(evs)) })
+		if !ok {
+			ended = true
+			return evs, p.Wait()
+		}
+		evs = append(evs, ev)
 	}
 }
 
@@ -177,17 +177,13 @@ func collect(t testing.TB, p *Process) ([]Event, Outcome) {
 func waitEvent(t testing.TB, p *Process, match func(Event) bool) []Event {
 	t.Helper()
 	var evs []Event
-	timeout := time.After(deadline)
 	for {
-		select {
-		case ev, ok := <-p.Events():
-			require.True(t, ok, "events ended before the awaited one: %v", summarize(evs))
-			evs = append(evs, ev)
-			if match(ev) {
-				return evs
-			}
-		case <-timeout:
-			t.Fatalf("awaited event did not come within %v: %v", deadline, summarize(evs))
+		ev, ok := testenv.ReceiveState(t, "the awaited event", p.Events(),
+			func() string { return fmt.Sprintf("events so far: %v", summarize(evs)) })
+		require.True(t, ok, "events ended before the awaited one: %v", summarize(evs))
+		evs = append(evs, ev)
+		if match(ev) {
+			return evs
 		}
 	}
 }

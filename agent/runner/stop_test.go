@@ -12,6 +12,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/refagent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestStop_HangStoppedByHardTimeout(t *testing.T) {
@@ -34,7 +35,7 @@ func TestStop_HangStoppedByHardTimeout(t *testing.T) {
 		if len(logsContaining(evs, "hanging")) > 0 {
 			break
 		}
-		require.Less(t, hard, deadline/4, "the agent never started its script: %s", summarize(evs))
+		require.Less(t, hard, time.Until(testenv.WaitDeadline(t))/4, "the agent never started its script: %s", summarize(evs))
 		t.Logf("hard timeout %v fired before the agent started its script (exit %+v); again with %v", hard, out.Exit, 2*hard)
 		requireGone(t, p.PID())
 	}

@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -210,7 +209,7 @@ func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
 	parseRPC(t, p.next())
 	m := cliJSON[domain.Mission](s, "go", "made on the command line")
 	id := 2
-	waitFor(t, "the server to see the mission", func() bool {
+	testenv.WaitFor(t, "the server to see the mission", func() bool {
 		id++
 		p.send(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":"` + m.ID + `"}}}`)
 		r := parseRPC(t, p.next())
@@ -220,7 +219,7 @@ func TestCLI_SharesTheDatabaseWithARunningServer(t *testing.T) {
 	require.Contains(t, string(parseRPC(t, p.next()).Result), `"state":"cancelled"`)
 	require.Equal(t, domain.StateCancelled, cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State)
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
 }
 
 func itoa(n int) string { b, _ := json.Marshal(n); return string(b) }
@@ -236,19 +235,15 @@ func TestCLI_EventsFollow(t *testing.T) {
 	go func() {
 		done <- run(ctx, []string{"events", "--follow", "--json"}, streams{in: strings.NewReader(""), out: &out, err: &out}, s.getenv)
 	}()
-	waitFor(t, "the existing event", func() bool { return strings.Contains(out.String(), "before following") })
+	testenv.WaitFor(t, "the existing event", func() bool { return strings.Contains(out.String(), "before following") })
 	cmd := exec.Command(binary, "go", "from another process")
 	cmd.Dir, cmd.Env = s.repo, s.env
 	b, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", b)
-	waitFor(t, "the other process's event", func() bool { return strings.Contains(out.String(), "from another process") })
+	testenv.WaitFor(t, "the other process's event", func() bool { return strings.Contains(out.String(), "from another process") })
 	cancel()
-	select {
-	case code := <-done:
-		require.Equal(t, 0, code)
-	case <-time.After(10 * time.Second):
-		t.Fatal("events --follow did not stop")
-	}
+	code, _ := testenv.Receive(t, "events --follow to stop", done)
+	require.Equal(t, 0, code)
 	for _, l := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var ev domain.Event
 		require.NoError(t, json.Unmarshal([]byte(l), &ev), "one JSON event per line: %q", l)

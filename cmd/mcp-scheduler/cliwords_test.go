@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -239,7 +238,7 @@ func TestCLI_Voyages(t *testing.T) {
 		}
 	}
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(30*time.Second))
+	require.Equal(t, 0, p.wait())
 
 	vs := cliJSON[[]domain.Voyage](s, "voyages", "list")
 	require.Len(t, vs, 1)

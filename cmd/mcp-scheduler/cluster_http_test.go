@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
 
@@ -17,7 +18,7 @@ func startClusterHTTPNode(t *testing.T, s *sandbox, url, name string) (*clusterN
 	t.Helper()
 	n := startClusterNode(t, s, url, name, "--http", "127.0.0.1:0")
 	var base string
-	waitForLong(t, name+"'s HTTP listener", func() bool {
+	testenv.WaitFor(t, name+"'s HTTP listener", func() bool {
 		if m := daemonHTTP.FindStringSubmatch(n.p.stderrText()); m != nil {
 			base = "http://" + m[1]
 			return true
@@ -26,7 +27,7 @@ func startClusterHTTPNode(t *testing.T, s *sandbox, url, name string) (*clusterN
 	})
 	require.NotEmpty(t, base, n.p.stderrText())
 	// The listener opens before the database is connected (daemon --http serves meanwhile).
-	waitForLong(t, name+"'s loop", func() bool {
+	testenv.WaitFor(t, name+"'s loop", func() bool {
 		return strings.Contains(n.p.stderrText(), "mcp-scheduler daemon running") || n.p.cmd.ProcessState != nil
 	})
 	return n, base
@@ -41,7 +42,7 @@ func TestCluster_SessionsStayOnTheirNodeStatelessReachesAny(t *testing.T) {
 	url := pgtest.Database(t)
 	stop := func(n *clusterNode) {
 		_ = n.p.cmd.Process.Signal(os.Interrupt)
-		n.p.wait(watchTimeout)
+		n.p.wait()
 	}
 	n1, base1 := startClusterHTTPNode(t, s, url, "n1")
 	defer stop(n1)
@@ -82,7 +83,7 @@ func TestPostgres_DaemonHTTPAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T)
 	d := s.start([]string{EnvDatabaseURL + "=" + c.URL("postgres")}, "daemon", "--http", "127.0.0.1:0")
 	defer d.kill()
 	var base string
-	waitForLong(t, "the daemon's HTTP listener while the database is down", func() bool {
+	testenv.WaitFor(t, "the daemon's HTTP listener while the database is down", func() bool {
 		if m := daemonHTTP.FindStringSubmatch(d.stderrText()); m != nil {
 			base = "http://" + m[1]
 			return true
@@ -97,11 +98,11 @@ func TestPostgres_DaemonHTTPAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T)
 	require.NotContains(t, d.stderrText(), "mcp-scheduler daemon running", "the loop waits for the database")
 
 	require.NoError(t, c.Resume(ctx))
-	waitForLong(t, "status to work once the database is up", func() bool {
+	testenv.WaitFor(t, "status to work once the database is up", func() bool {
 		isErr, text = callStatus(t, mc)
 		return !isErr
 	})
-	waitForLong(t, "the loop to start", func() bool { return strings.Contains(d.stderrText(), "mcp-scheduler daemon running") })
+	testenv.WaitFor(t, "the loop to start", func() bool { return strings.Contains(d.stderrText(), "mcp-scheduler daemon running") })
 	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, d.wait(watchTimeout))
+	require.Equal(t, 0, d.wait())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
@@ -63,7 +64,7 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 	// nb starts first and leads, so that the holds (recorded by the leader) come from the plan
 	// of the node that waits: its wait names na's landing lock.
 	nodes := map[string]*clusterNode{"nb": startNode(t, s, nodeSpec{url: url, name: "nb", extra: repos + capProfile("b")})}
-	waitForLong(t, "nb to lead", func() bool {
+	testenv.WaitFor(t, "nb to lead", func() bool {
 		out, _, _ := s.cli("status")
 		return strings.Contains(out, "nb (leader)")
 	})
@@ -73,7 +74,7 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 		for _, n := range nodes {
 			if n.p.cmd.ProcessState == nil {
 				_ = n.p.cmd.Process.Signal(os.Interrupt)
-				n.p.wait(watchTimeout)
+				n.p.wait()
 			}
 		}
 		if t.Failed() {
@@ -111,10 +112,10 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 	require.NoError(t, err, mainBefore)
 
 	a := create("from-na", "a", "a.txt")
-	waitForLong(t, "A's check to run on na", func() bool { return checkRuns() == 1 })
+	testenv.WaitFor(t, "A's check to run on na", func() bool { return checkRuns() == 1 })
 	require.True(t, lockedBy("na"), "na holds the landing lock of shop's main while it lands A")
 	b := create("from-nb", "b", "b.txt")
-	waitForLong(t, "B to complete on nb and wait for na's landing", func() bool { return waitsFor(b, "na") })
+	testenv.WaitFor(t, "B to complete on nb and wait for na's landing", func() bool { return waitsFor(b, "na") })
 	require.Equal(t, "nb", mission(t, eng, b).Node)
 	require.True(t, lockedBy("na"), "na still lands")
 	require.Equal(t, 1, checkRuns(), "nb did not start landing B: only A's check ran")
@@ -123,13 +124,13 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 	require.Equal(t, mainBefore, now, "nothing landed while the check holds A")
 
 	require.NoError(t, os.WriteFile(gate, nil, 0o600))
-	waitForLong(t, "A and then B to land", func() bool {
+	testenv.WaitFor(t, "A and then B to land", func() bool {
 		return mission(t, eng, a).Landing == domain.LandingLanded && mission(t, eng, b).Landing == domain.LandingLanded
 	})
 	la, lb := onlyLanding(t, eng, a), onlyLanding(t, eng, b)
 	require.Equal(t, mainBefore, la.OldTarget, "A landed onto main as it was")
 	require.Equal(t, la.NewTarget, lb.OldTarget, "B landed onto A's result, after it")
-	waitForLong(t, "the landing locks to be released", func() bool { return len(locks()) == 0 })
+	testenv.WaitFor(t, "the landing locks to be released", func() bool { return len(locks()) == 0 })
 
 	// A node that died while landing: its lock is renewed (by the test, as the node would)
 	// until C waits for it, then no more; C lands once it expires.
@@ -143,7 +144,7 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 			select {
 			case <-stop:
 				return
-			case <-time.After(500 * time.Millisecond):
+			case <-time.After(500 * time.Millisecond): // the dead node's renewal period, not a wait
 			}
 			if ok, err := eng.LandingLockTake(ctx, target, "ngone", 3*time.Second); err != nil || !ok {
 				t.Errorf("ngone's lock not renewed: held %v, %v", ok, err)
@@ -152,17 +153,17 @@ func TestCluster_LandingsOnOneTargetAreSerializedByTheLandingLock(t *testing.T) 
 		}
 	}()
 	c := create("from-nb-again", "b", "c.txt")
-	waitForLong(t, "C to wait for the lock of ngone", func() bool { return waitsFor(c, "ngone") })
+	testenv.WaitFor(t, "C to wait for the lock of ngone", func() bool { return waitsFor(c, "ngone") })
 	close(stop)
 	<-renewed
-	waitForLong(t, "nb to take the expired lock over and land C", func() bool { return mission(t, eng, c).Landing == domain.LandingLanded })
+	testenv.WaitFor(t, "nb to take the expired lock over and land C", func() bool { return mission(t, eng, c).Landing == domain.LandingLanded })
 	require.Equal(t, lb.NewTarget, onlyLanding(t, eng, c).OldTarget, "C landed onto B's result")
 	for file, body := range map[string]string{"a.txt": "from-na", "b.txt": "from-nb", "c.txt": "from-nb-again"} {
 		got, err := bareGit(t, bare, "show", "main:"+file)
 		require.NoError(t, err, got)
 		require.Equal(t, body, got)
 	}
-	waitForLong(t, "nb to release the lock it took over", func() bool { return len(locks()) == 0 })
+	testenv.WaitFor(t, "nb to release the lock it took over", func() bool { return len(locks()) == 0 })
 	fsck, err := bareGit(t, bare, "fsck", "--strict", "--no-progress")
 	require.NoError(t, err, fsck)
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
@@ -53,7 +54,7 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 		for _, n := range nodes {
 			if n.p.cmd.ProcessState == nil {
 				_ = n.p.cmd.Process.Signal(os.Interrupt)
-				n.p.wait(watchTimeout)
+				n.p.wait()
 			}
 		}
 		if t.Failed() {
@@ -69,7 +70,7 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 		require.NoError(t, err)
 		return d
 	}
-	waitForLong(t, "the mission to complete on n1, its landing waiting for approval", func() bool {
+	testenv.WaitFor(t, "the mission to complete on n1, its landing waiting for approval", func() bool {
 		got := get().Mission
 		return got.State == domain.StateCompleted && got.Landing == domain.LandingApproval
 	})
@@ -83,7 +84,7 @@ func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
 	nodes["n2"] = startNode(t, s, nodeSpec{url: url, name: "n2", extra: repos})
 	_, err = eng.ApproveLanding(ctx, m.ID, "ship it", "test")
 	require.NoError(t, err)
-	waitForLong(t, "n2 to land n1's work from the remote", func() bool { return get().Mission.Landing == domain.LandingLanded })
+	testenv.WaitFor(t, "n2 to land n1's work from the remote", func() bool { return get().Mission.Landing == domain.LandingLanded })
 
 	main, err := bareGit(t, bare, "show", "main:r.txt")
 	require.NoError(t, err, main)

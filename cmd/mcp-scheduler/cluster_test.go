@@ -8,10 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres"
@@ -118,7 +118,7 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *t
 	cutOff := runningOn(t, eng, d.Voyage.ID, "n3")
 	dbCut.cut()
 	gitCut.cut()
-	waitForLong(t, "n3's mission to be taken over while n3 is cut off", func() bool {
+	testenv.WaitFor(t, "n3's mission to be taken over while n3 is cut off", func() bool {
 		m := mission(t, eng, cutOff)
 		return m.Attempt > 1 && m.Node != "n3" && m.Node != ""
 	})
@@ -126,17 +126,18 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *t
 	gitCut.heal()
 
 	// A hundred landings onto one target are serial (the landing lock), so on a loaded machine
-	// the voyage takes longer than any fixed bound: wait while missions keep landing.
-	waitWhileProgressing(t, "every mission to complete and land", watchTimeout, func() (int, bool) {
+	// the voyage takes longer than any fixed bound: the wait ends only at the binary's deadline.
+	var landed, all int
+	testenv.WaitForState(t, "every mission to complete and land", func() bool {
 		ms := voyageMissions(t, eng, d.Voyage.ID)
-		landed := 0
+		landed, all = 0, len(ms)
 		for _, m := range ms {
 			if m.State == domain.StateCompleted && m.Landing.Satisfies() {
 				landed++
 			}
 		}
-		return landed, landed == len(ms)
-	})
+		return landed == all
+	}, func() string { return fmt.Sprintf("%d of %d landed", landed, all) })
 	history := remote.git(t, "log", "--first-parent", "--format=%B%x01", "main")
 	ran := map[string]int{}
 	for _, m := range voyageMissions(t, eng, d.Voyage.ID) {
@@ -174,13 +175,13 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *t
 	// n2 comes back on its data dir and runs its node again; a second process started on n1's
 	// data dir (so named n1 too) waits while n1 lives, and says so.
 	nodes["n2"] = startNode(t, s, nodeSpec{url: url, name: "n2", extra: remote.config(remote.url)})
-	waitForLong(t, "n2 to run again", func() bool {
+	testenv.WaitFor(t, "n2 to run again", func() bool {
 		out, _, _ := s.cli("status")
 		return strings.Contains(out, "nodes       3 live:")
 	})
 	twin := startNode(t, s, nodeSpec{url: url, name: "n1", extra: remote.config(remote.url)})
 	nodes["n1-twin"] = twin
-	waitForLong(t, "the second n1 to say it waits", func() bool {
+	testenv.WaitFor(t, "the second n1 to say it waits", func() bool {
 		return strings.Contains(twin.p.stderrText(), "node is run by another live process")
 	})
 }
@@ -190,7 +191,7 @@ func TestCluster_ThreeNodesShareAVoyageAndSurviveAKilledAndAPartitionedNode(t *t
 func runningOn(t *testing.T, eng *engine.Engine, voyage, node string) string {
 	t.Helper()
 	var id string
-	waitForLong(t, node+" to run a mission while another node runs one too", func() bool {
+	testenv.WaitFor(t, node+" to run a mission while another node runs one too", func() bool {
 		id = ""
 		others := false
 		for _, m := range voyageMissions(t, eng, voyage) {
@@ -231,28 +232,21 @@ func gitOut(t *testing.T, s *sandbox, args ...string) string {
 	return string(out)
 }
 
-// requireNoAgentsLeft stops the nodes still running and waits (generously) until no process
+// requireNoAgentsLeft stops the nodes still running and waits until no process
 // works in any node's data dir: the killed node's orphaned agents end on their own (their
 // briefs are short), the others' are stopped or finish.
 func requireNoAgentsLeft(t *testing.T, nodes map[string]*clusterNode) {
 	for _, n := range nodes {
 		if n.p.cmd.ProcessState == nil {
 			_ = n.p.cmd.Process.Signal(os.Interrupt)
-			n.p.wait(watchTimeout)
+			n.p.wait()
 		}
 	}
-	deadline := time.Now().Add(time.Minute)
-	for {
-		left := processesUnder(nodes)
-		if len(left) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Errorf("agent processes outlived the test: %v", left)
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	var left []string
+	testenv.WaitForState(t, "no agent process left in the nodes' data dirs", func() bool {
+		left = processesUnder(nodes)
+		return len(left) == 0
+	}, func() string { return fmt.Sprintf("agent processes outlived the test: %v", left) })
 }
 
 // processesUnder lists the processes whose working directory is inside a node's data dir.

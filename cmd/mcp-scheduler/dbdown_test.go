@@ -14,6 +14,7 @@ import (
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
@@ -33,7 +34,7 @@ func writeSandboxConfig(t *testing.T, s *sandbox, config string) {
 // mcpHTTPClient is a real MCP client over Streamable HTTP at base, initialized.
 func mcpHTTPClient(t *testing.T, base string) *client.Client {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	defer cancel()
 	c, err := client.NewStreamableHttpClient(base + "/mcp")
 	require.NoError(t, err)
@@ -56,7 +57,7 @@ func callStatus(t *testing.T, c *client.Client) (bool, string) {
 // result and its text.
 func callTool(t *testing.T, c *client.Client, name string) (bool, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	defer cancel()
 	var req mcp.CallToolRequest
 	req.Params.Name = name
@@ -94,15 +95,15 @@ func TestPostgres_ServeAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T) {
 	require.Contains(t, p.stderrText(), "database not reachable; retrying")
 
 	require.NoError(t, c.Resume(ctx))
-	waitForLong(t, "status to work once the database is up", func() bool {
+	testenv.WaitFor(t, "status to work once the database is up", func() bool {
 		isErr, text = callStatus(t, mc)
 		return !isErr
 	})
 	require.Contains(t, text, `"loop"`)
-	waitForLong(t, "the loop to start", func() bool { return strings.Contains(p.stderrText(), "mcp-scheduler serving") })
+	testenv.WaitFor(t, "the loop to start", func() bool { return strings.Contains(p.stderrText(), "mcp-scheduler serving") })
 	require.NotContains(t, p.stderrText(), "pw-not-for-logs")
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, p.wait(watchTimeout))
+	require.Equal(t, 0, p.wait())
 }
 
 // serve over stdio with no server at all answers initialize and tool calls (a tool error
@@ -126,7 +127,7 @@ func TestPostgres_ServeStdioGivesUpAfterConnectWait(t *testing.T) {
 	require.Contains(t, line, "is not reachable yet")
 	require.Contains(t, line, "sched:xxxxx@"+addr)
 	require.NotContains(t, line, "hunter2")
-	require.Equal(t, 1, p.wait(watchTimeout), "a wait that runs out exits non-zero")
+	require.Equal(t, 1, p.wait(), "a wait that runs out exits non-zero")
 	errs := p.stderrText()
 	require.Contains(t, errs, "not reachable after")
 	require.Contains(t, errs, "connect_wait")
@@ -151,11 +152,11 @@ func TestPostgres_DaemonSurvivesTheServerGoingAwayMidRun(t *testing.T) {
 	defer func() {
 		if d.cmd.ProcessState == nil {
 			_ = d.cmd.Process.Signal(os.Interrupt)
-			d.wait(watchTimeout)
+			d.wait()
 		}
 	}()
 	var base string
-	waitForLong(t, "the daemon's HTTP listener", func() bool {
+	testenv.WaitFor(t, "the daemon's HTTP listener", func() bool {
 		if m := daemonHTTP.FindStringSubmatch(d.stderrText()); m != nil {
 			base = "http://" + m[1]
 			return true
@@ -167,23 +168,23 @@ func TestPostgres_DaemonSurvivesTheServerGoingAwayMidRun(t *testing.T) {
 	m := cliJSON[domain.Mission](s, "go", "outlives an outage", "--write-area", "out.txt",
 		"--brief", "@write out.txt hello\n@commit add out.txt\n@sleep 15s\n@done ok")
 	show := func() engine.MissionDetail { return cliJSON[engine.MissionDetail](s, "missions", "show", m.ID) }
-	waitForLong(t, "the mission to run", func() bool { return show().Mission.State == domain.StateRunning })
+	testenv.WaitFor(t, "the mission to run", func() bool { return show().Mission.State == domain.StateRunning })
 
 	require.NoError(t, c.Halt(ctx))
-	waitForLong(t, "an MCP call to say the database is not reachable", func() bool {
+	testenv.WaitFor(t, "an MCP call to say the database is not reachable", func() bool {
 		isErr, text := callStatus(t, mc)
 		return isErr && strings.Contains(text, "is not reachable") && strings.Contains(text, c.Addr())
 	})
-	waitForLong(t, "the daemon to log a failed step with the reason", func() bool {
+	testenv.WaitFor(t, "the daemon to log a failed step with the reason", func() bool {
 		return strings.Contains(d.stderrText(), "is not reachable")
 	})
 	// The agent ends while the server is down: its result waits to be recorded.
-	waitForLong(t, "the agent's result to wait for the database", func() bool {
+	testenv.WaitFor(t, "the agent's result to wait for the database", func() bool {
 		return strings.Contains(d.stderrText(), "result not recorded yet: the database is unavailable; retrying")
 	})
 	require.NoError(t, c.Resume(ctx))
 
-	waitForLong(t, "the mission to complete and land", func() bool {
+	testenv.WaitFor(t, "the mission to complete and land", func() bool {
 		got := show().Mission
 		return got.State == domain.StateCompleted && got.Landing.Satisfies()
 	})
@@ -219,7 +220,7 @@ func TestPostgres_DaemonGivesUpAfterConnectWait(t *testing.T) {
 	writeSandboxConfig(t, s, "[storage]\nconnect_wait = \"3s\"\n")
 	d := s.start([]string{EnvDatabaseURL + "=postgres://sched:hunter2@" + addr + "/db?sslmode=disable"}, "daemon")
 	defer d.kill()
-	require.Equal(t, 1, d.wait(watchTimeout))
+	require.Equal(t, 1, d.wait())
 	errs := d.stderrText()
 	require.Contains(t, errs, "database not reachable; retrying")
 	require.Contains(t, errs, "connection refused")

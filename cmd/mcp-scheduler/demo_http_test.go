@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"io/fs"
 	"net/http"
@@ -148,10 +149,10 @@ func requireLoopRunsOn(ctx context.Context, t *testing.T, s *sandbox, base, text
 	var got struct {
 		Mission struct{ State, Landing string }
 	}
-	for deadline := time.Now().Add(2 * time.Minute); got.Mission.Landing != "landed"; time.Sleep(100 * time.Millisecond) {
-		require.True(t, time.Now().Before(deadline), "the mission queued after the voyage did not land: %+v", got)
+	testenv.WaitForState(t, "the mission queued after the voyage to land", func() bool {
 		getJSON(t, base+"/api/missions/"+m.ID, &got)
-	}
+		return got.Mission.Landing == "landed"
+	}, func() string { return fmt.Sprintf("%+v", got) })
 	require.Equal(t, "completed", got.Mission.State)
 }
 
@@ -176,7 +177,7 @@ func TestDaemon_HTTPDashboard(t *testing.T) {
 	s := newSandbox(t)
 	p := s.start([]string{EnvToken + "=daemon-token"}, "daemon", "--http", "127.0.0.1:0")
 	var addr string
-	waitFor(t, "the daemon's HTTP listener", func() bool {
+	testenv.WaitFor(t, "the daemon's HTTP listener", func() bool {
 		if m := servingAddr.FindStringSubmatch(p.stderrText()); m != nil {
 			addr = m[1]
 			return true

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
@@ -96,7 +97,7 @@ func TestCLI_BudgetHoldNamesTheCommand(t *testing.T) {
 	_, errs, code := s.cli("missions", "update", m.ID, "--cost-limit-usd", "0.05")
 	require.Equal(t, 0, code, errs)
 
-	waitForLong(t, "the mission to wait for its budget (after its retry backoff)", func() bool {
+	testenv.WaitFor(t, "the mission to wait for its budget (after its retry backoff)", func() bool {
 		for _, r := range cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).WhyNotRunning {
 			if r.Code == engine.WhyBudget {
 				return true

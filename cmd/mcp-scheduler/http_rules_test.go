@@ -131,7 +131,7 @@ func TestHTTP_RestartEndsSessionsNotState(t *testing.T) {
 	code, _, body := rawHTTP(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"create_mission","arguments":{"title":"outlives the process"}}}`, h)
 	require.Equal(t, http.StatusOK, code, body)
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, p.wait(20*time.Second))
+	require.Equal(t, 0, p.wait())
 
 	_, base = s.startHTTP(nil)
 	code, _, body = rawHTTP(t, http.MethodPost, base+"/mcp", `{"jsonrpc":"2.0","id":4,"method":"tools/list"}`, h)

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -21,7 +20,7 @@ func (s *sandbox) startHTTP(extraEnv []string, args ...string) (*proc, string) {
 	s.t.Helper()
 	p := s.start(extraEnv, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
 	var addr string
-	waitFor(s.t, "the HTTP listener", func() bool {
+	testenv.WaitFor(s.t, "the HTTP listener", func() bool {
 		if m := servingAddr.FindStringSubmatch(p.stderrText()); m != nil {
 			addr = m[1]
 			return true
@@ -53,7 +52,7 @@ func TestB29_BinaryHTTP(t *testing.T) {
 		"Authorization": "Bearer env-token-123", "Origin": "http://evil.example"}).StatusCode)
 	require.Equal(t, http.StatusOK, httpPost(t, base+"/mcp", map[string]string{"Authorization": "Bearer env-token-123"}).StatusCode)
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
 }
 
 // TestB29_RefusesNonLoopbackWithoutToken: serve exits at once (2, a usage mistake, as
@@ -63,11 +62,11 @@ func TestB29_RefusesNonLoopbackWithoutToken(t *testing.T) {
 	s := newSandbox(t)
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0"} {
 		p := s.start(nil, "serve", "--http", addr)
-		require.Equal(t, 2, p.wait(10*time.Second), "a usage mistake, as --metrics 0.0.0.0:P: %s", addr)
+		require.Equal(t, 2, p.wait(), "a usage mistake, as --metrics 0.0.0.0:P: %s", addr)
 		require.Contains(t, p.stderrText(), "refusing to serve HTTP on a non-loopback address without a bearer token")
 		require.NotContains(t, p.stderrText(), "serving MCP over HTTP")
 		d := s.start(nil, "daemon", "--http", addr)
-		require.Equal(t, 2, d.wait(10*time.Second), "daemon as serve: %s", addr)
+		require.Equal(t, 2, d.wait(), "daemon as serve: %s", addr)
 		require.Contains(t, d.stderrText(), "refusing to serve HTTP on a non-loopback address without a bearer token")
 	}
 	// With a private token file the same address is served.
@@ -80,6 +79,6 @@ func TestB29_RefusesNonLoopbackWithoutToken(t *testing.T) {
 	// A token file others can read is refused.
 	require.NoError(t, os.Chmod(tok, 0o644))
 	p = s.start(nil, "serve", "--http", "127.0.0.1:0", "--token-file", tok)
-	require.Equal(t, 1, p.wait(10*time.Second))
+	require.Equal(t, 1, p.wait())
 	require.Contains(t, p.stderrText(), "chmod 600")
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -81,7 +80,7 @@ func TestStdio_JSONRPCEdges(t *testing.T) {
 	p.send(`{"jsonrpc":"2.0","id":101,"method":"ping"}`)
 	require.Equal(t, "101", string(parseRPC(t, p.next()).ID))
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(20*time.Second))
+	require.Equal(t, 0, p.wait())
 	require.Contains(t, p.stderrText(), "refused a message on stdin")
 }
 
@@ -104,6 +103,6 @@ func TestStdio_InitializeVersions(t *testing.T) {
 		require.Nil(t, m.Error, asked)
 		require.Contains(t, string(m.Result), `"protocolVersion":"`+want+`"`, asked)
 		require.NoError(t, p.stdin.Close())
-		require.Equal(t, 0, p.wait(20*time.Second))
+		require.Equal(t, 0, p.wait())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
@@ -237,7 +238,7 @@ func TestMetrics_ScrapedAfterARealVoyage(t *testing.T) {
 	// The voyage settled when its last landing was recorded; the landing's counter and the
 	// agent's exit are observed around the same commits, so wait until scrape and store agree
 	// on the figures that close the run (a generous bound, no speed asserted).
-	waitFor(t, "the scrape to agree with the store", func() bool {
+	testenv.WaitFor(t, "the scrape to agree with the store", func() bool {
 		code, fams = scrape(t, base+"/metrics", auth)
 		require.Equal(t, http.StatusOK, code)
 		tr = readStoreTruth(t, s.dataDir)
@@ -295,7 +296,7 @@ func TestMetrics_ScrapedAfterARealVoyage(t *testing.T) {
 	require.True(t, ok, "the Go runtime's metrics are served too")
 
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, p.wait(20*time.Second))
+	require.Equal(t, 0, p.wait())
 }
 
 // requireZeros checks a fresh store's scrape: every known label value of the gauges and of
@@ -325,7 +326,7 @@ func TestMetrics_LoopbackListener(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--metrics", "0.0.0.0:0"}, {"serve", "--metrics", ":9464"},
 		{"daemon", "--metrics", "192.0.2.1:9464"}, {"serve", "--metrics", "no-port"}} {
 		p := s.start(nil, args...)
-		require.NotEqual(t, 0, p.wait(10*time.Second), args)
+		require.NotEqual(t, 0, p.wait(), args)
 		require.Contains(t, p.stderrText(), "--metrics", args)
 		require.NotContains(t, p.stderrText(), "serving metrics", args)
 		require.NotContains(t, p.stderrText(), "mcp-scheduler serving", args)
@@ -340,7 +341,7 @@ func TestMetrics_LoopbackListener(t *testing.T) {
 	for _, args := range [][]string{{"serve", "--metrics", "127.0.0.1:0"}, {"daemon", "--metrics", "127.0.0.1:0"}} {
 		p := s.start(nil, args...)
 		var addr string
-		waitFor(t, "the metrics listener", func() bool {
+		testenv.WaitFor(t, "the metrics listener", func() bool {
 			if m := metricsServing.FindStringSubmatch(p.stderrText()); m != nil {
 				addr = m[1]
 				return true
@@ -361,6 +362,6 @@ func TestMetrics_LoopbackListener(t *testing.T) {
 		require.NoError(t, res.Body.Close())
 		require.Equal(t, http.StatusForbidden, res.StatusCode, args)
 		require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-		require.Equal(t, 0, p.wait(20*time.Second), args)
+		require.Equal(t, 0, p.wait(), args)
 	}
 }

@@ -7,11 +7,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
@@ -30,12 +30,12 @@ func TestMigrate_CopiesTheStoreOnceTheDaemonStopped(t *testing.T) {
 	url := pgtest.Database(t)
 
 	d := s.start(nil, "daemon")
-	waitFor(t, "the daemon leads", func() bool { return strings.Contains(d.stderrText(), "leading the scheduler loop") })
+	testenv.WaitFor(t, "the daemon leads", func() bool { return strings.Contains(d.stderrText(), "leading the scheduler loop") })
 	out, errs, code := s.cli("migrate", "--to", url)
 	require.Equal(t, 1, code, out+errs)
 	require.Contains(t, errs, "stop serve/daemon (pid "+strconv.Itoa(d.cmd.Process.Pid)+" on host ")
 	require.NoError(t, d.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, d.wait(60*time.Second))
+	require.Equal(t, 0, d.wait())
 
 	res := cliJSON[migrateResult](s, "migrate", "--to", url)
 	require.True(t, res.OK)
@@ -76,7 +76,7 @@ func TestMigrate_CopiesTheStoreOnceTheDaemonStopped(t *testing.T) {
 	}
 	pg := startReloadDaemon(t, s, reloadConfig("0")) // a reference-agent profile
 	m := cliJSON[domain.Mission](s, "go", "third, on PostgreSQL", "--brief", "@done ok", "--write-area", "third.txt")
-	waitForLong(t, "the mission on the copy to complete", func() bool {
+	testenv.WaitFor(t, "the mission on the copy to complete", func() bool {
 		if pg.cmd.ProcessState != nil {
 			t.Fatalf("the daemon on the copy exited: %s", pg.stderrText())
 		}

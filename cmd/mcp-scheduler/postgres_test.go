@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
@@ -29,7 +30,7 @@ func TestPostgres_DaemonAndCLIRunMissionsOnTheServer(t *testing.T) {
 		ids = append(ids, m.ID)
 	}
 	for _, id := range ids {
-		waitForLong(t, "mission "+id+" to land", func() bool {
+		testenv.WaitFor(t, "mission "+id+" to land", func() bool {
 			d := cliJSON[engine.MissionDetail](s, "missions", "show", id)
 			return d.Mission.State == domain.StateCompleted && d.Mission.Landing.Satisfies()
 		})

@@ -6,9 +6,10 @@ import (
 	"os"
 	"regexp"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 var pprofAddr = regexp.MustCompile(`serving pprof .*?addr=(\S+)`)
@@ -20,13 +21,13 @@ func TestServe_PprofFlagLoopbackOnly(t *testing.T) {
 	s := newSandbox(t)
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060"} {
 		p := s.start(nil, "serve", "--pprof", addr)
-		require.NotEqual(t, 0, p.wait(10*time.Second), addr)
+		require.NotEqual(t, 0, p.wait(), addr)
 		require.Contains(t, p.stderrText(), "--pprof must be a loopback address", addr)
 		require.NotContains(t, p.stderrText(), "mcp-scheduler serving", addr)
 	}
 	p := s.start(nil, "serve", "--pprof", "127.0.0.1:0")
 	var addr string
-	waitFor(t, "the pprof listener", func() bool {
+	testenv.WaitFor(t, "the pprof listener", func() bool {
 		if m := pprofAddr.FindStringSubmatch(p.stderrText()); m != nil {
 			addr = m[1]
 			return true
@@ -44,5 +45,5 @@ func TestServe_PprofFlagLoopbackOnly(t *testing.T) {
 	require.Equal(t, http.StatusOK, res.StatusCode)
 	require.Contains(t, string(body), "heap profile:")
 	require.NoError(t, p.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
 }

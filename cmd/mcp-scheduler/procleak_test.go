@@ -5,37 +5,32 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
-	"time"
-)
 
-// leftoverWait is how long requireNoProcessesLeft waits for a test's processes to end on
-// their own (an orphaned agent finishing a short brief, a shim recording its agent's exit)
-// before it calls them leaked: generous, since the machine may be loaded.
-const leftoverWait = time.Minute
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+)
 
 // requireNoProcessesLeft waits until no process but this test's own works inside dir or
 // carries dir in its environment (a daemon, a shim, an agent started with the sandbox's
-// HOME or data dir), and fails the test naming those still alive after leftoverWait. It
-// then kills them, so that one leaking test does not load the machine for the next ones.
+// HOME or data dir): those still alive at the test binary's deadline (less a margin) fail
+// the test, named, and are killed, so that one leaking test does not load the machine for
+// the next ones.
 func requireNoProcessesLeft(t *testing.T, dir string) {
 	t.Helper()
-	deadline := time.Now().Add(leftoverWait)
-	for {
-		left := processesUsing(dir, true)
-		if len(left) == 0 {
-			return
+	var left []leftover
+	defer func() {
+		for _, p := range left {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
-		if time.Now().After(deadline) {
-			t.Errorf("processes outlived the test (cancel what it started and wait for it to end): %v", describe(left))
-			for _, p := range left {
-				_ = syscall.Kill(p.pid, syscall.SIGKILL)
-			}
-			return
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+	}()
+	testenv.WaitForState(t, "the test's processes to end", func() bool {
+		left = processesUsing(dir, true)
+		return len(left) == 0
+	}, func() string {
+		return "processes outlived the test (cancel what it started and wait for it to end): " + strings.Join(describe(left), "; ")
+	})
 }
 
 // leftover is a live process found by processesUsing.
@@ -46,16 +41,14 @@ type leftover struct {
 }
 
 // waitAgentsGone waits until no process works inside dir (a data dir: its agents work in
-// worktrees under it), failing the test after leftoverWait.
+// worktrees under it).
 func waitAgentsGone(t *testing.T, dir string) {
 	t.Helper()
-	deadline := time.Now().Add(leftoverWait)
-	for left := processesUsing(dir, false); len(left) > 0; left = processesUsing(dir, false) {
-		if time.Now().After(deadline) {
-			t.Fatalf("agents still work in %s: %v", dir, describe(left))
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
+	var left []leftover
+	testenv.WaitForState(t, "no agent working in "+dir, func() bool {
+		left = processesUsing(dir, false)
+		return len(left) == 0
+	}, func() string { return "agents still work there: " + strings.Join(describe(left), "; ") })
 }
 
 // processesUsing lists the live processes, other than this one, whose working directory is

@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 )
@@ -15,7 +16,7 @@ func TestReadme_ReferenceAgentUsageTriesABudget(t *testing.T) {
 	s := newSandbox(t)
 	startReloadDaemon(t, s, reloadConfig("0"))
 	m := cliJSON[domain.Mission](s, "go", "spend", "--brief", "@usage 1000 100 0.50\n@done", "--cost-limit-usd", "0.25")
-	waitForLong(t, "the mission to block on its budget", func() bool {
+	testenv.WaitFor(t, "the mission to block on its budget", func() bool {
 		return cliJSON[engine.MissionDetail](s, "missions", "show", m.ID).Mission.State == domain.StateBlocked
 	})
 	d := cliJSON[engine.MissionDetail](s, "missions", "show", m.ID)

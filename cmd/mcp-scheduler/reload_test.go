@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
@@ -40,7 +41,7 @@ func TestDaemon_SIGHUPReloadsTheDailyCaps(t *testing.T) {
 	spender, err := eng.CreateMission(ctx, engine.MissionSpec{Title: "spends the day",
 		Brief: `@result {"status":"completed","summary":"spent","usage":{"input_tokens":1000,"output_tokens":100,"cost_usd":0.5}}`}, "test")
 	require.NoError(t, err)
-	waitForLong(t, "the spender to complete", func() bool {
+	testenv.WaitFor(t, "the spender to complete", func() bool {
 		m, err := eng.Mission(ctx, spender.Mission.ID)
 		require.NoError(t, err)
 		return m.State == domain.StateCompleted
@@ -57,11 +58,11 @@ func TestDaemon_SIGHUPReloadsTheDailyCaps(t *testing.T) {
 		}
 		return false
 	}
-	waitForLong(t, "the second mission to wait for the profile's day", heldByBudget)
+	testenv.WaitFor(t, "the second mission to wait for the profile's day", heldByBudget)
 
 	require.NoError(t, os.WriteFile(cfg, []byte(reloadConfig("-1")), 0o600))
 	require.NoError(t, d.cmd.Process.Signal(syscall.SIGHUP))
-	waitForLong(t, "the invalid reload to be refused", func() bool {
+	testenv.WaitFor(t, "the invalid reload to be refused", func() bool {
 		return strings.Contains(d.stderrText(), "configuration reload refused")
 	})
 	require.Contains(t, d.stderrText(), "daily_cost_limit_usd: -1 must not be negative")
@@ -71,7 +72,7 @@ func TestDaemon_SIGHUPReloadsTheDailyCaps(t *testing.T) {
 
 	require.NoError(t, os.WriteFile(cfg, []byte(reloadConfig("10")), 0o600))
 	require.NoError(t, d.cmd.Process.Signal(syscall.SIGHUP))
-	waitForLong(t, "the held mission to complete after the cap is raised", func() bool {
+	testenv.WaitFor(t, "the held mission to complete after the cap is raised", func() bool {
 		m, err := eng.Mission(ctx, held.Mission.ID)
 		require.NoError(t, err)
 		return m.State == domain.StateCompleted
@@ -90,10 +91,10 @@ func startReloadDaemon(t *testing.T, s *sandbox, config string) *proc {
 	t.Cleanup(func() {
 		if d.cmd.ProcessState == nil {
 			_ = d.cmd.Process.Signal(os.Interrupt)
-			d.wait(watchTimeout)
+			d.wait()
 		}
 	})
-	waitForLong(t, "the daemon to lead", func() bool {
+	testenv.WaitFor(t, "the daemon to lead", func() bool {
 		st := cliJSON[struct {
 			Loop string `json:"loop"`
 		}](s, "status")

@@ -11,6 +11,8 @@ import (
 
 	"github.com/mark3labs/mcp-go/mcp"
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // A pull-mode agent on "another host" (a clone of its own, nothing of the server's disk)
@@ -26,7 +28,7 @@ func TestPull_RemoteBranchClaimLandsWhatTheAgentPushed(t *testing.T) {
 	writeSandboxConfig(t, s, remote.config(remote.url))
 	p, base := s.startHTTP(nil)
 	defer p.kill()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	defer cancel()
 	mc := mcpHTTPClient(t, base)
 
@@ -81,11 +83,11 @@ func TestPull_RemoteBranchClaimLandsWhatTheAgentPushed(t *testing.T) {
 	agentGit(far, "push", "-q", remote.url, "HEAD:refs/heads/"+c.Workspace.Branch)
 	isErr, text = callArgs(t, mc, "complete_mission", done)
 	require.False(t, isErr, text)
-	waitForLong(t, "the pushed work to land on the remote", func() bool {
+	testenv.WaitFor(t, "the pushed work to land on the remote", func() bool {
 		out, err := exec.Command("git", "-C", remote.dir, "show", "main:far.txt").CombinedOutput()
 		return err == nil && strings.TrimSpace(string(out)) == "made far away"
 	})
-	waitForLong(t, "the attempt's branch to be deleted from the remote", func() bool {
+	testenv.WaitFor(t, "the attempt's branch to be deleted from the remote", func() bool {
 		return strings.TrimSpace(remote.git(t, "for-each-ref", "refs/heads/mcp-scheduler/")) == ""
 	})
 	remote.git(t, "fsck", "--strict", "--no-progress")
@@ -97,7 +99,7 @@ func callArgs(t *testing.T, c interface {
 	CallTool(context.Context, mcp.CallToolRequest) (*mcp.CallToolResult, error)
 }, name string, args map[string]any) (bool, string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), watchTimeout)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	defer cancel()
 	var req mcp.CallToolRequest
 	req.Params.Name, req.Params.Arguments = name, args

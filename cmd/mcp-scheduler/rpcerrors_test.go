@@ -2,7 +2,6 @@ package main
 
 import (
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -42,5 +41,5 @@ func TestServe_ResourceAndPromptErrorCodes(t *testing.T) {
 	}
 	require.Contains(t, got["2"].Error.Message, "list_missions", "says where ids come from")
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(30*time.Second))
+	require.Equal(t, 0, p.wait())
 }

@@ -9,9 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // cliIn runs one command line in-process from dir (not the sandbox's repository).
@@ -69,19 +70,19 @@ func TestServe_WarnsWhenNoRepositoryIsKnown(t *testing.T) {
 func TestDaemon_SecondSaysWhichProcessLeads(t *testing.T) {
 	s := newSandbox(t)
 	first := s.start(nil, "daemon")
-	waitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
+	testenv.WaitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
 	second := s.start(nil, "daemon")
 	want := "another process leads the scheduler loop on this data dir: pid " + strconv.Itoa(first.cmd.Process.Pid) + " on host "
-	waitFor(t, "the second daemon names the leader", func() bool { return strings.Contains(second.stderrText(), want) })
+	testenv.WaitFor(t, "the second daemon names the leader", func() bool { return strings.Contains(second.stderrText(), want) })
 	require.Contains(t, second.stderrText(), ", leading since ")
 	require.Contains(t, second.stderrText(), "this daemon stands by and takes over when it stops")
 	require.NotContains(t, first.stderrText(), "another process leads")
 
 	require.NoError(t, first.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, first.wait(60*time.Second))
-	waitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
+	require.Equal(t, 0, first.wait())
+	testenv.WaitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
 	require.NoError(t, second.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, second.wait(60*time.Second))
+	require.Equal(t, 0, second.wait())
 }
 
 // A daemon started after the leader was SIGKILLed (its lease still running) does not say

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -48,5 +47,5 @@ func TestStdio_ProgressOnlyAfterInitializeAndBeforeResult(t *testing.T) {
 	}
 	require.GreaterOrEqual(t, progress, 1, "the dispatch's first state is reported before its result")
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(20*time.Second))
+	require.Equal(t, 0, p.wait())
 }

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"0"}}}`
@@ -56,13 +58,11 @@ func TestB01_StdioNotificationsGetNoReply(t *testing.T) {
 		ids[string(m.ID)] = true
 	}
 	require.Equal(t, map[string]bool{"1": true, "2": true}, ids)
-	select {
-	case l := <-p.lines:
-		t.Fatalf("unexpected output after the two responses: %q", l)
-	case <-time.After(500 * time.Millisecond):
-	}
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(10*time.Second), "stdin closed: the server exits cleanly")
+	require.Equal(t, 0, p.wait(), "stdin closed: the server exits cleanly")
+	for l := range p.lines { // all of stdout, to its end
+		t.Fatalf("unexpected output after the two responses: %q", l)
+	}
 }
 
 // TestB05_StdoutIsOnlyJSONRPC: with debug logging, a fresh data dir (the migrations run and
@@ -98,7 +98,7 @@ func TestB05_StdoutIsOnlyJSONRPC(t *testing.T) {
 	require.Contains(t, string(got["5"].Result), `"isError":true`, "a caller error is a result")
 	require.NotNil(t, got["9"].Error, "an unknown method is a JSON-RPC error")
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
 	for l := range p.lines {
 		parseRPC(t, l)
 	}
@@ -117,12 +117,16 @@ func TestServe_StopsOnFirstSignal(t *testing.T) {
 			p := s.start(nil, "serve")
 			p.send(initialize)
 			parseRPC(t, p.next())
-			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w","wait_seconds":300}}}`)
-			time.Sleep(200 * time.Millisecond)
+			p.send(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claim_mission","arguments":{"agent_id":"w","wait_seconds":300},"_meta":{"progressToken":"c"}}}`)
+			// The claim's first progress notification (after 5 s) says it waits for work; no
+			// other line may answer it first.
+			for l := p.next(); !strings.Contains(l, `"method":"notifications/progress"`); l = p.next() {
+				require.NotContains(t, l, `"id":2`, "the claim answered instead of waiting")
+			}
 			require.NoError(t, p.cmd.Process.Signal(sig))
 			// At once means long before the claim's 300 s wait ends; the bound leaves a loaded
 			// machine its margin (how fast is not the point).
-			require.Equal(t, 0, p.wait(60*time.Second), "the signal ends the server, not the claim's 300 s wait")
+			require.Equal(t, 0, p.waitWithin(time.Minute), "the signal ends the server, not the claim's 300 s wait")
 			require.Contains(t, p.stderrText(), "mcp-scheduler stopped")
 		})
 	}
@@ -157,13 +161,11 @@ func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
 	}
 	require.Equal(t, map[string]bool{"1": true, "2": true}, ids)
 	require.Equal(t, 1, parseErrors, "the banner, and only the banner, is answered with -32700")
-	select {
-	case l := <-p.lines:
-		t.Fatalf("unexpected output after the three responses: %q", l)
-	case <-time.After(500 * time.Millisecond):
-	}
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
+	for l := range p.lines { // all of stdout, to its end
+		t.Fatalf("unexpected output after the three responses: %q", l)
+	}
 	require.Contains(t, p.stderrText(), "refused a message on stdin")
 	require.Contains(t, p.stderrText(), "launcher's banner")
 }
@@ -215,14 +217,14 @@ env = ["PATH"]
 	require.NoError(t, json.Unmarshal(m.Result, &created))
 	id := created.StructuredContent.Mission.ID
 	require.NotEmpty(t, id)
-	landed := false
-	for i := 3; i < 300 && !landed; i++ {
-		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":%q}}}`, i, id))
-		r := parseRPC(t, p.next())
-		landed = strings.Contains(string(r.Result), `\"landing\":\"landed\"`) || strings.Contains(string(r.Result), `"landing":"landed"`)
-		time.Sleep(100 * time.Millisecond)
-	}
-	require.True(t, landed, "the child agent ran and its work landed")
+	next := 3
+	var last string
+	testenv.WaitForState(t, "the child agent to run and its work to land", func() bool {
+		p.send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"get_mission","arguments":{"mission_id":%q}}}`, next, id))
+		next++
+		last = string(parseRPC(t, p.next()).Result)
+		return strings.Contains(last, `\"landing\":\"landed\"`) || strings.Contains(last, `"landing":"landed"`)
+	}, func() string { return last })
 	// the CLI shows the landing next to the running server (same database)
 	out, _, code := s.cli("missions", "show", id)
 	require.Equal(t, 0, code)
@@ -242,7 +244,7 @@ env = ["PATH"]
 	require.Equal(t, "ref", agents.StructuredContent.Agents[0].ID)
 	require.Equal(t, "managed", agents.StructuredContent.Agents[0].Kind)
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(20*time.Second))
+	require.Equal(t, 0, p.wait())
 	for l := range p.lines {
 		parseRPC(t, l) // every line on stdout is JSON-RPC
 	}

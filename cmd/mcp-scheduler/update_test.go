@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
@@ -55,7 +56,7 @@ func TestCLI_VoyagesUpdateRaisesASpentBudget(t *testing.T) {
 	}}, "test")
 	require.NoError(t, err)
 	next := v.IDs["next"]
-	waitForLong(t, "the second mission to wait for the voyage's budget", func() bool {
+	testenv.WaitFor(t, "the second mission to wait for the voyage's budget", func() bool {
 		for _, r := range cliJSON[engine.MissionDetail](s, "missions", "show", next).WhyNotRunning {
 			if r.Code == engine.WhyBudget {
 				return true
@@ -68,7 +69,7 @@ func TestCLI_VoyagesUpdateRaisesASpentBudget(t *testing.T) {
 	require.Contains(t, errs, "--cost-limit-usd")
 	_, errs, code = s.cli("voyages", "update", v.Voyage.ID, "--cost-limit-usd", "10")
 	require.Equal(t, 0, code, errs)
-	waitForLong(t, "the held mission to complete after the budget is raised", func() bool {
+	testenv.WaitFor(t, "the held mission to complete after the budget is raised", func() bool {
 		m, err := eng.Mission(ctx, next)
 		require.NoError(t, err)
 		return m.State == domain.StateCompleted

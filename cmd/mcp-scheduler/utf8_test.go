@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -34,6 +33,6 @@ func TestStdio_InvalidUTF8RefusedNamingTheField(t *testing.T) {
 	require.NoError(t, json.Unmarshal(m.Result, &res))
 	require.Empty(t, res.StructuredContent.Missions, "the refused call created nothing")
 	require.NoError(t, p.stdin.Close())
-	require.Equal(t, 0, p.wait(10*time.Second))
+	require.Equal(t, 0, p.wait())
 	require.True(t, strings.Contains(p.stderrText(), "refused a request with invalid UTF-8"), "logged: %s", p.stderrText())
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
@@ -46,7 +47,7 @@ func TestWatch_In80Columns(t *testing.T) {
 	term.waitScreen("the mission blocked, its row selected", "▸   "+id, "blocked")
 	term.press("\r")
 	scr = term.waitScreen("the mission screen", "mission "+id, "esc back", "q quit")
-	waitForLong(t, "the whole question, wrapped", func() bool {
+	testenv.WaitFor(t, "the whole question, wrapped", func() bool {
 		return strings.Contains(strings.Join(strings.Fields(term.screen()), " "), question)
 	})
 	term.press("l")

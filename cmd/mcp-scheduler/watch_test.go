@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -11,20 +12,16 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/charmbracelet/x/vt"
 	"github.com/creack/pty"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/teststore"
 )
-
-// watchTimeout bounds each wait for the screen: generous, since the machine may be loaded;
-// nothing here asserts a speed.
-const watchTimeout = 3 * time.Minute
 
 // terminal is a real pseudo-terminal with a terminal emulator reading what the program
 // draws on it, so that a test reads the screen a person would see.
@@ -77,21 +74,17 @@ func (s *terminal) press(keys string) {
 // waitScreen waits until the screen shows every one of want.
 func (s *terminal) waitScreen(what string, want ...string) string {
 	s.t.Helper()
-	deadline := time.Now().Add(watchTimeout)
-	for {
-		scr := s.screen()
-		ok := true
+	var scr string
+	testenv.WaitForState(s.t, fmt.Sprintf("the screen to show %s (%q)", what, want), func() bool {
+		scr = s.screen()
 		for _, w := range want {
-			ok = ok && strings.Contains(scr, w)
+			if !strings.Contains(scr, w) {
+				return false
+			}
 		}
-		if ok {
-			return scr
-		}
-		if time.Now().After(deadline) {
-			s.t.Fatalf("timed out waiting for the screen to show %s (%q); it shows:\n%s", what, want, scr)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return true
+	}, func() string { return "it shows:\n" + scr })
+	return scr
 }
 
 // watchSandbox is a sandbox whose config runs the bundled reference agent, with a daemon
@@ -120,7 +113,7 @@ env = ["PATH", "HOME"]
 `), 0o600))
 	w := &watchSandbox{sandbox: s}
 	w.daemon = s.start(nil, "daemon")
-	waitForLong(t, "the daemon to lead", func() bool {
+	testenv.WaitFor(t, "the daemon to lead", func() bool {
 		st := cliJSON[struct {
 			Loop string `json:"loop"`
 		}](s, "status")
@@ -150,7 +143,7 @@ func (w *watchSandbox) dispatch() {
 func (w *watchSandbox) stopDaemon() {
 	if w.daemon.cmd.ProcessState == nil {
 		_ = w.daemon.cmd.Process.Signal(os.Interrupt)
-		w.daemon.wait(watchTimeout)
+		w.daemon.wait()
 	}
 }
 
@@ -168,18 +161,6 @@ func (w *watchSandbox) mission(key string) domain.Mission {
 	m, err := w.eng.Mission(context.Background(), w.ids[key])
 	require.NoError(w.t, err)
 	return m
-}
-
-// waitForLong polls cond with the watch tests' generous deadline.
-func waitForLong(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(watchTimeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
 }
 
 // `watch` in a real pseudo-terminal, against a data dir another process (a daemon running
@@ -227,8 +208,8 @@ func TestWatch_InAPseudoTerminal(t *testing.T) {
 	term.waitScreen("the question", "resolve "+esc.ID+" with skip? y to confirm")
 	term.press("y")
 	term.waitScreen("the resolution", esc.ID+" resolved: skip")
-	waitForLong(t, "the blocked mission to move on", func() bool { return w.mission("second").State == domain.StateCancelled })
-	waitForLong(t, "the screen to show it cancelled and the escalation gone", func() bool {
+	testenv.WaitFor(t, "the blocked mission to move on", func() bool { return w.mission("second").State == domain.StateCancelled })
+	testenv.WaitFor(t, "the screen to show it cancelled and the escalation gone", func() bool {
 		scr := term.screen()
 		return strings.Contains(lineWith(scr, second), "cancelled") && !strings.Contains(scr, "  "+esc.ID+"  decision")
 	})
@@ -239,12 +220,8 @@ func TestWatch_InAPseudoTerminal(t *testing.T) {
 	require.Equal(t, w.actorName(), got.ResolvedBy, "resolved as the CLI does, in the person's name")
 
 	term.press("q")
-	select {
-	case err := <-exited:
-		require.NoError(t, err, "q exits 0")
-	case <-time.After(watchTimeout):
-		t.Fatalf("watch did not exit on q; the screen shows:\n%s", term.screen())
-	}
+	err, _ = testenv.ReceiveState(t, "watch to exit on q", exited, func() string { return "the screen shows:\n" + term.screen() })
+	require.NoError(t, err, "q exits 0")
 }
 
 func (w *watchSandbox) actorName() string {
@@ -282,7 +259,7 @@ func (s *terminal) selectRow(id string) {
 			return
 		}
 		s.press("k")
-		waitForLong(s.t, "the selection to move", func() bool { return selectedRow(s.screen()) != sel })
+		testenv.WaitFor(s.t, "the selection to move", func() bool { return selectedRow(s.screen()) != sel })
 	}
 	s.t.Fatalf("could not select %s; the screen shows:\n%s", id, s.screen())
 }
@@ -328,18 +305,10 @@ func TestWatch_PipedPrintsPlainSnapshots(t *testing.T) {
 	var seen strings.Builder
 	waitLine := func(what string, cond func(string) bool) {
 		t.Helper()
-		deadline := time.After(watchTimeout)
-		for {
-			select {
-			case l, ok := <-lines:
-				require.True(t, ok, "watch stopped; it printed:\n%s", seen.String())
-				seen.WriteString(l + "\n")
-				if cond(seen.String()) {
-					return
-				}
-			case <-deadline:
-				t.Fatalf("timed out waiting for %s; watch printed:\n%s", what, seen.String())
-			}
+		for !cond(seen.String()) {
+			l, ok := testenv.ReceiveState(t, what, lines, func() string { return "watch printed:\n" + seen.String() })
+			require.True(t, ok, "watch stopped; it printed:\n%s", seen.String())
+			seen.WriteString(l + "\n")
 		}
 	}
 	waitLine("the first snapshot", func(s string) bool { return strings.Contains(s, "ESCALATIONS (") })
@@ -356,7 +325,7 @@ func TestWatch_PipedPrintsPlainSnapshots(t *testing.T) {
 	require.GreaterOrEqual(t, strings.Count(seen.String(), "mcp-scheduler watch ·"), 2)
 	// the voyage goes on while watched; its agents are done once the second mission blocks
 	waitLine("the second mission blocked", func(s string) bool { return strings.Contains(s, "which title should the second page have?") })
-	waitForLong(t, "the second mission to block", func() bool { return w.mission("second").State == domain.StateBlocked })
+	testenv.WaitFor(t, "the second mission to block", func() bool { return w.mission("second").State == domain.StateBlocked })
 	require.NotContains(t, seen.String(), "\x1b", "plain text: no escape codes")
 	require.NoError(t, cmd.Process.Signal(os.Interrupt))
 	for range lines {

@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/mcp-scheduler/mcp-scheduler/e2e/modelserver"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -237,11 +238,11 @@ func TestServer_CloseAbandonsDelayedReplies(t *testing.T) {
 		}
 		errc <- err
 	}()
-	require.Eventually(t, func() bool { return len(srv.Requests()) == 1 }, 10*time.Second, 5*time.Millisecond)
+	testenv.WaitFor(t, "the delayed request to arrive", func() bool { return len(srv.Requests()) == 1 })
 	start := time.Now()
 	require.NoError(t, srv.Close())
 	require.Less(t, time.Since(start), time.Minute, "Close does not wait for the reply's one-hour delay")
-	<-errc // the client saw the connection end (an error or an empty reply)
+	testenv.Receive(t, "the client to see the connection end (an error or an empty reply)", errc)
 	require.NoError(t, srv.Close(), "Close is idempotent")
 }
 

@@ -34,7 +34,7 @@ func armadaScenario(t *testing.T, h *harness) (voyageID string, titles map[strin
 	}
 	for _, s := range []engine.MissionSpec{spec("Fix typos in docs", "typos.txt", 200), spec("Add rate limiting", "rate.txt", 100),
 		spec("Fix login crash", "crash.txt", 1), spec("Add integration tests", "integration.txt", 100)} {
-		time.Sleep(2 * time.Millisecond)
+		time.Sleep(2 * time.Millisecond) // wall time: each mission its own creation millisecond (FIFO)
 		if s.Title == "Add integration tests" {
 			s.VoyageID = d.Voyage.ID
 		}

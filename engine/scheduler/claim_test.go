@@ -5,10 +5,10 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
@@ -183,11 +183,11 @@ func TestB17_PullCompleteRefusedWhenTheWorkspaceWasDeletedWithUncommittedWork(t 
 	_, err = h.eng.Fail(h.ctx, c.Mission.Fence(), engine.FailRequest{Failure: domain.Failure{Kind: domain.FailureWorkspace, Summary: "workspace lost"}})
 	require.NoError(t, err)
 	var next engine.Claimed
-	require.Eventually(t, func() bool { // after the retry's backoff (at most 200 ms here)
+	testenv.WaitFor(t, "a claim after the retry's backoff (at most 200 ms here)", func() bool {
 		next, err = pull.Claim(h.ctx, engine.ClaimRequest{AgentID: "a"})
 		require.True(t, err == nil || errors.Is(err, domain.ErrNoWork), "claim: %v", err)
 		return err == nil
-	}, time.Minute, 50*time.Millisecond)
+	})
 	require.Equal(t, m.ID, next.Mission.ID)
 	require.Equal(t, 2, next.Mission.Attempt)
 	require.DirExists(t, next.Workspace.Path, "the next attempt works in a fresh workspace")

@@ -107,48 +107,23 @@ func newHarnessWith(t testing.TB, wcfg worktree.Config, opts ...option) *harness
 	return h
 }
 
-// untilStall is how long until waits with nothing happening (no new event) before it fails,
-// and untilMax how long it waits in all: a loaded machine makes the scheduler slow, not
-// stuck, so the test fails on a stall rather than on a speed (a 30-mission voyage took more
-// than 90 s at load 35).
-const (
-	untilStall = 90 * time.Second
-	untilMax   = 15 * time.Minute
-)
-
-// until ticks the scheduler until cond holds, failing when nothing happened (no new event)
-// for untilStall, or after untilMax.
+// until ticks the scheduler until cond holds (one tick before each look), failing at the test
+// binary's deadline with the missions' dump: a loaded machine makes the scheduler slow, not
+// stuck (a 30-mission voyage took more than 90 s at load 35).
 func (h *harness) until(what string, cond func() bool) {
 	h.t.Helper()
-	start, seen := time.Now(), int64(0)
-	stallAt := start.Add(untilStall)
-	for {
+	testenv.WaitForState(h.t, what, func() bool {
 		_, err := h.s.RunOnce(h.ctx)
 		require.NoError(h.t, err)
-		if cond() {
-			return
-		}
-		now := time.Now()
-		if seq := h.eventAfter(seen); seq != 0 {
-			seen, stallAt = seq, now.Add(untilStall)
-		}
-		if now.After(stallAt) || now.Sub(start) > untilMax {
-			h.t.Fatalf("timed out waiting for %s (no new event for %v, or %v in all)\n%s", what, untilStall, untilMax, h.dump())
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return cond()
+	}, h.dump)
 }
 
-// eventAfter returns the sequence number of the newest of up to 1,000 events after seq, or 0
-// when there is none (progress, for until).
-func (h *harness) eventAfter(seq int64) int64 {
+// waitFor waits for cond without ticking (the loop started by Start does the work), failing
+// at the test binary's deadline with the missions' dump.
+func (h *harness) waitFor(what string, cond func() bool) {
 	h.t.Helper()
-	evs, err := h.eng.Events(h.ctx, engine.EventFilter{AfterSeq: seq, Limit: 1000})
-	require.NoError(h.t, err)
-	if len(evs) == 0 {
-		return 0
-	}
-	return evs[len(evs)-1].Seq
+	testenv.WaitForState(h.t, what, cond, h.dump)
 }
 
 func (h *harness) voyageState(id string) domain.VoyageState {

@@ -34,18 +34,6 @@ func (h *harness) startLoop() {
 	require.NoError(h.t, h.s.Start(h.ctx))
 }
 
-// waitFor polls cond (no ticks of its own: the loop runs) with a generous deadline.
-func (h *harness) waitFor(what string, timeout time.Duration, cond func() bool) {
-	h.t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			h.t.Fatalf("timed out waiting for %s\n%s", what, h.dump())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
 // TestHeavy_B12_LongAgentKeepsItsLease (shared/cases B12): agents that run 20 s under a 5 s
 // lease — one heartbeating every second, one silent (its process is alive, which is proof
 // enough) — keep their leases through the loop: sampled every 100 ms the lease never lapses,
@@ -58,7 +46,7 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 		Brief: "@sleep 20s\n@write silent.txt \"silent\\n\"\n@commit b12 silent\n@done"})
 	h.startLoop()
 	lapses := map[string]int{}
-	h.waitFor("both land", 90*time.Second, func() bool {
+	h.waitFor("both land", func() bool {
 		done := true
 		for _, id := range []string{beating.ID, silent.ID} {
 			m := h.mission(id)
@@ -67,7 +55,6 @@ func TestHeavy_B12_LongAgentKeepsItsLease(t *testing.T) {
 			}
 			done = done && m.Landing == domain.LandingLanded
 		}
-		time.Sleep(50 * time.Millisecond)
 		return done
 	})
 	require.Empty(t, lapses, "a running mission's lease was seen expired")
@@ -99,11 +86,17 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	m := h.create(engine.MissionSpec{Title: "blocked renewals", WriteArea: []string{"b12.txt"}, RetryBudget: ptr(2),
 		Brief: "@heartbeat 1s\n@write b12.txt \"b12\\n\"\n@commit b12 work\n@sleep 10s\n@done"})
 	h.startLoop()
-	h.waitFor("the agent runs", 30*time.Second, func() bool {
+	h.waitFor("the agent runs", func() bool {
 		mm := h.mission(m.ID)
 		return mm.State == domain.StateRunning && len(mm.Run) > 0 && strings.Contains(string(mm.Run), `"pid"`)
 	})
-	time.Sleep(1500 * time.Millisecond) // it committed and renewed a few times
+	renewals, last := 0, h.mission(m.ID).Lease.ExpiresAt
+	h.waitFor("the lease renewed twice while the agent runs", func() bool {
+		if e := h.mission(m.ID).Lease.ExpiresAt; e.After(last) {
+			renewals, last = renewals+1, e
+		}
+		return renewals >= 2
+	})
 	pid := runPID(t, h.mission(m.ID))
 
 	unlock := holdWriteLock(t, h.ctx, teststore.LocationIn(h.data))
@@ -112,7 +105,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 
 	var goneAt time.Time
 	var wg sync.WaitGroup
-	wg.Go(func() {
+	wg.Go(func() { // samples the agent's group for the 8 s the lock is held (the case's scenario)
 		for time.Since(locked) < 8*time.Second {
 			if goneAt.IsZero() && len(groupMembers(pid)) == 0 {
 				goneAt = time.Now()
@@ -127,7 +120,7 @@ func TestHeavy_B12_BlockedRenewalStopsTheAgentFirst(t *testing.T) {
 	require.False(t, goneAt.IsZero(), "the agent's process group was stopped while renewals were blocked")
 	require.True(t, goneAt.Before(expires), "stopped before its lease expired (gone %v, expiry %v)", goneAt, expires)
 
-	h.waitFor("it is reclaimed and lands", 90*time.Second, func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
+	h.waitFor("it is reclaimed and lands", func() bool { return h.mission(m.ID).Landing == domain.LandingLanded })
 	d, err := h.eng.GetMission(h.ctx, m.ID)
 	require.NoError(t, err)
 	require.Equal(t, 2, d.Mission.Attempt)

@@ -3,6 +3,7 @@ package scheduler_test
 import (
 	"context"
 	"errors"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
 	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
@@ -63,8 +65,8 @@ func crashSchedulerProcess(data, repo, stage string) int {
 	if err := s.Start(ctx); err != nil {
 		return 14
 	}
-	time.Sleep(60 * time.Second)
-	return 3 // the crash point was never reached
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent gives up (closes stdin) or goes
+	return 3                             // the crash point was never reached
 }
 
 // TestB13_CrashInsideDispatchIsRecovered (shared/cases B13): the scheduler process is killed
@@ -82,10 +84,18 @@ func TestB13_CrashInsideDispatchIsRecovered(t *testing.T) {
 			m := h.create(engine.MissionSpec{Title: "b13 " + stage, WriteArea: []string{"b13.txt"},
 				Brief: "@heartbeat 100ms\n@sleep 300ms\n@write b13.txt \"b13\\n\"\n@commit b13 work\n@done"})
 			child := exec.Command(self, crashSchedulerCmd, h.data, h.repo, stage)
-			out, err := child.CombinedOutput()
+			var out testenv.SyncBuffer
+			child.Stdout, child.Stderr = &out, &out
+			release, err := child.StdinPipe()
+			require.NoError(t, err)
+			require.NoError(t, child.Start())
+			exited := make(chan error, 1)
+			go func() { exited <- child.Wait() }()
+			t.Cleanup(func() { _ = release.Close() }) // a child that never crashed returns 3
+			err, _ = testenv.ReceiveState(t, "the scheduler process to crash at "+stage, exited, out.String)
 			var ee *exec.ExitError
-			require.True(t, errors.As(err, &ee), "the child crashed: %v %s", err, out)
-			require.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal(), "killed at %s: %s", stage, out)
+			require.True(t, errors.As(err, &ee), "the child crashed: %v %s", err, out.String())
+			require.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal(), "killed at %s: %s", stage, out.String())
 
 			crashed := h.mission(m.ID)
 			require.Equal(t, 1, crashed.Attempt)

@@ -2,6 +2,7 @@ package scheduler_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
@@ -58,15 +60,10 @@ func TestPull_RateLimitFailurePausesTheAgentsGroup(t *testing.T) {
 	require.NoError(t, h.eng.Release(h.ctx, o.Mission.Fence(), "test: give it back"))
 
 	var again engine.Claimed
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
+	testenv.WaitForState(t, "a claim after the window's reset", func() bool {
 		again, err = pull.Claim(h.ctx, engine.ClaimRequest{AgentID: "puller"})
-		if err == nil || !errors.As(err, &limited) {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "still refused long after the reset: %v", err)
-		time.Sleep(100 * time.Millisecond)
-	}
+		return err == nil || !errors.As(err, &limited)
+	}, func() string { return fmt.Sprintf("still refused long after the reset: %v", err) })
 	require.NoError(t, err)
 	require.False(t, time.Now().Before(reset), "not before the reset")
 	require.Contains(t, []string{m.ID, other.ID}, again.Mission.ID)

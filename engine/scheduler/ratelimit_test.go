@@ -35,7 +35,7 @@ func TestRateLimit_ProfilePausesUntilTheResetThenResumes(t *testing.T) {
 
 	var window engine.RateWindow
 	said := map[string]string{}
-	waitFor(t, "both missions held for the window", func() bool {
+	h.waitFor("both missions held for the window", func() bool {
 		ws, err := h.eng.RateWindows(h.ctx)
 		require.NoError(t, err)
 		if w, ok := ws["ref"]; ok {
@@ -59,7 +59,7 @@ func TestRateLimit_ProfilePausesUntilTheResetThenResumes(t *testing.T) {
 		window.ResetsAt.UTC().Format(time.RFC3339) + ", reported by mission " + a + " on profile ref, plus rate_limit_margin 1s"
 	require.Equal(t, map[string]string{a: want, b: want}, said)
 
-	waitFor(t, "the voyage completes", func() bool {
+	h.waitFor("the voyage completes", func() bool {
 		v, err := h.eng.VoyageStatus(h.ctx, d.Voyage.ID)
 		require.NoError(t, err)
 		return v.Voyage.State == domain.VoyageCompleted
@@ -85,16 +85,4 @@ func TestRateLimit_ProfilePausesUntilTheResetThenResumes(t *testing.T) {
 	ws, err := h.eng.RateWindows(h.ctx)
 	require.NoError(t, err)
 	require.Empty(t, ws, "the completions lifted the window")
-}
-
-// waitFor polls cond (no tick of its own) with a generous deadline: the loop must do the work.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(untilMax)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", untilMax, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }

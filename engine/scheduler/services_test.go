@@ -3,8 +3,6 @@ package scheduler_test
 import (
 	"encoding/json"
 	"path/filepath"
-	"runtime"
-	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
@@ -21,40 +20,13 @@ import (
 
 // goroutinesIn counts the goroutines whose stack passes through fn (a function or method
 // name as a stack trace prints it, e.g. "scheduler.(*supervisor).keep(").
-func goroutinesIn(fn string) int {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	count := 0
-	for _, g := range strings.Split(string(buf), "\n\n") {
-		if strings.Contains(g, fn) {
-			count++
-		}
-	}
-	return count
-}
-
-// eventually waits until cond holds, failing after a generous deadline.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		require.False(t, time.Now().After(deadline), "timed out waiting for %s", what)
-		time.Sleep(10 * time.Millisecond)
-	}
-}
+func goroutinesIn(fn string) int { return testenv.GoroutinesIn(fn) }
 
 // runningOnce waits until exactly one goroutine runs fn (a goroutine just created shows its
 // function only once it was scheduled), then checks for a while that no second one appears.
 func runningOnce(t *testing.T, fn string) {
 	t.Helper()
-	eventually(t, "a goroutine in "+fn, func() bool { return goroutinesIn(fn) > 0 })
+	testenv.WaitFor(t, "a goroutine in "+fn, func() bool { return goroutinesIn(fn) > 0 })
 	require.Never(t, func() bool { return goroutinesIn(fn) > 1 }, 200*time.Millisecond, 20*time.Millisecond,
 		"one goroutine in %s", fn)
 }
@@ -158,12 +130,10 @@ func TestServices_SupervisorRunOnceStopsALostAgent(t *testing.T) {
 	_, err := h.eng.Cancel(h.ctx, m.ID, "not needed", false, "test")
 	require.NoError(t, err)
 	require.True(t, processAlive(pid), "cancelling records the decision; stopping the agent is the supervisor's")
-	deadline := time.Now().Add(60 * time.Second)
-	for processAlive(pid) || sup.Supervises(m.ID) {
+	h.waitFor("the supervisor to stop the agent", func() bool {
 		require.NoError(t, sup.RunOnce(h.ctx))
-		require.False(t, time.Now().After(deadline), "the agent was not stopped:\n%s", h.dump())
-		time.Sleep(20 * time.Millisecond)
-	}
+		return !processAlive(pid) && !sup.Supervises(m.ID)
+	})
 	require.Equal(t, domain.StateCancelled, h.mission(m.ID).State)
 }
 
@@ -207,14 +177,12 @@ func TestServices_RecoveryRunOnceReaps(t *testing.T) {
 	require.NoError(t, h.eng.SetRun(h.ctx, got.Fence(), run, nil)) // what claim_mission records
 	rec := scheduler.RecoveryOf(h.s)
 	var reaped []string
-	deadline := time.Now().Add(30 * time.Second)
-	for len(reaped) == 0 {
+	h.waitFor("the recovery step to reap the expired lease", func() bool {
 		rep, err := rec.RunOnce(h.ctx)
 		require.NoError(t, err)
 		reaped = rep.Reaped
-		require.False(t, time.Now().After(deadline), "never reaped:\n%s", h.dump())
-		time.Sleep(50 * time.Millisecond)
-	}
+		return len(reaped) > 0
+	})
 	require.Equal(t, []string{m.ID}, reaped)
 	require.False(t, h.mission(m.ID).State.Leased(), "given back")
 }
@@ -266,11 +234,7 @@ func TestServices_KeeperStopWaitsForItsPass(t *testing.T) {
 
 	keeper := scheduler.NewKeeper(h.eng, h.wt, h.run, scheduler.Config{DataDir: h.data, CleanupEvery: time.Hour})
 	keeper.Kick()
-	deadline := time.Now().Add(30 * time.Second)
-	for goroutinesIn(goCleanupPass) == 0 {
-		require.False(t, time.Now().After(deadline), "no pass started")
-		time.Sleep(10 * time.Millisecond)
-	}
+	testenv.WaitFor(t, "the kicked pass to start", func() bool { return goroutinesIn(goCleanupPass) > 0 })
 	keeper.Kick() // not due again for an hour, and one runs
 	require.Equal(t, 1, goroutinesIn(goCleanupPass), "one pass however often kicked")
 	keeper.Stop()

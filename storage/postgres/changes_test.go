@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
 
@@ -50,16 +50,8 @@ func TestListen_SignalsCommitsAndSurvivesALostConnection(t *testing.T) {
 	wait(t, out, "a commit's signal after reconnecting")
 
 	stop()
-	deadline := time.After(2 * time.Minute)
-	for {
-		select {
-		case _, ok := <-out:
-			if !ok {
-				return
-			}
-		case <-deadline:
-			t.Fatal("the channel did not close after ctx ended")
-		}
+	for open := true; open; {
+		_, open = testenv.Receive(t, "the channel to close after ctx ended", out)
 	}
 }
 
@@ -67,21 +59,15 @@ func TestListen_SignalsCommitsAndSurvivesALostConnection(t *testing.T) {
 // database and is idle (waiting for notifications), and returns its backend pid.
 func listenerPID(t *testing.T, ctx context.Context, pool *pgxpool.Pool, not int32) int32 {
 	t.Helper()
-	deadline := time.Now().Add(2 * time.Minute)
-	for time.Now().Before(deadline) {
+	return testenv.WaitForValue(t, "a connection listening", func() (int32, bool) {
 		var pid int32
 		err := pool.QueryRow(ctx, `SELECT pid FROM pg_stat_activity
 WHERE datname = current_database() AND query LIKE 'LISTEN %' AND state = 'idle' AND pid <> $1 LIMIT 1`, not).Scan(&pid)
-		if err == nil {
-			return pid
-		}
-		if !errors.Is(err, pgx.ErrNoRows) {
+		if err != nil && !errors.Is(err, pgx.ErrNoRows) {
 			t.Fatal(err)
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatal("no connection is listening")
-	return 0
+		return pid, err == nil
+	})
 }
 
 func drain(out chan struct{}) {
@@ -93,9 +79,5 @@ func drain(out chan struct{}) {
 
 func wait(t *testing.T, out chan struct{}, what string) {
 	t.Helper()
-	select {
-	case <-out:
-	case <-time.After(2 * time.Minute):
-		t.Fatalf("no signal: %s", what)
-	}
+	testenv.Receive(t, "a signal: "+what, out)
 }

@@ -87,16 +87,22 @@ func TestOpen_WaitsForAServerThatComesUpLate(t *testing.T) {
 	proxy := newLateProxy(t, pu.Host)
 	logs := &testenv.SyncBuffer{}
 	log := slog.New(slog.NewTextHandler(logs, nil))
+	type opened struct {
+		s   *Store
+		err error
+	}
+	done := make(chan opened, 1)
+	dsn := via(t, u, proxy.addr)
 	go func() {
-		for !strings.Contains(logs.String(), "database not reachable; retrying") {
-			if t.Context().Err() != nil {
-				return
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		proxy.open(t)
+		s, err := Open(ctx, dsn, Options{Logger: log, ConnectWait: 10 * time.Minute})
+		done <- opened{s, err}
 	}()
-	s, err := Open(ctx, via(t, u, proxy.addr), Options{Logger: log, ConnectWait: 10 * time.Minute})
+	testenv.WaitFor(t, "Open to log that it waits for the server", func() bool {
+		return strings.Contains(logs.String(), "database not reachable; retrying")
+	})
+	proxy.open(t)
+	o, _ := testenv.Receive(t, "Open to return once the server answers", done)
+	s, err := o.s, o.err
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 	require.Contains(t, logs.String(), "database reachable")

@@ -10,17 +10,17 @@ import (
 	"slices"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 	_ "modernc.org/sqlite"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/storage"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 )
 
 func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	ctx, cancel := context.WithDeadline(context.Background(), testenv.WaitDeadline(t))
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
@@ -44,7 +45,7 @@ func TestStore_ServerStoppedAndStartedAgain(t *testing.T) {
 	require.ErrorIs(t, st.View(ctx, func(engine.Reader) error { return nil }), domain.ErrStoreUnavailable)
 
 	require.NoError(t, c.Resume(ctx))
-	eventually(t, "the pool to reconnect", func() bool { return st.Update(ctx, noop) == nil })
+	testenv.WaitFor(t, "the pool to reconnect", func() bool { return st.Update(ctx, noop) == nil })
 	admin, err := pgxpool.New(ctx, u)
 	require.NoError(t, err)
 	defer admin.Close()
@@ -83,7 +84,7 @@ func TestPending_AnswersWhileTheServerIsDownThenWorks(t *testing.T) {
 	p := OpenPending(ctx, c.URL("postgres"), Options{Logger: quiet, ConnectWait: 10 * time.Minute})
 	defer p.Close()
 	changes := p.Changes(ctx, 0)
-	eventually(t, "a try to have failed", func() bool {
+	testenv.WaitFor(t, "a try to have failed", func() bool {
 		err := p.Update(ctx, noop)
 		return err != nil && strings.Contains(err.Error(), "connection refused")
 	})
@@ -94,11 +95,7 @@ func TestPending_AnswersWhileTheServerIsDownThenWorks(t *testing.T) {
 	require.Contains(t, err.Error(), "[storage] connect_wait")
 
 	require.NoError(t, c.Resume(ctx))
-	select {
-	case <-p.Ready():
-	case <-time.After(3 * time.Minute):
-		t.Fatal("the pending store did not connect after the server came up")
-	}
+	testenv.Receive(t, "the pending store to connect after the server came up", p.Ready())
 	require.NoError(t, p.Update(ctx, noop))
 	waitRead(t, changes, "the change feed's first signal")
 }
@@ -117,27 +114,11 @@ func TestPending_GivesUpAfterConnectWait(t *testing.T) {
 	require.False(t, open, "no change feed without a database")
 }
 
-// eventually waits (generously) for cond.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
-
-// waitRead waits (generously) for a signal on a receive-only change channel.
+// waitRead waits for a signal on a receive-only change channel.
 func waitRead(t *testing.T, ch <-chan struct{}, what string) {
 	t.Helper()
-	select {
-	case _, ok := <-ch:
-		require.True(t, ok, "the change channel closed while waiting for %s", what)
-	case <-time.After(3 * time.Minute):
-		t.Fatalf("timed out waiting for %s", what)
-	}
+	_, ok := testenv.Receive(t, what, ch)
+	require.True(t, ok, "the change channel closed while waiting for %s", what)
 }
 
 // drainRead empties a receive-only change channel.

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -84,13 +83,8 @@ func startBrowser(t *testing.T, f *fixture, script string, env ...string) *brows
 func (b *browserRun) step() string {
 	b.t.Helper()
 	for {
-		var s map[string]string
-		var ok bool
-		select {
-		case s, ok = <-b.steps:
-		case <-time.After(5 * time.Minute):
-			b.t.Fatalf("the browser script is silent; stderr:\n%s", b.stderr.String())
-		}
+		s, ok := testenv.ReceiveState(b.t, "the browser script's next step", b.steps,
+			func() string { return "stderr:\n" + b.stderr.String() })
 		if !ok {
 			b.t.Fatalf("the browser script ended before its last step (after %v); stderr:\n%s", b.seen, b.stderr.String())
 		}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 	"github.com/mcp-scheduler/mcp-scheduler/engine"
 	"github.com/mcp-scheduler/mcp-scheduler/engine/domain"
 	"github.com/mcp-scheduler/mcp-scheduler/tools/dashboard"
@@ -35,7 +36,7 @@ func TestBrowser_RaiseBudget(t *testing.T) {
 		require.NoError(t, err)
 		return m
 	}
-	f.waitFor("the mission to block on its cost budget", func() bool {
+	testenv.WaitFor(t, "the mission to block on its cost budget", func() bool {
 		m := limit()
 		return m.State == domain.StateBlocked && m.LastFailure != nil && m.LastFailure.Kind == domain.FailureBudget
 	})

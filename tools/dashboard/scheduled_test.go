@@ -64,16 +64,3 @@ func makeRepo(t *testing.T) string {
 	git("commit", "-q", "-m", "initial")
 	return dir
 }
-
-// waitFor polls cond until it holds, failing after a generous timeout (a loaded machine is
-// slow, not stuck).
-func (f *fixture) waitFor(what string, cond func() bool) {
-	f.t.Helper()
-	deadline := time.Now().Add(5 * time.Minute)
-	for !cond() {
-		if time.Now().After(deadline) {
-			f.t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-}
