@@ -93,19 +93,19 @@ func TestDaemon_AfterTheLeaderWasKilledSaysItIsGone(t *testing.T) {
 	s := newSandbox(t)
 	writeSandboxConfig(t, s, "[scheduler]\nleader_lease = \"10m\"\n") // the killed leader's lease outlives the test
 	first := s.start(nil, "daemon")
-	waitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
+	testenv.WaitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
 	pid := first.cmd.Process.Pid
 	first.kill() // SIGKILL, and reaped: the pid names no process now
 	require.False(t, processAlive(pid))
 
 	second := s.start(nil, "daemon")
 	want := "the previous leader of the scheduler loop on this data dir is gone: pid " + strconv.Itoa(pid) + " on host "
-	waitFor(t, "the second daemon says the leader is gone", func() bool { return strings.Contains(second.stderrText(), want) })
+	testenv.WaitFor(t, "the second daemon says the leader is gone", func() bool { return strings.Contains(second.stderrText(), want) })
 	require.Contains(t, second.stderrText(), "but no process has pid "+strconv.Itoa(pid)+" on this host now; this daemon takes over at once")
 	require.NotContains(t, second.stderrText(), "another process leads")
-	waitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
+	testenv.WaitFor(t, "the second daemon takes over", func() bool { return strings.Contains(second.stderrText(), "leading the scheduler loop") })
 	require.NoError(t, second.cmd.Process.Signal(os.Interrupt))
-	require.Equal(t, 0, second.wait(60*time.Second))
+	require.Equal(t, 0, second.wait())
 }
 
 // ownerProcess reads a leader owner's host and pid; processAlive tells a running process
