@@ -238,16 +238,19 @@ func failFirst(next modelserver.Script) modelserver.Script {
 
 // Stopping the CLI mid-request with SIGINT: no result line, or (depending on timing) a result
 // with terminal_reason "aborted_streaming", and Claude Code exits 0 — so the attempt is
-// cancelled when the scheduler stopped it and failed otherwise.
+// cancelled when the scheduler stopped it and failed otherwise. The model never answers (its
+// reply is held back for an hour), so only the SIGINT can end the run before the harness's
+// watchdog SIGKILLs it at the test's deadline: no bound on the run's time is needed (at load
+// 50 the CLI took over a minute to start).
 func TestClaudeCodeReal_StoppedMidRequestHasNoResult(t *testing.T) {
 	c := claudeSetup(t)
-	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
+	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Hour}))
 	r := c.launch(t, stopWhenRequested(t, c.srv))
 
+	require.NotEqual(t, "SIGKILL", r.exit.Signal, "the SIGINT ended the run, not the watchdog")
 	require.Equal(t, 0, r.exit.Code, "Claude Code exits 0 on SIGINT (agent-clis.md §2)")
 	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
 	require.Contains(t, r.result.Summary, "exit status 0")
-	require.Less(t, r.elapsed, 30*time.Second)
 
 	dec := c.adapter.NewDecoder() // the same stream, but nobody asked it to stop
 	for _, line := range r.lines {
@@ -261,12 +264,12 @@ func TestClaudeCodeReal_StoppedMidRequestHasNoResult(t *testing.T) {
 
 func TestCodexReal_StoppedMidRequestHasNoResult(t *testing.T) {
 	c := codexSetup(t)
-	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Minute}))
+	c.srv.Script(modelserver.Always(modelserver.Turn{Text: "late", Delay: time.Hour}))
 	r := c.launch(t, stopWhenRequested(t, c.srv))
 
+	require.NotEqual(t, "SIGKILL", r.exit.Signal, "the SIGINT ended the run, not the watchdog")
 	require.Equal(t, agent.StatusCancelled, r.result.Status, r.result.Summary)
 	require.NotEqual(t, []string{}, r.lines)
-	require.Less(t, r.elapsed, 30*time.Second)
 }
 
 // stopWhenRequested asks launch to stop the agent (reason "cancelled") once its first model

@@ -1,6 +1,7 @@
 package runner
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,18 +9,37 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/mcp-scheduler/mcp-scheduler/agent"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
 )
 
 // An ndjson agent silent past its stall threshold is pinged; the reference agent answers
 // agent.ping with agent.heartbeat, which is output, so the silence ends and it is never
 // stopped although it sleeps far past its stall timeout: a ping that gets an answer proves
 // the agent alive (agents of the current protocol keep working).
+//
+// The answer must come within the stall timeout less the threshold. On a loaded machine (load
+// 50) a pong took longer than 600 ms and the agent was rightly stopped: such a run says
+// nothing about answered pings, so it is repeated with both durations doubled (and the agent
+// sleeping twice the timeout) until a run's pongs came in time. An agent whose answers never
+// count is stopped in every run and fails at the test's deadline.
 func TestStall_AnsweredPingKeepsAgentRunning(t *testing.T) {
 	r := newRunner(t, "")
-	s := refSpec(t, r, "pinged", t.TempDir(), "@log info one\n@sleep 2s\n@done slept")
-	s.Profile.StallThreshold = agent.Duration(300 * time.Millisecond)
-	s.Profile.StallTimeout = agent.Duration(900 * time.Millisecond)
-	evs, out := collect(t, launch(t, r, s))
+	var (
+		evs []Event
+		out Outcome
+	)
+	for i, threshold := 0, 300*time.Millisecond; ; i, threshold = i+1, 2*threshold {
+		timeout := 3 * threshold
+		s := refSpec(t, r, fmt.Sprintf("pinged-%d", i), t.TempDir(), fmt.Sprintf("@log info one\n@sleep %v\n@done slept", 2*timeout))
+		s.Profile.StallThreshold = agent.Duration(threshold)
+		s.Profile.StallTimeout = agent.Duration(timeout)
+		evs, out = collect(t, launch(t, r, s))
+		if out.Exit.Reason != ReasonStalled {
+			break
+		}
+		require.Less(t, timeout, time.Until(testenv.WaitDeadline(t))/8, "stopped as stalled in every run although it answers pings: %s", summarize(evs))
+		t.Logf("stopped as stalled with threshold %v and timeout %v (a pong later than %v): again with both doubled", threshold, timeout, timeout-threshold)
+	}
 	require.Equal(t, agent.StatusCompleted, out.Result.Status, summarize(evs))
 	require.Empty(t, out.Exit.Reason, "not stopped")
 	stalled, pong := -1, -1
@@ -40,16 +60,38 @@ func TestStall_AnsweredPingKeepsAgentRunning(t *testing.T) {
 // A wedged agent (alive, deaf to agent.ping) is reported stalled once per silence, then stopped when its
 // silence reaches the stall timeout, through its process group within the grace; the
 // Outcome carries its last output.
+//
+// The silence counts from the launch until the agent's first line: on a loaded machine (load
+// 50) the agent took longer than the 1.2 s timeout to print it, and was rightly stopped before
+// it spoke. Such a run says nothing about a silence after output; it is repeated with both
+// durations doubled until the agent spoke before it was stopped.
 func TestStall_DeafAgentStoppedAtStallTimeoutWithItsLastOutput(t *testing.T) {
 	r := newRunner(t, "")
-	s := refSpec(t, r, "deaf", t.TempDir(), "@log info working on step 3\n@deaf\n@hang")
-	s.Profile.StallThreshold = agent.Duration(300 * time.Millisecond)
-	s.Profile.StallTimeout = agent.Duration(1200 * time.Millisecond)
-	start := time.Now()
-	p := launch(t, r, s)
-	evs, out := collect(t, p)
-	require.Equal(t, ReasonStalled, out.Exit.Reason, summarize(evs))
-	require.GreaterOrEqual(t, time.Since(start), 1200*time.Millisecond, "not before the stall timeout")
+	var (
+		evs     []Event
+		out     Outcome
+		p       *Process
+		timeout time.Duration
+		took    time.Duration
+	)
+	for i, threshold := 0, 300*time.Millisecond; ; i, threshold = i+1, 2*threshold {
+		timeout = 4 * threshold
+		s := refSpec(t, r, fmt.Sprintf("deaf-%d", i), t.TempDir(), "@log info working on step 3\n@deaf\n@hang")
+		s.Profile.StallThreshold = agent.Duration(threshold)
+		s.Profile.StallTimeout = agent.Duration(timeout)
+		start := time.Now()
+		p = launch(t, r, s)
+		evs, out = collect(t, p)
+		took = time.Since(start)
+		require.Equal(t, ReasonStalled, out.Exit.Reason, summarize(evs))
+		if len(logsContaining(evs, "working on step 3")) > 0 {
+			break
+		}
+		require.Less(t, timeout, time.Until(testenv.WaitDeadline(t))/8, "the agent never spoke before its stall timeout: %s", summarize(evs))
+		t.Logf("stopped with timeout %v before its first line: again with both durations doubled", timeout)
+		requireGone(t, p.PID())
+	}
+	require.GreaterOrEqual(t, took, timeout, "not before the stall timeout")
 	// One report per silence: exactly one after its last line (a slow start before its first
 	// line is a silence of its own).
 	stalls, spoke := 0, false
