@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -24,8 +25,9 @@ var fuzzTools = []string{"create_mission", "dispatch", "claim_mission", "heartbe
 // engine's checks, over a real SQLite store and git repository) through an MCP client with
 // arbitrary JSON as arguments. In the arguments "$M" is replaced by the id of a mission made
 // for the call and "$R" by the configured repository, so that seeds reach past the id checks;
-// a positive wait_seconds becomes 0 (a wait is not a refusal). Properties: never a JSON-RPC
-// error (-32603 is a server fault, and these are the client's arguments); a refusal (isError)
+// a positive wait_seconds becomes 0 (a wait is not a refusal). Properties: no JSON-RPC error
+// but -32600 or -32602 (a request refused before the tool ran, as text that is not UTF-8 is),
+// never -32603 (a server fault: these are the client's arguments); a refusal, either way,
 // is UTF-8 text that names an argument of the tool, or the mission (refused for its state),
 // or speaks of the arguments; a refused call changes no mission: the counts of missions by state and the
 // mission made for the call are as before.
@@ -62,13 +64,17 @@ func FuzzToolArguments(f *testing.F) {
 		ctx, cancel := context.WithTimeout(b.ctx, time.Minute)
 		defer cancel()
 		res, err := b.client.CallTool(ctx, req)
-		if err != nil {
-			t.Fatalf("%s %s: a JSON-RPC error, not a tool result: %v", name, args, err)
-		}
-		if !res.IsError {
+		var msg string
+		switch {
+		case err != nil && (errors.Is(err, mcp.ErrInvalidRequest) || errors.Is(err, mcp.ErrInvalidParams)):
+			msg = err.Error() // refused before the tool ran: text that is not UTF-8 (tools/utf8.go)
+		case err != nil:
+			t.Fatalf("%s %s: a JSON-RPC error other than a refusal of the request: %v", name, args, err)
+		case !res.IsError:
 			return
+		default:
+			msg = text(res)
 		}
-		msg := text(res)
 		if !utf8.ValidString(msg) || !saysWhatIsWrong(msg, append(words[name], nonEmpty(mission)...)) {
 			t.Fatalf("%s %s: the refusal %q names no argument of the tool", name, args, msg)
 		}
