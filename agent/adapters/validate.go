@@ -11,7 +11,8 @@ import (
 // validateResult reports the first way r breaks the worker.result schema (docs/protocol.md):
 // an unknown status, a failed or blocked result without a failure kind, a failure without a
 // kind, an unknown verdict or finding severity, negative usage (cache tokens included): the
-// rules of agent.WorkerResult.Check, which the runner applies to End's result. Unknown failure kinds are allowed (they count as error).
+// rules of agent.WorkerResult.Check, which the runner applies to End's result. Unknown
+// failure kinds are allowed (they count as error).
 func validateResult(r *agent.WorkerResult) error {
 	switch r.Status {
 	case agent.StatusCompleted, agent.StatusCancelled:
