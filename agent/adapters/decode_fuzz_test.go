@@ -72,8 +72,12 @@ func decodeStream(t *testing.T, runtime agent.Runtime, data []byte, exit uint8, 
 	res := dec.End(exits[int(exit)%len(exits)])
 	checkResult(t, res, strict)
 	checkText(t, "End's result", res)
-	if r := resultOf(msgs); r != nil && !reflect.DeepEqual(*r, res) {
-		t.Fatalf("End returned %+v, not the worker.result the stream carried (%+v)", res, *r)
+	if r := resultOf(msgs); r != nil {
+		said, _ := json.Marshal(*r)
+		ended, _ := json.Marshal(res)
+		if !bytes.Equal(said, ended) { // as JSON: a copy may hold nil for an empty list
+			t.Fatalf("End returned %s, not the worker.result the stream carried (%s)", ended, said)
+		}
 	}
 	return msgs
 }
