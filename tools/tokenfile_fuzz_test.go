@@ -3,6 +3,7 @@ package tools
 import (
 	"crypto/sha256"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,7 +50,8 @@ func FuzzTokenFile(f *testing.F) {
 }
 
 // tokensOf returns the words of text in a token's place that are long enough to be told
-// apart from the prose of a message and appear in no name and in no path.
+// apart from the prose of a message and appear in no name (as it is or quoted) and not in the
+// path.
 func tokensOf(text, path string) []string {
 	var names, tokens []string
 	for line := range strings.SplitSeq(text, "\n") {
@@ -63,9 +65,13 @@ func tokensOf(text, path string) []string {
 			tokens = append(tokens, fields[1])
 		}
 	}
+	shown := path // what a message may show besides tokens: the path and the names, as quoted
+	for _, n := range names {
+		shown += "\n" + n + fmt.Sprintf("\n%q\n%q", n, clip(n, 80))
+	}
 	var out []string
 	for _, tok := range tokens {
-		if len(tok) >= 12 && !strings.Contains(strings.Join(names, "\n"), tok) && !strings.Contains(path, tok) {
+		if len(tok) >= 12 && !strings.Contains(shown, tok) {
 			out = append(out, tok)
 		}
 	}
