@@ -28,8 +28,8 @@ var fuzzTools = []string{"create_mission", "dispatch", "claim_mission", "heartbe
 // a positive wait_seconds becomes 0 (a wait is not a refusal). Properties: no JSON-RPC error
 // but -32600 or -32602 (a request refused before the tool ran, as text that is not UTF-8 is),
 // never -32603 (a server fault: these are the client's arguments); a refusal, either way,
-// is UTF-8 text that names an argument of the tool, or the mission (refused for its state),
-// or speaks of the arguments; a refused call changes no mission: the counts of missions by state and the
+// is UTF-8 text that names an argument of the tool, or the mission (refused for its state, or
+// as an id that names none), or speaks of the arguments; a refused call changes no mission: the counts of missions by state and the
 // mission made for the call are as before.
 //
 //	go test -run '^$' -fuzz '^FuzzToolArguments$' -fuzztime 10m -parallel 1 ./tools/
@@ -75,7 +75,7 @@ func FuzzToolArguments(f *testing.F) {
 		default:
 			msg = text(res)
 		}
-		if !utf8.ValidString(msg) || !saysWhatIsWrong(msg, append(words[name], nonEmpty(mission)...)) {
+		if !utf8.ValidString(msg) || !saysWhatIsWrong(msg, append(words[name], missionNamed(args, mission)...)) {
 			t.Fatalf("%s %s: the refusal %q names no argument of the tool", name, args, msg)
 		}
 		if after := missionState(t, b, mission); after != before {
@@ -160,11 +160,20 @@ func propertyNames(v any, acc []string) []string {
 	return acc
 }
 
-func nonEmpty(s string) []string {
-	if s == "" {
-		return nil
+// missionNamed is how a refusal may name the mission the call is about: the one made for it,
+// or "mission ID" for the mission_id the arguments give (a refusal of an id that names none).
+func missionNamed(args []byte, made string) []string {
+	var out []string
+	if made != "" {
+		out = append(out, made)
 	}
-	return []string{s}
+	var a struct {
+		MissionID *string `json:"mission_id"`
+	}
+	if json.Unmarshal(args, &a) == nil && a.MissionID != nil {
+		out = append(out, "mission "+*a.MissionID+" ")
+	}
+	return out
 }
 
 // saysWhatIsWrong: the message names one of the tool's arguments or the mission the call is
