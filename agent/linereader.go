@@ -120,7 +120,7 @@ func (lr *LineReader) readLine() ([]byte, error) {
 			}
 		case complete && len(lr.pending) == 0:
 			return lr.emit(chunk)
-		case len(lr.pending)+len(chunk) > lr.max+2: // +2: room for "\r\n"
+		case len(lr.pending)+len(chunk) > lr.max+2+lr.bomRoom(): // +2: room for "\r\n"
 			lr.startDropping(chunk, complete)
 			if complete {
 				return nil, lr.endDropping()
@@ -160,14 +160,22 @@ func (lr *LineReader) emit(raw []byte) ([]byte, error) {
 	return line, nil
 }
 
+// bomRoom is the room a first line needs for a BOM, which does not count against the cap.
+func (lr *LineReader) bomRoom() int {
+	if lr.started {
+		return 0
+	}
+	return len(bom)
+}
+
 // startDropping switches to discarding the current line, keeping its first bytes for the
 // report.
 func (lr *LineReader) startDropping(chunk []byte, complete bool) {
+	if complete {
+		chunk = chunk[:len(chunk)-1] // the newline is not part of the line (nor of its prefix)
+	}
 	head := append(lr.pending[:len(lr.pending):len(lr.pending)], chunk[:min(len(chunk), lineTooLongKeep)]...)
 	size := int64(len(lr.pending) + len(chunk))
-	if complete {
-		size-- // the newline
-	}
 	lr.dropErr = &LineTooLongError{Size: size, Limit: lr.max, Prefix: keepPrefix(head), Offset: lr.offset}
 	lr.dropping = true
 	lr.started = true

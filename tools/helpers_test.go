@@ -27,7 +27,7 @@ import (
 // bundle is one test's server: a real SQLite store in a temp dir, the engine, a real git
 // repository as the default repository, the MCP server and an in-process client.
 type bundle struct {
-	t      *testing.T
+	t      testing.TB
 	ctx    context.Context
 	dir    string
 	repo   string
@@ -48,10 +48,10 @@ type setupOpts struct {
 	waitProgress time.Duration // Deps.WaitProgress (0: the default)
 	// pull, when set, makes Deps.Pull from the test's engine and data dir instead of the
 	// gitWorkspaces stand-in (a real scheduler's pull service: pullrate_test.go).
-	pull func(t *testing.T, eng *engine.Engine, dir string) Pull
+	pull func(t testing.TB, eng *engine.Engine, dir string) Pull
 }
 
-func setup(t *testing.T, o setupOpts) *bundle {
+func setup(t testing.TB, o setupOpts) *bundle {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	dir := t.TempDir()
@@ -135,7 +135,7 @@ func ok[T any](b *bundle, name string, args any) T {
 	return decode[T](b.t, res)
 }
 
-func decode[T any](t *testing.T, res *mcp.CallToolResult) T {
+func decode[T any](t testing.TB, res *mcp.CallToolResult) T {
 	t.Helper()
 	var out T
 	raw, err := json.Marshal(res.StructuredContent)
@@ -164,7 +164,7 @@ func text(res *mcp.CallToolResult) string {
 	return strings.Join(parts, "\n")
 }
 
-func toMap(t *testing.T, v any) map[string]any {
+func toMap(t testing.TB, v any) map[string]any {
 	t.Helper()
 	if v == nil {
 		return map[string]any{}
@@ -340,7 +340,7 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 // newRepo makes a git repository with one commit.
-func newRepo(t *testing.T) string {
+func newRepo(t testing.TB) string {
 	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	require.NoError(t, err)

@@ -23,7 +23,7 @@ import (
 const testToken = "test-token-8c1f"
 
 // httpServer serves b's MCP server over HTTP on a free loopback port until the test ends.
-func httpServer(t *testing.T, b *bundle, opt HTTPOptions) (base string, stop func() error) {
+func httpServer(t testing.TB, b *bundle, opt HTTPOptions) (base string, stop func() error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(b.ctx)
 	addrc := make(chan net.Addr, 1)

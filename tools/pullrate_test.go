@@ -15,7 +15,7 @@ import (
 )
 
 // schedulerPull is a real scheduler's pull service on the test's engine (real worktrees).
-func schedulerPull(t *testing.T, eng *engine.Engine, dir string) Pull {
+func schedulerPull(t testing.TB, eng *engine.Engine, dir string) Pull {
 	wt, err := worktree.NewManager(worktree.Config{DataDir: dir})
 	require.NoError(t, err)
 	s, err := scheduler.New(eng, wt, nil, scheduler.Config{DataDir: dir, CleanupEvery: -1,

@@ -69,6 +69,12 @@ func (m *Manager) statusEntries(ctx context.Context, dir string) ([]statusEntry,
 	if err != nil {
 		return nil, fmt.Errorf("status of %s: %w", dir, err)
 	}
+	return parseStatusZ(out), nil
+}
+
+// parseStatusZ reads the output of `git status --porcelain=v1 -z`: "XY PATH" entries, each
+// NUL-terminated, a rename or copy followed by its original path.
+func parseStatusZ(out []byte) []statusEntry {
 	var entries []statusEntry
 	fields := strings.Split(string(out), "\x00")
 	for i := 0; i < len(fields); i++ {
@@ -81,7 +87,7 @@ func (m *Manager) statusEntries(ctx context.Context, dir string) ([]statusEntry,
 			i++ // the original path of a rename or copy
 		}
 	}
-	return entries, nil
+	return entries
 }
 
 // CommitPending commits whatever the agent left uncommitted in a workspace (`git add -A`,

@@ -70,20 +70,32 @@ func (m *Manager) mergeTree(ctx context.Context, r *Repo, ours, theirs string) (
 	if err != nil && exitCode(err) != 1 {
 		return "", nil, "", fmt.Errorf("merge-tree: %w", err)
 	}
+	if err == nil {
+		return strings.Split(string(out), "\x00")[0], nil, "", nil
+	}
+	tree, conflicts, detail = parseMergeTreeConflicts(out)
+	if len(conflicts) == 0 {
+		return "", nil, "", fmt.Errorf("merge-tree reported conflicts without paths: %w", err)
+	}
+	return tree, conflicts, detail, nil
+}
+
+// parseMergeTreeConflicts reads the output of a `git merge-tree --write-tree --name-only -z
+// --messages` that found conflicts: the tree, NUL, the conflicting paths each NUL-terminated,
+// NUL, then the messages, in groups <n> NUL <n paths> NUL <type> NUL <message> NUL; it returns
+// the tree, the paths (each once) and the CONFLICT messages, one a line.
+func parseMergeTreeConflicts(out []byte) (tree string, conflicts []string, detail string) {
 	fields := strings.Split(string(out), "\x00")
 	tree = fields[0]
-	if err == nil {
-		return tree, nil, "", nil
-	}
 	i := 1
 	for ; i < len(fields) && fields[i] != ""; i++ {
 		conflicts = append(conflicts, fields[i])
 	}
 	conflicts = dedupe(conflicts)
 	var msgs []string
-	for i++; i < len(fields); { // groups: <n> NUL <n paths> NUL <type> NUL <message> NUL
+	for i++; i < len(fields); {
 		n, err := strconv.Atoi(fields[i])
-		if err != nil || i+n+2 >= len(fields) {
+		if err != nil || n < 0 || n >= len(fields)-i-2 { // a negative count indexed before the group or looped forever
 			break
 		}
 		if msg := strings.TrimSpace(fields[i+n+2]); strings.HasPrefix(msg, "CONFLICT") {
@@ -91,10 +103,7 @@ func (m *Manager) mergeTree(ctx context.Context, r *Repo, ours, theirs string) (
 		}
 		i += n + 3
 	}
-	if len(conflicts) == 0 {
-		return "", nil, "", fmt.Errorf("merge-tree reported conflicts without paths: %w", err)
-	}
-	return tree, conflicts, strings.Join(msgs, "\n"), nil
+	return tree, conflicts, strings.Join(msgs, "\n")
 }
 
 func dedupe(s []string) []string {

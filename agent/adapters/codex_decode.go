@@ -105,7 +105,14 @@ func (d *codexDecoder) Line(line []byte) ([]agent.Message, error) {
 		return append([]agent.Message{logMsg("warn", "codex: "+capBytes(ev.Message, logBytes))}, d.rateMessages(ev.Message)...), nil
 	case "turn.completed":
 		out, err := d.finish(d.denials.deniedResult(d.completed(ev.Usage)))
-		return append(d.usage.turn(ev.Usage), out...), err // the spend first: a budget it crosses stops the attempt
+		spend := d.usage.turn(ev.Usage) // the spend first: a budget it crosses stops the attempt
+		if err != nil {
+			// A second terminal event: the first result stands, but this turn's tokens were
+			// spent. A line with an error loses its messages (the runner counts it as not
+			// understood), so say it as a warning beside the spend.
+			return append(spend, logMsg("warn", err.Error())), nil
+		}
+		return append(spend, out...), nil
 	case "turn.failed":
 		msg := ""
 		if ev.Error != nil {

@@ -220,7 +220,11 @@ func TestCodexDecoder_OtherItems(t *testing.T) {
 		`{"type":"turn.completed","usage":{"input_tokens":5,"cached_input_tokens":2,"output_tokens":1}}`,
 		`{"type":"turn.completed","usage":{"input_tokens":5,"output_tokens":1}}`,
 	)
-	require.Len(t, errs, 3, "garbage, an item event without an item, the second terminal event")
+	require.Len(t, errs, 2, "garbage, an item event without an item")
+	require.Equal(t, []agent.Message{
+		agent.UsageMessage(agent.Usage{InputTokens: 10, OutputTokens: 2, CacheReadTokens: 2}),
+		{Type: tLog, Level: "warn", Message: "codex: a second terminal event was ignored: the first one stands"},
+	}, msgs[len(msgs)-2:], "the second terminal event's spend counts; the first result stands")
 	require.Equal(t, []agent.Message{
 		{Type: tProgress, Message: "plan: 1 of 2 steps done"},
 		{Type: tLog, Level: "debug", Message: "think"},

@@ -9,8 +9,10 @@ import (
 )
 
 // validateResult reports the first way r breaks the worker.result schema (docs/protocol.md):
-// an unknown status, a failed or blocked result without a failure kind, an unknown verdict or
-// finding severity, negative usage. Unknown failure kinds are allowed (they count as error).
+// an unknown status, a failed or blocked result without a failure kind, a failure without a
+// kind, an unknown verdict or finding severity, negative usage (cache tokens included): the
+// rules of agent.WorkerResult.Check, which the runner applies to End's result. Unknown
+// failure kinds are allowed (they count as error).
 func validateResult(r *agent.WorkerResult) error {
 	switch r.Status {
 	case agent.StatusCompleted, agent.StatusCancelled:
@@ -22,6 +24,9 @@ func validateResult(r *agent.WorkerResult) error {
 		return fmt.Errorf("status is missing (want completed, failed, blocked or cancelled)")
 	default:
 		return fmt.Errorf("status %q is not one of completed, failed, blocked, cancelled", r.Status)
+	}
+	if r.Failure != nil && r.Failure.Kind == "" {
+		return fmt.Errorf("a failure needs a kind")
 	}
 	switch r.Verdict {
 	case "", agent.VerdictApproved, agent.VerdictMinor, agent.VerdictSevere, agent.VerdictInsufficient:
@@ -36,8 +41,9 @@ func validateResult(r *agent.WorkerResult) error {
 		}
 	}
 	if u := r.Usage; u != nil {
-		if u.InputTokens < 0 || u.OutputTokens < 0 || u.CostUSD < 0 || math.IsNaN(u.CostUSD) {
-			return fmt.Errorf("usage must not be negative (input %d, output %d, cost %v)", u.InputTokens, u.OutputTokens, u.CostUSD)
+		if !validateUsage(u) {
+			return fmt.Errorf("usage must not be negative (input %d, output %d, cache read %d, cache write %d, cost %v)",
+				u.InputTokens, u.OutputTokens, u.CacheReadTokens, u.CacheWriteTokens, u.CostUSD)
 		}
 	}
 	return nil
@@ -73,5 +79,6 @@ func protocolFailure(reason string, line []byte, said *agent.WorkerResult) agent
 }
 
 func validateUsage(u *agent.Usage) bool {
-	return u.InputTokens >= 0 && u.OutputTokens >= 0 && u.CostUSD >= 0 && !math.IsNaN(u.CostUSD)
+	return u.InputTokens >= 0 && u.OutputTokens >= 0 && u.CacheReadTokens >= 0 && u.CacheWriteTokens >= 0 &&
+		u.CostUSD >= 0 && !math.IsNaN(u.CostUSD)
 }

@@ -263,11 +263,15 @@ func parseSize(s string) (int, error) {
 		}
 	}
 	n, err := strconv.ParseFloat(num, 64)
-	if err != nil || n < 0 {
-		return 0, fmt.Errorf("size %q: write it like 200KiB, 20MiB or 1024", s)
+	if err != nil || !(n >= 0) || n*float64(mult) > maxSize { // !(n >= 0): NaN too
+		return 0, fmt.Errorf("size %q: write it like 200KiB, 20MiB or 1024 (at most 1GiB)", s)
 	}
 	return int(n * float64(mult)), nil
 }
+
+// maxSize bounds a SIZE: NaN, Inf or 1e99 converted to int were negative, which made
+// strings.Repeat panic in @big-line and @stderr.
+const maxSize = 1 << 30
 
 // parseDuration reads a Go duration ("100ms", "2s").
 func parseDuration(s string) (time.Duration, error) {

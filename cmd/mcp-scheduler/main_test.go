@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"github.com/mcp-scheduler/mcp-scheduler/storage/postgres/pgtest"
 	"io"
@@ -27,6 +28,12 @@ import (
 var binary string
 
 func TestMain(m *testing.M) {
+	flag.Parse()
+	if f := flag.Lookup("test.fuzz"); f != nil && f.Value.String() != "" {
+		// Fuzzing (config_fuzz_test.go): the coordinator and each worker run TestMain, and the
+		// target needs neither the binary nor a PostgreSQL server.
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "mcp-scheduler-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -149,6 +149,9 @@ func (e *NotFoundError) Error() string {
 	case "node":
 		where = "list them with mcp-scheduler nodes"
 	}
+	if strings.TrimSpace(e.ID) == "" { // "mission  not found" would name nothing
+		return fmt.Sprintf("%s_id is empty: give the id of a %s (%s)", e.Kind, e.Kind, where)
+	}
 	return fmt.Sprintf("%s %s not found (%s)", e.Kind, e.ID, where)
 }
 
