@@ -2,7 +2,6 @@ package refagent
 
 import (
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -33,32 +32,42 @@ func FuzzScript(f *testing.F) {
 	kinds := []string{"", "review", "repair", "verify"}
 	f.Fuzz(func(t *testing.T, text string, kind uint8) {
 		st := agent.Start{MissionID: "msn_01FUZZ", Title: "fuzz", Brief: text, Kind: kinds[int(kind)%len(kinds)]}
-		steps, err := scriptFor(st, text)
-		lines := strings.Count(text, "\n") + 1
+		lines := briefLines(text)
+		steps, err := scriptFor(st, lines)
 		if err != nil {
 			checkScriptError(t, err, lines)
 			return
 		}
 		for _, d := range steps {
-			checkDirective(t, d, lines)
+			checkParsedDirective(t, d, lines)
 		}
 	})
 }
 
-var scriptLine = regexp.MustCompile(`^script line (\d+): `)
+var scriptLine = regexp.MustCompile(`^(?:agent-brief|brief) line (-?\d+): `)
 
-func checkScriptError(t *testing.T, err error, lines int) {
+func checkScriptError(t *testing.T, err error, lines []sourceLine) {
 	t.Helper()
 	m := scriptLine.FindStringSubmatch(err.Error())
 	if m == nil {
 		t.Fatalf("the error %q does not say which line", err)
 	}
-	if n, _ := strconv.Atoi(m[1]); n < 1 || n > lines {
-		t.Fatalf("the error %q names line %d of a %d-line brief", err, n, lines)
+	if !namesALine(err.Error(), lines) {
+		t.Fatalf("the error %q names no line of the %d-line brief", err, len(lines))
 	}
 }
 
-func checkDirective(t *testing.T, d directive, lines int) {
+// namesALine reports whether msg starts with the place of one of the brief's lines.
+func namesALine(msg string, lines []sourceLine) bool {
+	for _, l := range lines {
+		if strings.HasPrefix(msg, l.at.String()+": ") {
+			return true
+		}
+	}
+	return false
+}
+
+func checkParsedDirective(t *testing.T, d directive, lines []sourceLine) {
 	t.Helper()
 	ar, ok := directives[d.name]
 	if !ok {
@@ -67,8 +76,11 @@ func checkDirective(t *testing.T, d directive, lines int) {
 	if len(d.args) > ar.args || len(d.args) < ar.args-ar.optional || (d.text != "" && !ar.text) {
 		t.Fatalf("@%s parsed with %d args %q and text %q; its arity is %+v", d.name, len(d.args), d.args, d.text, ar)
 	}
-	if d.line < 0 || d.line > lines {
-		t.Fatalf("@%s on line %d of a %d-line brief", d.name, d.line, lines)
+	if d.at != (place{}) && !namesALine(d.at.String()+": ", lines) { // a default step has no place
+		t.Fatalf("@%s at %s, not a line of the %d-line brief", d.name, d.at, len(lines))
+	}
+	if err := checkDirective(d); err != nil {
+		t.Fatalf("@%s was returned although its check fails: %v", d.name, err)
 	}
 	switch d.name {
 	case "big-line", "stderr":
