@@ -158,7 +158,37 @@ func dsn(path string, opt Options, write bool) string {
 	return "file:" + path + "?" + q
 }
 
+// openPools opens the connections and migrates, under the writers' cross-process lock
+// (proclock_unix.go), as a write transaction runs: the first connection turns a new file to
+// WAL and the migrations are a run of write transactions, and a second process opening the
+// same data dir at that moment (a daemon starting while `status` polls) would otherwise wait
+// in SQLite's busy handler, whose polling a busy process outruns for longer than busy_timeout
+// (seen at load 50: `status` failed with SQLITE_BUSY while a daemon started). With the lock
+// the second process sleeps in the kernel until the first has opened.
 func (s *Store) openPools(ctx context.Context, opt Options) error {
+	plock, err := openProcLock(s.path)
+	if err != nil {
+		return err
+	}
+	if err := plock.lock(); err != nil {
+		_ = plock.close()
+		return fmt.Errorf("storage: open %s: writer lock: %w", s.path, err)
+	}
+	err = s.openLocked(ctx, opt, plock)
+	uerr := plock.unlock()
+	switch {
+	case err != nil:
+		_ = plock.close()
+		return err
+	case uerr != nil:
+		_ = s.Close() // the writer holds plock now, and closes it
+		return fmt.Errorf("storage: open %s: writer lock: %w", s.path, uerr)
+	}
+	return nil
+}
+
+// openLocked is openPools' work, while it holds plock.
+func (s *Store) openLocked(ctx context.Context, opt Options, plock *procLock) error {
 	var err error
 	if s.writeDB, err = sql.Open("sqlite", dsn(s.path, opt, true)); err != nil {
 		return fmt.Errorf("storage: open %s: %w", s.path, err)
@@ -195,12 +225,6 @@ func (s *Store) openPools(ctx context.Context, opt Options) error {
 	s.readDB.SetConnMaxLifetime(0)
 	s.readDB.SetConnMaxIdleTime(0)
 	s.readers = newStmtCache(s.readDB)
-	plock, err := openProcLock(s.path)
-	if err != nil {
-		_ = conn.Close()
-		_ = s.closePools()
-		return err
-	}
 	s.w = startWriter(conn, plock, opt, func() { s.ckpt.noteCommit(); s.committed() })
 	s.register()
 	return nil
