@@ -28,7 +28,7 @@ func TestInvalidUTF8Lines_ProtocolErrorNamingTheFieldStreamGoesOn(t *testing.T) 
 func TestInvalidUTF8Result_IsAProtocolFailure(t *testing.T) {
 	r := newRunner(t, "")
 	raw := `{"type":"worker.result","status":"completed","summary":"done ` + "\xff" + `"}` + "\n"
-	_, out := collect(t, launch(t, r, refSpec(t, r, "utf8r", t.TempDir(), "@raw "+strconv.Quote(raw)+"\n@crash 0")))
+	_, out := collect(t, launch(t, r, refSpec(t, r, "utf8r", t.TempDir(), "@raw "+strconv.Quote(raw)+"\n@crash 1")))
 	require.Equal(t, agent.StatusFailed, out.Result.Status)
 	require.Equal(t, agent.KindProtocol, out.Result.Failure.Kind)
 	require.Contains(t, out.Result.Summary, "summary: is not valid UTF-8 (byte 0xff")
