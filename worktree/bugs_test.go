@@ -19,6 +19,7 @@ import (
 // B16: a killed git process left index.lock behind. It is removed because it is provably
 // stale (old and held by no process), and the commit and the landing go through.
 func TestB16_StaleIndexLockFromKilledProcessIsRemoved(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t, func(c *Config) { c.StaleLockAge = 300 * time.Millisecond })
 	r := openRepo(t, m, tr.dir)
@@ -106,6 +107,7 @@ func TestB16_LiveIndexLockIsWaitedForNeverRemoved(t *testing.T) {
 // B16: polling a workspace's status never takes the index lock, so an agent's own git
 // commands running at the same time never fail on it.
 func TestB16_StatusPollingNeverBreaksConcurrentCommits(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 300 {
 		files[fmt.Sprintf("d%d/f%d.txt", i%10, i)] = "x\n"
@@ -144,6 +146,7 @@ func TestB16_StatusPollingNeverBreaksConcurrentCommits(t *testing.T) {
 
 // B16 for refs: a stale refs/heads/main.lock left by a killed update does not block landing.
 func TestB16_StaleRefLockOnTheTargetIsRemoved(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t, func(c *Config) { c.StaleLockAge = time.Second })
@@ -166,6 +169,7 @@ func TestB16_StaleRefLockOnTheTargetIsRemoved(t *testing.T) {
 // the same path on the next Prepare, keeping the branch's commits; cleanup at the end removes
 // both the directory and the registration.
 func TestB17_DeletedWorkspaceDirectoryIsRecreated(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -198,6 +202,7 @@ func TestB17_DeletedWorkspaceDirectoryIsRecreated(t *testing.T) {
 // B17 without a record: a creation cut short (registration locked "initializing", no record)
 // is cleared and done again.
 func TestB17_InterruptedCreationIsClearedAndRedone(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -219,6 +224,7 @@ func TestB17_InterruptedCreationIsClearedAndRedone(t *testing.T) {
 // B18: the branch an attempt needs is checked out in another worktree. The result is a clear
 // error, and no directory, registration or branch change is left behind.
 func TestB18_BranchCheckedOutElsewhereIsAClearErrorWithNoLeftovers(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -244,6 +250,7 @@ func TestB18_BranchCheckedOutElsewhereIsAClearErrorWithNoLeftovers(t *testing.T)
 // B18: a failure right after `git worktree add` (simulated by a git wrapper) or a failed
 // post-condition never leaves a half-created worktree behind; the next try succeeds.
 func TestB18_HalfCreatedWorktreeNeverStaysBehind(t *testing.T) {
+	t.Parallel()
 	realGit, err := exec.LookPath("git")
 	require.NoError(t, err)
 	dir := t.TempDir()
@@ -288,6 +295,7 @@ exit $rc
 // B31: ids that could escape the data directory are refused before anything is created, and
 // so is a path that a symbolic link would lead outside.
 func TestB31_IDsAndPathsThatEscapeAreRefusedAndNothingIsCreated(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -328,6 +336,7 @@ func TestB31_IDsAndPathsThatEscapeAreRefusedAndNothingIsCreated(t *testing.T) {
 // B32: branch names and revisions that git could read as options or that break ref rules are
 // refused before any git process runs; the spy wrapper proves no git call ever saw them.
 func TestB32_RefsThatCouldBeOptionsAreRefusedBeforeGit(t *testing.T) {
+	t.Parallel()
 	realGit, err := exec.LookPath("git")
 	require.NoError(t, err)
 	dir := t.TempDir()

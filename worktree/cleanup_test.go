@@ -21,6 +21,7 @@ func (c *fakeClock) Now() time.Time      { c.mu.Lock(); defer c.mu.Unlock(); ret
 func (c *fakeClock) Add(d time.Duration) { c.mu.Lock(); defer c.mu.Unlock(); c.now = c.now.Add(d) }
 
 func TestCleanup_RemovesExpiredAndKeepsKeptDirtyAndRecent(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	clock := &fakeClock{now: time.Now()}
 	m := newTestManager(t, func(c *Config) { c.Now = clock.Now; c.Retention = time.Hour })
@@ -71,6 +72,7 @@ func TestCleanup_RemovesExpiredAndKeepsKeptDirtyAndRecent(t *testing.T) {
 }
 
 func TestCleanup_WithoutKeepKeepsUnlandedWork(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	clock := &fakeClock{now: time.Now()}
 	m := newTestManager(t, func(c *Config) { c.Now = clock.Now })
@@ -95,6 +97,7 @@ func TestCleanup_WithoutKeepKeepsUnlandedWork(t *testing.T) {
 }
 
 func TestCleanup_PrunesOnlyOurStaleRegistrationsAndOrphanBranches(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	clock := &fakeClock{now: time.Now()}
 	m := newTestManager(t, func(c *Config) { c.Now = clock.Now })
@@ -120,6 +123,7 @@ func TestCleanup_PrunesOnlyOurStaleRegistrationsAndOrphanBranches(t *testing.T) 
 }
 
 func TestCleanup_RemovesInterruptedCreationsAndDrainsPool(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t, func(c *Config) { c.WarmPool = 1 })
 	r := openRepo(t, m, tr.dir)
@@ -141,6 +145,7 @@ func TestCleanup_RemovesInterruptedCreationsAndDrainsPool(t *testing.T) {
 }
 
 func TestRemove_RefusesDirtyWorkspaceUnlessForced(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -158,6 +163,7 @@ func TestRemove_RefusesDirtyWorkspaceUnlessForced(t *testing.T) {
 }
 
 func TestRemove_FindsRepositoryOfAWorkspaceFromAnotherProcess(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	dataDir := t.TempDir()
 	m1 := newTestManager(t, func(c *Config) { c.DataDir = dataDir })

@@ -12,6 +12,7 @@ import (
 // the data directory (as two scheduler processes would: the file lock is what serialises
 // them). Every mission lands exactly once, the history holds all of them, fsck is clean.
 func TestLand_EightConcurrentMissionsLandExactlyOnce(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{"shared.txt": ""}
 	for i := range 8 {
 		files[fmt.Sprintf("m%d.txt", i)] = "base\n"

@@ -21,6 +21,7 @@ import (
 // The next landing of the same attempt, by another process, completes or finds it landed;
 // the work is never landed twice and the repository stays consistent.
 func TestLand_SIGKILLMidLandingThenRetryNeverDoubles(t *testing.T) {
+	t.Parallel()
 	for _, checkedOut := range []bool{false, true} {
 		t.Run(fmt.Sprintf("target_checked_out=%v", checkedOut), func(t *testing.T) {
 			crashLoop(t, checkedOut, 8)
@@ -177,6 +178,7 @@ func crashDiagnostics(tr *testRepo, ws Workspace, state string) string {
 // completes or finds it landed, with exactly one merge commit whose parents are the target as
 // it was and the attempt's tip; the person's checkout is clean and their next commit works.
 func TestLand_SIGKILLDuringAThreeWayMergeThenRetry(t *testing.T) {
+	t.Parallel()
 	for _, checkedOut := range []bool{false, true} {
 		t.Run(fmt.Sprintf("target_checked_out=%v", checkedOut), func(t *testing.T) {
 			tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})

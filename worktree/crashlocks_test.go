@@ -21,6 +21,7 @@ import (
 // no process has it open, no git works in the checkout), say so in its result and its log,
 // and the person's own next `git commit` (or `git reset`, for ORIG_HEAD) must succeed.
 func TestLand_GitKilledHoldingALockAfterTheTargetMovedThenThePersonCommits(t *testing.T) {
+	t.Parallel()
 	for _, lock := range []string{"HEAD", "index", "ORIG_HEAD", "refs/heads/main"} {
 		t.Run(strings.ReplaceAll(lock, "/", "_"), func(t *testing.T) {
 			tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
@@ -77,6 +78,7 @@ func TestLand_GitKilledHoldingALockAfterTheTargetMovedThenThePersonCommits(t *te
 // neither the lock nor the person's files or index; once that git is done the person's
 // commit is there and the next landing lands.
 func TestLand_LockOfALiveGitInThePersonsCheckoutIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	for _, lock := range []string{"index", "HEAD"} {
 		t.Run(lock, func(t *testing.T) {
 			tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
@@ -132,6 +134,7 @@ func TestLand_LockOfALiveGitInThePersonsCheckoutIsLeftAlone(t *testing.T) {
 }
 
 func TestLockScope(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	linked := filepath.Join(t.TempDir(), "linked")
 	tr.git("worktree", "add", "-q", "-b", "side", linked)

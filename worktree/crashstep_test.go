@@ -70,6 +70,7 @@ func TestLand_OrphanedCommitFinishingMidLandingIsLanded(t *testing.T) {
 // leaving that git running as an orphan, or with its process group), at a random moment of
 // the merge: the next landing completes or finds it landed, and the checkout is consistent.
 func TestLand_SIGKILLDuringTheFastForwardThenRetry(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"base.txt": "base\n"})
 	dataDir := t.TempDir()
 	m := newTestManager(t, func(c *Config) { c.DataDir = dataDir; c.StaleLockAge = 200 * time.Millisecond })

@@ -10,6 +10,7 @@ import (
 )
 
 func TestDiff_FilesWithRenamesAndAUnifiedPatch(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("stable line\n", 30)
 	tr := newTestRepo(t, map[string]string{"keep.txt": "1\n2\n", "old.txt": body, "del.txt": "bye\n"})
 	m := newTestManager(t)
@@ -48,6 +49,7 @@ func TestDiff_FilesWithRenamesAndAUnifiedPatch(t *testing.T) {
 // changedPaths (used for ChangedFiles and write areas) must agree with git itself, including
 // a file replaced by a directory, a mode change, deep paths and deletions of whole trees.
 func TestChangedPaths_AgreesWithGit(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{
 		"a/b/c/deep.txt": "d\n", "a/keep.txt": "k\n", "thing": "file\n", "tree/x.txt": "x\n",
 		"tree/sub/y.txt": "y\n", "script.sh": "echo\n", "same.txt": "same\n",

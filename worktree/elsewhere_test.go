@@ -10,6 +10,7 @@ import (
 // own data dir lands the attempt's branch as it is (alone and in a batch), neither refusing the
 // foreign path nor committing what that directory holds uncommitted.
 func TestLand_ElsewhereLandsTheBranchAsItIs(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("checkout", "-q", "--detach")
 	gone := newTestManager(t) // the stopped node's manager

@@ -13,6 +13,7 @@ import (
 // meanwhile (seen in the fresh-user cluster trial: two landings missing from it). Land writes
 // a merge commit with main first instead; a plain branch on top of main still fast-forwards.
 func TestLand_BranchThatMergedTheTargetIsLandedByAMergeCommit(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("checkout", "-q", "-b", "elsewhere") // main is not checked out anywhere
 	m := newTestManager(t)

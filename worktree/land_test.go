@@ -13,6 +13,7 @@ import (
 )
 
 func TestLand_FastForwardWhenTargetDidNotMove(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("checkout", "-q", "-b", "elsewhere") // main is not checked out anywhere
 	m := newTestManager(t)
@@ -37,6 +38,7 @@ func TestLand_FastForwardWhenTargetDidNotMove(t *testing.T) {
 }
 
 func TestLand_DisjointEditsMergeInTheObjectDatabase(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "shared.txt": "1\n2\n3\n4\n5\n6\n7\n8\n"})
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
@@ -71,6 +73,7 @@ func TestLand_DisjointEditsMergeInTheObjectDatabase(t *testing.T) {
 }
 
 func TestLand_ConflictNamesPathsAndMovesNothing(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"f.txt": "x\n", "g.txt": "g\n", "ok.txt": "ok\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -96,6 +99,7 @@ func TestLand_ConflictNamesPathsAndMovesNothing(t *testing.T) {
 }
 
 func TestLand_BinaryFiles(t *testing.T) {
+	t.Parallel()
 	bin := func(seed byte) string {
 		b := make([]byte, 4096)
 		for i := range b {
@@ -127,6 +131,7 @@ func TestLand_BinaryFiles(t *testing.T) {
 }
 
 func TestLand_RenameOnOneSideEditOnTheOther(t *testing.T) {
+	t.Parallel()
 	body := strings.Repeat("line of text that makes the file similar\n", 20)
 	tr := newTestRepo(t, map[string]string{"old/name.go": body})
 	m := newTestManager(t)
@@ -150,6 +155,7 @@ func TestLand_RenameOnOneSideEditOnTheOther(t *testing.T) {
 }
 
 func TestLand_CRLFAndGitattributes(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{
 		".gitattributes": "*.txt text eol=crlf\n*.sh text eol=lf\n*.dat binary\n",
 		"win.txt":        "a\nb\nc\n",
@@ -177,6 +183,7 @@ func TestLand_CRLFAndGitattributes(t *testing.T) {
 }
 
 func TestLand_SecondCallIsAlreadyLanded(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -200,6 +207,7 @@ func TestLand_SecondCallIsAlreadyLanded(t *testing.T) {
 }
 
 func TestLand_NothingToLand(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -218,6 +226,7 @@ func TestLand_NothingToLand(t *testing.T) {
 }
 
 func TestLand_WriteAreaReportsOutsideFiles(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"internal/auth/a.go": "a\n", "cmd/main.go": "m\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -238,6 +247,7 @@ func TestLand_WriteAreaReportsOutsideFiles(t *testing.T) {
 }
 
 func TestLand_ChecksRunOnTheMergedTreeAndFailureMovesNothing(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -303,6 +313,7 @@ func TestLand_ChecksRunOnTheMergedTreeAndFailureMovesNothing(t *testing.T) {
 }
 
 func TestLand_TargetMovedDuringLandingStartsOver(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
@@ -332,6 +343,7 @@ func TestLand_TargetMovedDuringLandingStartsOver(t *testing.T) {
 }
 
 func TestLand_LargeRepository(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{}
 	for i := range 2000 {
 		files[fmt.Sprintf("pkg%02d/file%04d.txt", i%40, i)] = strings.Repeat(fmt.Sprintf("line %d\n", i), 30)
@@ -358,6 +370,7 @@ func TestLand_LargeRepository(t *testing.T) {
 // The person's `git gc` repacks objects behind go-git's back (new pack, loose objects gone);
 // reads re-index and landing and diffs keep working.
 func TestLand_WorksAfterThePersonRunsGitGC(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -392,6 +405,7 @@ func TestLand_WorksAfterThePersonRunsGitGC(t *testing.T) {
 // The commit of what the agent left uncommitted carries the landing's message: with a
 // fast-forward it is the commit the target's history shows (Claude Code and Codex never commit).
 func TestLand_PendingWorkCommitCarriesTheMessage(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)

@@ -98,6 +98,7 @@ func writeOwnFiles(t *testing.T, wss []Workspace) {
 }
 
 func TestLandBatch_ThreeDisjointAttemptsMoveTheTargetOnce(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -148,6 +149,7 @@ func TestLandBatch_ThreeDisjointAttemptsMoveTheTargetOnce(t *testing.T) {
 }
 
 func TestLandBatch_FastForwardFirstThenMergeCommits(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	old := tr.tip("main")
@@ -177,6 +179,7 @@ func TestLandBatch_FastForwardFirstThenMergeCommits(t *testing.T) {
 }
 
 func TestLandBatch_ConflictWithAnEarlierAttemptLeavesThatOneOut(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"f.txt": "x\n"}, "one", "two", "three")
 	writeFile(t, wss[0].Path, "f.txt", "one\n")
 	writeFile(t, wss[1].Path, "f.txt", "two\n")
@@ -211,6 +214,7 @@ func TestLandBatch_ConflictWithAnEarlierAttemptLeavesThatOneOut(t *testing.T) {
 }
 
 func TestLandBatch_CommitsPendingWork(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n", "gone.txt": "g\n"}, "one", "two", "three")
 	// one: committed by the agent, plus more left uncommitted.
 	writeFile(t, wss[0].Path, "one.txt", "committed\n")
@@ -249,6 +253,7 @@ func TestLandBatch_CommitsPendingWork(t *testing.T) {
 }
 
 func TestLandBatch_TargetCheckedOutCleanIsFastForwardedOnce(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -282,6 +287,7 @@ func TestLandBatch_TargetCheckedOutCleanIsFastForwardedOnce(t *testing.T) {
 }
 
 func TestLandBatch_TargetCheckedOutDirtyWaitsOnlyForTheBlockedAttempt(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -326,6 +332,7 @@ func TestLandBatch_TargetCheckedOutDirtyWaitsOnlyForTheBlockedAttempt(t *testing
 
 // A dirty checkout that touches none of the batch's files does not stop it: one move.
 func TestLandBatch_TargetCheckedOutWithUnrelatedEditsMovesOnce(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -344,6 +351,7 @@ func TestLandBatch_TargetCheckedOutWithUnrelatedEditsMovesOnce(t *testing.T) {
 }
 
 func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
+	t.Parallel()
 	for _, onlyFirst := range []bool{false, true} {
 		t.Run(fmt.Sprintf("check_on_first_request_only=%v", onlyFirst), func(t *testing.T) {
 			tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "bad", "three")
@@ -382,6 +390,7 @@ func TestLandBatch_FailingCheckFallsBackToOneByOne(t *testing.T) {
 }
 
 func TestLandBatch_PassingCheckRunsOnceOnTheBatchResult(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	var calls atomic.Int32
@@ -410,6 +419,7 @@ func TestLandBatch_PassingCheckRunsOnceOnTheBatchResult(t *testing.T) {
 }
 
 func TestLandBatch_SingleAttemptFailingChecksIsChecksFailed(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -432,6 +442,7 @@ func TestLandBatch_SingleAttemptFailingChecksIsChecksFailed(t *testing.T) {
 }
 
 func TestLandBatch_SecondCallIsAlreadyLanded(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
@@ -465,6 +476,7 @@ func TestLandBatch_SecondCallIsAlreadyLanded(t *testing.T) {
 }
 
 func TestLandBatch_InvalidBatchMovesNothing(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("branch", "other")
 	tr.git("checkout", "-q", "--detach")
@@ -523,6 +535,7 @@ func TestLandBatch_InvalidBatchMovesNothing(t *testing.T) {
 }
 
 func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two", "three")
 	writeOwnFiles(t, wss)
 	reqs := batchOf(r, wss...)
@@ -560,6 +573,7 @@ func TestLandBatch_InvalidRequestFailsAlone(t *testing.T) {
 }
 
 func TestLandBatch_NothingToLandIsLeftOut(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "idle", "undone", "three")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	writeFile(t, wss[3].Path, "three.txt", "three\n")
@@ -592,6 +606,7 @@ func TestLandBatch_NothingToLandIsLeftOut(t *testing.T) {
 // A repair mission's branch starts from its subject's branch: batched after it, the subject
 // is already in the candidate, and lands with the batch.
 func TestLandBatch_RepairBranchCarriesItsSubject(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"f.txt": "x\n"})
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
@@ -625,6 +640,7 @@ func TestLandBatch_RepairBranchCarriesItsSubject(t *testing.T) {
 }
 
 func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
 	writeFile(t, wss[0].Path, "one.txt", "one\n")
 	_, _, err := m.CommitPending(ctxT(t), wss[0], "")
@@ -641,6 +657,7 @@ func TestLandBatch_WorkspaceDirectoryGoneLandsTheBranch(t *testing.T) {
 }
 
 func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
 	writeOwnFiles(t, wss)
 	before := tr.tip("main")
@@ -656,6 +673,7 @@ func TestLandBatch_CancelledContextMovesNothing(t *testing.T) {
 // A batch and single landings onto the same target are serialised by the landing lock: no
 // landing is lost.
 func TestLandBatch_ConcurrentWithLand(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "b1", "b2", "b3", "s1", "s2")
 	writeOwnFiles(t, wss)
 	var wg sync.WaitGroup
@@ -694,6 +712,7 @@ func TestLandBatch_ConcurrentWithLand(t *testing.T) {
 // When the checks fail on a batch, an attempt that conflicted only with the one breaking
 // them is landed again on its own: it must not stay conflicted with work that never lands.
 func TestLandBatch_ConflictWithTheAttemptThatFailsTheChecksIsRetried(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "bad", "rival")
 	writeFile(t, wss[0].Path, "a.txt", "bad\n")
 	writeFile(t, wss[0].Path, "broken.txt", "breaks the build\n")
@@ -714,6 +733,7 @@ func TestLandBatch_ConflictWithTheAttemptThatFailsTheChecksIsRetried(t *testing.
 // workspace checked out on another branch) leaves nothing to stage: each request gets its
 // error, the target stays, and there is no batch error (a CI run once panicked here).
 func TestLandBatch_EveryPendingCommitFailingMovesNothing(t *testing.T) {
+	t.Parallel()
 	tr, m, r, wss := detachedBatch(t, map[string]string{"a.txt": "a\n"}, "one", "two")
 	writeOwnFiles(t, wss)
 	for i, ws := range wss {

@@ -12,6 +12,7 @@ import (
 // own `git merge --ff-only` would change it.
 
 func TestLand_TargetCheckedOutCleanIsFastForwardedThere(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -31,6 +32,7 @@ func TestLand_TargetCheckedOutCleanIsFastForwardedThere(t *testing.T) {
 }
 
 func TestLand_TargetCheckedOutDirtyElsewhereKeepsPersonsChanges(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "mine.txt": "mine\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -48,6 +50,7 @@ func TestLand_TargetCheckedOutDirtyElsewhereKeepsPersonsChanges(t *testing.T) {
 }
 
 func TestLand_TargetCheckedOutDirtySameFileWaits(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -82,6 +85,7 @@ func TestLand_TargetCheckedOutDirtySameFileWaits(t *testing.T) {
 // (untracked) and modified files rewritten, the index not updated. Files already holding
 // exactly the landed content do not block; a file with other content still does.
 func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", ".gitattributes": "*.txt text eol=crlf\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -112,6 +116,7 @@ func TestLand_FilesAlreadyHoldingTheLandedContentDoNotBlock(t *testing.T) {
 // anywhere (even one as long as the landed content) still does. (The SIGKILL crash test met
 // the empty file: git had created it and was killed before writing.)
 func TestLand_FilesCutShortByAKilledFastForwardDoNotBlock(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)

@@ -59,6 +59,7 @@ func requireAgrees(t *testing.T, tr *testRepo, r *Repo, old, tip, base string) b
 // answers the shapes where the base is still in the target and agrees with git; where the
 // target was rewritten it leaves the answer to git.
 func TestQuickMergeBase_TargetMovedUnderTheAttempt(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	h := newHistory(tr)
 	root := tr.tip("main")
@@ -111,6 +112,7 @@ func TestQuickMergeBase_TargetMovedUnderTheAttempt(t *testing.T) {
 // answer of the walk equals `git merge-base --all` (which then has exactly one answer), and
 // most landings are answered without git.
 func TestQuickMergeBase_RandomLandingHistories(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -194,6 +196,7 @@ func landingHistory(tr *testRepo, rng *rand.Rand) *landingHist {
 // commit starts a git process, nor its merged tree (the attempts changed different files:
 // the tree walk writes it); only the status and the move of the target do.
 func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"x.txt": "x\n", "y.txt": "y\n", "z.txt": "z\n"})
 	tr.git("checkout", "-q", "--detach")
 	logs := &syncBuffer{}
@@ -231,6 +234,7 @@ func TestLand_AfterAnAttemptOfAnOlderBaseRunsNoMergeBase(t *testing.T) {
 // git's merge base follows replace refs and grafts, go-git's reads do not: in a repository
 // that has any (loose or packed), every merge base is left to git.
 func TestQuickMergeBase_LeavesReplaceRefsAndGraftsToGit(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	h := newHistory(tr)
 	root := tr.tip("main")

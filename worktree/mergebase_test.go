@@ -15,6 +15,7 @@ import (
 // history with branches, merges and criss-cross merges, and must answer the common landing
 // shapes (fast-forward, already in, diverged from the base) without asking git.
 func TestQuickMergeBase_AgreesWithGit(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	tree := tr.git("rev-parse", "HEAD^{tree}")
 	root := tr.tip("main")
@@ -83,6 +84,7 @@ func TestQuickMergeBase_AgreesWithGit(t *testing.T) {
 // one's base) is the common shape while several agents work on one branch: the walk from the
 // target stops on the base's first-parent line and answers it without git.
 func TestQuickMergeBase_AnswersBranchesOfOlderBases(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	h := newHistory(tr)
 	root := tr.tip("main")

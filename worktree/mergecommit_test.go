@@ -20,6 +20,7 @@ import (
 // (same identity, same dates in the same zone): same id, same bytes, a clean fsck, and a
 // read-only loose object as git's own.
 func TestWriteCommit_ByteIdenticalToCommitTree(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	ours := tr.tip("main")
 	tr.git("checkout", "-q", "-b", "side")
@@ -61,6 +62,7 @@ func TestWriteCommit_ByteIdenticalToCommitTree(t *testing.T) {
 // A landing that merges writes its merge commit without starting git commit-tree: the
 // manager's identity, the current time in the local zone, both parents, the trailers.
 func TestLand_MergeCommitWrittenWithoutCommitTree(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	tr.git("checkout", "-q", "--detach")
 	logs := &syncBuffer{}
@@ -99,6 +101,7 @@ func TestLand_MergeCommitWrittenWithoutCommitTree(t *testing.T) {
 // identity git cleans up — the merge commit is left to git commit-tree, and a configuration
 // change is noticed at the next landing.
 func TestLand_MergeCommitLeftToGitWhereGitWritesOtherBytes(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n", "c.txt": "c\n"})
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
@@ -132,6 +135,7 @@ func TestLand_MergeCommitLeftToGitWhereGitWritesOtherBytes(t *testing.T) {
 // An author name git would clean up ("Bot." loses its dot) lands through commit-tree, with
 // git's own clean-up.
 func TestLand_IdentityGitCleansUpGoesThroughCommitTree(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "b.txt": "b\n"})
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t, func(c *Config) { c.Author = Signature{Name: "Bot.", Email: "bot@example.invalid"} })

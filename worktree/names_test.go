@@ -9,6 +9,7 @@ import (
 )
 
 func TestValidateBranchName_AcceptsOrdinaryNames(t *testing.T) {
+	t.Parallel()
 	for _, name := range []string{"main", "master", "feature/login-form", "release/v1.2.3", "user@host",
 		"fix_123", "日本語/ブランチ", "a.b", "mcp-scheduler/m-1/a2", "UPPER/lower", strings.Repeat("x", 255)} {
 		require.NoError(t, ValidateBranchName(name), name)
@@ -21,6 +22,7 @@ func TestValidateBranchName_AcceptsOrdinaryNames(t *testing.T) {
 }
 
 func TestValidateMissionIDAndAttempt(t *testing.T) {
+	t.Parallel()
 	for _, id := range []string{"a", "M-1", "mission_42", strings.Repeat("z", 64), "-f"} {
 		require.NoError(t, ValidateMissionID(id), id)
 	}
@@ -31,6 +33,7 @@ func TestValidateMissionIDAndAttempt(t *testing.T) {
 }
 
 func TestNewManager_RejectsBadConfiguration(t *testing.T) {
+	t.Parallel()
 	for _, cfg := range []Config{
 		{},
 		{DataDir: t.TempDir(), WarmPool: -1},

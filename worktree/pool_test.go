@@ -11,6 +11,7 @@ import (
 )
 
 func TestWarmPool_PrepareClaimsAPreparedCheckoutAndRefills(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", ".gitignore": ".env\n"})
 	tr.write(".env", "K=V\n")
 	m := newTestManager(t, func(c *Config) { c.WarmPool = 2; c.CopyIgnored = []string{".env"} })
@@ -31,6 +32,7 @@ func TestWarmPool_PrepareClaimsAPreparedCheckoutAndRefills(t *testing.T) {
 }
 
 func TestWarmPool_OldPooledCheckoutIsSwitchedToTheCurrentBase(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "old\n", "gone.txt": "x\n"})
 	m := newTestManager(t, func(c *Config) { c.WarmPool = 1 })
 	r := openRepo(t, m, tr.dir)
@@ -50,6 +52,7 @@ func TestWarmPool_OldPooledCheckoutIsSwitchedToTheCurrentBase(t *testing.T) {
 }
 
 func TestWarmPool_BrokenPoolEntryFallsBackToAFreshWorktree(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t, func(c *Config) { c.WarmPool = 1 })
 	r := openRepo(t, m, tr.dir)
@@ -80,6 +83,7 @@ func readyPool(t *testing.T, m *Manager, r *Repo) []string {
 // B18 with the pool on: the attempt's branch is checked out in a person's worktree. The claim
 // is not attempted, the error is the clear one, and the person's branch is untouched.
 func TestWarmPool_BranchCheckedOutElsewhereIsLeftAlone(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t, func(c *Config) { c.WarmPool = 1 })
 	r := openRepo(t, m, tr.dir)

@@ -11,6 +11,7 @@ import (
 )
 
 func TestPrepare_WorktreeOnOwnBranchFromTargetTip(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n", "dir/b.txt": "b\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -36,6 +37,7 @@ func TestPrepare_WorktreeOnOwnBranchFromTargetTip(t *testing.T) {
 }
 
 func TestPrepare_SecondCallReturnsSameWorkspace(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -50,6 +52,7 @@ func TestPrepare_SecondCallReturnsSameWorkspace(t *testing.T) {
 }
 
 func TestOpen_CachesHandleAndSharesIDAcrossLinkedWorktrees(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -68,6 +71,7 @@ func TestOpen_CachesHandleAndSharesIDAcrossLinkedWorktrees(t *testing.T) {
 }
 
 func TestOpen_NotARepository(t *testing.T) {
+	t.Parallel()
 	m := newTestManager(t)
 	_, err := m.Open(t.TempDir())
 	require.ErrorIs(t, err, ErrNotRepository)
@@ -76,6 +80,7 @@ func TestOpen_NotARepository(t *testing.T) {
 }
 
 func TestNewManager_RejectsOldGit(t *testing.T) {
+	t.Parallel()
 	fake := filepath.Join(t.TempDir(), "git")
 	require.NoError(t, os.WriteFile(fake, []byte("#!/bin/sh\necho 'git version 2.37.1'\n"), 0o755))
 	_, err := NewManager(Config{DataDir: t.TempDir(), GitPath: fake})
@@ -88,6 +93,7 @@ func TestNewManager_RejectsOldGit(t *testing.T) {
 }
 
 func TestPrepare_DetachedHeadNeedsATarget(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	tr.git("checkout", "-q", "--detach")
 	m := newTestManager(t)
@@ -104,6 +110,7 @@ func TestPrepare_DetachedHeadNeedsATarget(t *testing.T) {
 }
 
 func TestPrepare_UnknownTargetBranch(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -114,6 +121,7 @@ func TestPrepare_UnknownTargetBranch(t *testing.T) {
 }
 
 func TestPrepare_CopiesOnlyIgnoredFiles(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{".gitignore": ".env\nconfig/*.local\n", "config/app.yml": "x\n"})
 	tr.write(".env", "SECRET=1\n")
 	tr.write("config/dev.local", "local\n")
@@ -132,6 +140,7 @@ func TestPrepare_CopiesOnlyIgnoredFiles(t *testing.T) {
 }
 
 func TestPrepare_SnapshotIsReadOnlyAndDetached(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"f": "1\n"})
 	first := tr.tip("main")
 	tr.write("f", "2\n")
@@ -158,6 +167,7 @@ func TestPrepare_SnapshotIsReadOnlyAndDetached(t *testing.T) {
 }
 
 func TestPrepare_MainIsTheRepositoryCheckoutReadOnly(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -173,6 +183,7 @@ func TestPrepare_MainIsTheRepositoryCheckoutReadOnly(t *testing.T) {
 }
 
 func TestPrepare_UnknownStrategyAndMisplacedFields(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -189,6 +200,7 @@ func TestPrepare_UnknownStrategyAndMisplacedFields(t *testing.T) {
 }
 
 func TestPrepare_ResumeContinuesInPredecessorWorkspace(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -208,6 +220,7 @@ func TestPrepare_ResumeContinuesInPredecessorWorkspace(t *testing.T) {
 }
 
 func TestPrepare_ResumeAfterDirectoryDeletedKeepsCommittedWork(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -228,6 +241,7 @@ func TestPrepare_ResumeAfterDirectoryDeletedKeepsCommittedWork(t *testing.T) {
 }
 
 func TestPrepare_IsolatedCopyHasItsOwnGitDirAndLands(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -258,6 +272,7 @@ func TestPrepare_IsolatedCopyHasItsOwnGitDirAndLands(t *testing.T) {
 }
 
 func TestPrepare_RepairStartsFromBranchAndLeavesConflictMarkers(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"f.txt": "one\ntwo\nthree\n"})
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -290,6 +305,7 @@ func TestPrepare_RepairStartsFromBranchAndLeavesConflictMarkers(t *testing.T) {
 }
 
 func TestPrepare_PathsWithSpacesAndNonASCII(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	tr := newTestRepoAt(t, filepath.Join(base, "my repo ü"), map[string]string{"docs/read me ✓.md": "x\n", "ünï cödé.txt": "1\n"})
 	m := newTestManager(t, func(c *Config) { c.DataDir = filepath.Join(base, "data dir é") })
@@ -312,6 +328,7 @@ func TestPrepare_PathsWithSpacesAndNonASCII(t *testing.T) {
 }
 
 func TestPrepare_RepositoryWithSubmoduleNeverFetches(t *testing.T) {
+	t.Parallel()
 	sub := newTestRepo(t, map[string]string{"lib.txt": "lib\n"})
 	tr := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	tr.git("-c", "protocol.file.allow=always", "submodule", "add", "-q", sub.dir, "vendor/lib")

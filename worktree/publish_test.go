@@ -49,6 +49,7 @@ func TestPublish_AnotherNodeLandsThePublishedBranch(t *testing.T) {
 // An attempt whose node did not publish it cannot be landed by another node: the error wraps
 // ErrNotPublished and says that its node can still land it; nothing moves on the remote.
 func TestPublish_UnpublishedBranchIsAClearError(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	mA, rA := remoteManager(t, b)
 	ws := prepare(t, mA, rA, "m", 1)
@@ -65,6 +66,7 @@ func TestPublish_UnpublishedBranchIsAClearError(t *testing.T) {
 // A repair mission prepared on node B starts from the branch of an attempt node A ran and
 // published: B's Prepare fetches it.
 func TestPublish_RepairOnAnotherNodeStartsFromThePublishedBranch(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	mA, rA := remoteManager(t, b)
 	ws := prepare(t, mA, rA, "m", 1)
@@ -81,6 +83,7 @@ func TestPublish_RepairOnAnotherNodeStartsFromThePublishedBranch(t *testing.T) {
 
 // Publish refuses a local repository: only a remote one's branches are published.
 func TestPublish_LocalRepositoryIsRefused(t *testing.T) {
+	t.Parallel()
 	m := newTestManager(t)
 	repo := newTestRepo(t, map[string]string{"a.txt": "a\n"})
 	r, err := m.Open(repo.dir)
@@ -94,6 +97,7 @@ func TestPublish_LocalRepositoryIsRefused(t *testing.T) {
 // snapshot is handed out read-only at the commit it shows; FetchRemoteBranch brings what an
 // agent pushed; a local repository is refused.
 func TestRemoteBranch_PreparedOnTheRemoteAndFetchedBack(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	m, r := remoteManager(t, b)
 	ws, err := m.PrepareRemoteBranch(ctxT(t), PrepareRequest{Repo: r, MissionID: "m", Attempt: 1})

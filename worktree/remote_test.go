@@ -64,6 +64,7 @@ func TestRemote_LandMovesTheRemoteBranch(t *testing.T) {
 }
 
 func TestRemote_PrepareStartsFromTheFreshlyFetchedTarget(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	m, r := remoteManager(t, b)
 	first := prepare(t, m, r, "m", 1)
@@ -184,6 +185,7 @@ func landUntilDone(t *testing.T, m *Manager, r *Repo, id string) error {
 }
 
 func TestRemote_BatchLandsOntoTheRemote(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	m, r := remoteManager(t, b)
 	var reqs []LandRequest
@@ -210,6 +212,7 @@ func TestRemote_BatchLandsOntoTheRemote(t *testing.T) {
 }
 
 func TestRemote_CleanupAndKnownRepositories(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, map[string]string{"a.txt": "a\n"})
 	clock := &fakeClock{now: time.Now()}
 	m, r := remoteManager(t, b, func(c *Config) { c.Now = clock.Now })
@@ -232,6 +235,7 @@ func TestRemote_CleanupAndKnownRepositories(t *testing.T) {
 }
 
 func TestRemote_MainStrategyIsRefused(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, nil)
 	m, r := remoteManager(t, b)
 	_, err := m.Prepare(ctxT(t), PrepareRequest{Repo: r, MissionID: "m", Attempt: 1, Strategy: StrategyMain})
@@ -240,6 +244,7 @@ func TestRemote_MainStrategyIsRefused(t *testing.T) {
 }
 
 func TestRemote_UnreachableRemoteIsAClearError(t *testing.T) {
+	t.Parallel()
 	missing := filepath.Join(t.TempDir(), "nowhere.git")
 	m := newTestManager(t, func(c *Config) { c.Remotes = []Remote{{Name: "shop", URL: missing}} })
 	_, err := m.Open("shop")
@@ -250,6 +255,7 @@ func TestRemote_UnreachableRemoteIsAClearError(t *testing.T) {
 }
 
 func TestRemoteName(t *testing.T) {
+	t.Parallel()
 	for url, want := range map[string]string{
 		"ssh://git@host/team/shop.git":     "shop",
 		"git@host:team/shop.git":           "shop",
@@ -264,6 +270,7 @@ func TestRemoteName(t *testing.T) {
 }
 
 func TestRemote_ConfigIsValidated(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		remotes []Remote
 		want    string
@@ -284,6 +291,7 @@ func TestRemote_ConfigIsValidated(t *testing.T) {
 // to main leaves that HEAD unborn. The error names the HEAD's branch, the branches there are
 // and the command that repairs it, not "push a first commit".
 func TestRemote_UnbornHeadNamesTheBranchesThereAre(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := filepath.Join(base, "shop.git")
 	gitIn(t, base, "init", "-q", "--bare", "-b", "master", dir)
@@ -305,6 +313,7 @@ func TestRemote_UnbornHeadNamesTheBranchesThereAre(t *testing.T) {
 }
 
 func TestRemote_EmptyRemoteSaysPushAFirstCommit(t *testing.T) {
+	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "shop.git")
 	gitIn(t, filepath.Dir(dir), "init", "-q", "--bare", "-b", "main", dir)
 	m := newTestManager(t, func(c *Config) { c.Remotes = []Remote{{Name: "shop", URL: dir}} })
@@ -315,6 +324,7 @@ func TestRemote_EmptyRemoteSaysPushAFirstCommit(t *testing.T) {
 // A mission naming a remote repository this process was not configured with (added to the
 // file after serve or daemon started) says so and what to do, not "lstat shop2: no such file".
 func TestRemote_UnknownNameSaysTheConfigurationIsReadAtStart(t *testing.T) {
+	t.Parallel()
 	b := newBareRemote(t, nil)
 	m, _ := remoteManager(t, b)
 	_, err := m.Open("shop2")

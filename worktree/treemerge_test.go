@@ -184,6 +184,7 @@ func commitCases(t *testing.T, dir string, cases []mergeCase) [][3]string {
 // mode changes, symbolic links, file and directory renames, on paths chosen from a small set
 // so that the sides often touch the same paths and directories), each merged by both.
 func TestTrivialMergeTree_EqualsGitMergeTree(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, nil)
 	m := newTestManager(t)
 	r := openRepo(t, m, tr.dir)
@@ -230,6 +231,7 @@ func TestTrivialMergeTree_EqualsGitMergeTree(t *testing.T) {
 // the other adds to it, a file on one side where the other has a directory, and a merge that
 // would empty a directory.
 func TestTrivialMergeTree_LeavesOverlapsToGit(t *testing.T) {
+	t.Parallel()
 	shapes := []struct {
 		name               string
 		base, ours, theirs treeModel
@@ -275,6 +277,7 @@ func TestTrivialMergeTree_LeavesOverlapsToGit(t *testing.T) {
 // In a repository with replace refs git's merge reads other objects than go-git would: every
 // merge there is left to git.
 func TestTrivialMergeTree_LeavesReplaceRefsToGit(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"a": "a\n", "b": "b\n"})
 	base := tr.tip("main")
 	tr.write("a", "A\n")
@@ -297,6 +300,7 @@ func TestTrivialMergeTree_LeavesReplaceRefsToGit(t *testing.T) {
 // attempt that changed the same file as the target did since its base (different lines, a
 // clean content merge) still goes to git, and both edits land.
 func TestLand_SameFileGoesToGitMergeTreeDisjointFilesDoNot(t *testing.T) {
+	t.Parallel()
 	tr := newTestRepo(t, map[string]string{"s.txt": "one\ntwo\nthree\nfour\nfive\n", "x.txt": "x\n"})
 	tr.git("checkout", "-q", "--detach")
 	logs := &syncBuffer{}
