@@ -11,6 +11,7 @@ import (
 // Budget settings load into the engine's budgets and the scheduler's price table; every bad
 // one is named with the file's other problems (an unknown key among them).
 func TestConfig_BudgetsAndPrices(t *testing.T) {
+	t.Parallel()
 	body := `[scheduler]
 budget_day = "Europe/Paris"
 

@@ -26,6 +26,7 @@ const toolCount = 29
 // TestClientSnippets: every client configuration the README shows parses, names our
 // command, and — started exactly as the client would start it — answers tools/list.
 func TestClientSnippets(t *testing.T) {
+	t.Parallel()
 	readme, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
 	require.NoError(t, err)
 	files, err := filepath.Glob("testdata/clients/*")
@@ -201,6 +202,7 @@ func checkSDK(t *testing.T, r sdkResult) {
 
 // TestTypeScriptSDK_Stdio: the official TypeScript SDK client starts the server over stdio.
 func TestTypeScriptSDK_Stdio(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	checkSDK(t, runSDK(t, s, "stdio"))
 }
@@ -208,6 +210,7 @@ func TestTypeScriptSDK_Stdio(t *testing.T) {
 // TestTypeScriptSDK_StreamableHTTP: the official TypeScript SDK client over Streamable HTTP
 // with a bearer token.
 func TestTypeScriptSDK_StreamableHTTP(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	_, base := s.startHTTP([]string{EnvToken + "=sdk-token-789"})
 	checkSDK(t, runSDK(t, s, "http", "MCP_URL="+base+"/mcp", "MCP_TOKEN=sdk-token-789"))
@@ -256,6 +259,7 @@ func inspectorTools(t *testing.T, v map[string]any) []string {
 // --header; without it the CLI is refused). Its --tool-arg values are strings, so the calls
 // use string arguments.
 func TestInspectorCLI(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	stdio := []string{"-e", EnvDataDir + "=" + s.dataDir, binary, "serve", "--repo", s.repo}
 	require.Len(t, inspectorTools(t, inspector(t, s, append(stdio, "--method", "tools/list")...)), toolCount)

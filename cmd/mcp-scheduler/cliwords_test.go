@@ -54,6 +54,7 @@ func findCommand(t *testing.T, root *cobra.Command, path string) *cobra.Command 
 // Every MCP tool has an entry in toolCommands (a new tool makes someone decide how the
 // command line names it), and every command named there exists.
 func TestCLIWords_EveryToolHasAnEntry(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(&app{})
 	registered := registeredTools(t)
 	require.NotEmpty(t, registered)
@@ -77,6 +78,7 @@ func TestCLIWords_EveryToolHasAnEntry(t *testing.T) {
 // engine field in flagFields or one the command line decides alone (cliOnlyFlags); every
 // flag named exists; every field is an argument of the command's tool.
 func TestCLIWords_EveryFlagBackedFieldHasAnEntry(t *testing.T) {
+	t.Parallel()
 	root := newRootCmd(&app{})
 	registered := registeredTools(t)
 	for path, fields := range flagFields {

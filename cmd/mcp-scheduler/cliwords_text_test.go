@@ -13,6 +13,7 @@ import (
 // command with its argument (the id shown, when known) and flag; a tool whose field the command
 // has no flag for keeps its name; quoted text stays as typed.
 func TestCLIText_SentencesNameCommands(t *testing.T) {
+	t.Parallel()
 	m, v := domain.PrefixMission+"_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D", domain.PrefixVoyage+"_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"
 	e := domain.PrefixEscalation + "_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"
 	mission := engine.Breach{Scope: engine.ScopeMission, Subject: m, Measure: engine.MeasureCost, Spent: 1, Limit: 1}

@@ -38,6 +38,7 @@ func startClusterHTTPNode(t *testing.T, s *sandbox, url, name string) (*clusterN
 // Mcp-Session-Id, or the stateless revision); a stateless 2026-07-28 client of n2 sees the
 // mission the session created on n1 (docs/mcp.md, "Several nodes behind one address").
 func TestCluster_SessionsStayOnTheirNodeStatelessReachesAny(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	url := pgtest.Database(t)
 	stop := func(n *clusterNode) {
@@ -75,6 +76,7 @@ func TestCluster_SessionsStayOnTheirNodeStatelessReachesAny(t *testing.T) {
 // answers that the database is not reachable yet; once the server is up the same client's
 // calls work and the daemon's loop starts.
 func TestPostgres_DaemonHTTPAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	c := pgtest.Private(t, pgtest.ClusterOptions{})
 	require.NoError(t, c.Halt(ctx))

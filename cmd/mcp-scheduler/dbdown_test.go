@@ -77,6 +77,7 @@ func callTool(t *testing.T, c *client.Client, name string) (bool, string) {
 // not reachable yet, why, and until when it is retried. Once the server is up the same client's
 // calls work, without reconnecting.
 func TestPostgres_ServeAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T) {
+	t.Parallel()
 	ctx := t.Context()
 	c := pgtest.Private(t, pgtest.ClusterOptions{Password: "pw-not-for-logs"})
 	require.NoError(t, c.Halt(ctx))
@@ -110,6 +111,7 @@ func TestPostgres_ServeAnswersWhileTheDatabaseIsDownThenWorks(t *testing.T) {
 // saying the database is not reachable yet), then exits 1 when [storage] connect_wait runs
 // out, saying so.
 func TestPostgres_ServeStdioGivesUpAfterConnectWait(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()
@@ -212,6 +214,7 @@ func TestPostgres_DaemonSurvivesTheServerGoingAwayMidRun(t *testing.T) {
 // A daemon with no server to reach logs each retry with its cause on stderr and exits 1 when
 // [storage] connect_wait runs out, never showing the password.
 func TestPostgres_DaemonGivesUpAfterConnectWait(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	addr := ln.Addr().String()

@@ -18,6 +18,7 @@ import (
 // repository and data dir, as the printed watch command names it) is printed by its title,
 // not by its kind, and the end counts it apart from the missions the scheduler added.
 func TestDemo_CountsAMissionAddedFromOutside(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), demoTimeoutFor(time.Second)+time.Minute)
 	defer cancel()

@@ -25,6 +25,7 @@ import (
 // voyage completes, the server stays up after the end with the demo's scheduler still
 // running (a mission queued then runs and lands), and an interrupt ends it cleanly.
 func TestDemo_HTTPDashboard(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -174,6 +175,7 @@ func printedWatch(t *testing.T, text string) []string {
 // token when one is configured (a page load goes to the login page, the API answers 401
 // without it and 200 with it).
 func TestDaemon_HTTPDashboard(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start([]string{EnvToken + "=daemon-token"}, "daemon", "--http", "127.0.0.1:0")
 	var addr string
@@ -220,6 +222,7 @@ func getJSON(t *testing.T, url string, v any) {
 // really has ($MCP_SCHEDULER_TOKEN, [http] token_file, a loopback address), not a --token
 // flag it lacks.
 func TestDemo_HTTPNonLoopbackNamesWhatExists(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()

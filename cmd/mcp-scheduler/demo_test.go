@@ -20,6 +20,7 @@ import (
 // voyage completes, every mission lands and the history is printed. How long it takes is
 // logged, not asserted (a loaded machine makes it slower, not wrong); the context bounds it.
 func TestDemo_RunsToCompletion(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()

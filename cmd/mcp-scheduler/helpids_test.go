@@ -14,6 +14,7 @@ import (
 // Every id a command's help shows (its use line, descriptions, examples and flags) has a
 // prefix ids really have: `voyages update --help` showed voy_… for vyg_….
 func TestCLI_HelpShowsRealIDPrefixes(t *testing.T) {
+	t.Parallel()
 	prefixes := []string{domain.PrefixMission, domain.PrefixVoyage, domain.PrefixEscalation, domain.PrefixAgent}
 	id := regexp.MustCompile(`\b([a-z]{3})_(01|<|…|\.\.\.)`)
 	seen := 0

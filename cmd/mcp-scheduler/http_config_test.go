@@ -10,6 +10,7 @@ import (
 // [http] bounds its sessions by default at 1,000 and 1 hour idle; the file overrides both,
 // and bad values are refused naming the key and the range.
 func TestConfig_HTTPSessionBounds(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{"HOME": "/h"})
 	c := defaults(env)
 	require.Equal(t, 1000, c.HTTP.MaxSessions)

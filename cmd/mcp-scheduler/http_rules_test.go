@@ -46,6 +46,7 @@ func rawSession(t *testing.T, base string) map[string]string {
 // its JSON type, a notification or response 202 with no body, and a body over the cap 413
 // with -32700.
 func TestHTTP_JSONRPCEdgesOnTheBinary(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	_, base := s.startHTTP(nil)
 	h := rawSession(t, base)
@@ -77,6 +78,7 @@ func TestHTTP_JSONRPCEdgesOnTheBinary(t *testing.T) {
 // messages with 400 and their JSON-RPC error; a valid request gets 202 and its answer, with
 // its id, on the /sse stream.
 func TestHTTP_JSONRPCEdgesOnLegacySSE(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	_, base := s.startHTTP(nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -125,6 +127,7 @@ func TestHTTP_JSONRPCEdgesOnLegacySSE(t *testing.T) {
 // created, in session mode (2025-11-25, a new session id) and in the stateless revision
 // (2026-07-28, no session at all), both through mcp-go's client.
 func TestHTTP_RestartEndsSessionsNotState(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p, base := s.startHTTP(nil)
 	h := rawSession(t, base)

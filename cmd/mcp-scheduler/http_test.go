@@ -41,6 +41,7 @@ func httpPost(t *testing.T, url string, header map[string]string) *http.Response
 // TestB29_BinaryHTTP: the built binary answers 401 without the token and 403 for a foreign
 // Origin, serves with the token, and stops on SIGTERM.
 func TestB29_BinaryHTTP(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p, base := s.startHTTP([]string{EnvToken + "=env-token-123"})
 	for _, path := range []string{"/mcp", "/sse"} {
@@ -59,6 +60,7 @@ func TestB29_BinaryHTTP(t *testing.T) {
 // --metrics and --pprof refuse a non-loopback address) with an error naming the ways to set a
 // token; nothing listens.
 func TestB29_RefusesNonLoopbackWithoutToken(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	for _, addr := range []string{":0", "0.0.0.0:0", "[::]:0"} {
 		p := s.start(nil, "serve", "--http", addr)

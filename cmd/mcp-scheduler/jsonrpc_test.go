@@ -48,6 +48,7 @@ func jsonrpcCases() []jsonrpcCase {
 // the id is valid), ids come back with their JSON type, notifications get nothing, a line
 // over the 64 MiB cap gets -32700, and the server goes on answering after each.
 func TestStdio_JSONRPCEdges(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(initialize)
@@ -88,6 +89,7 @@ func TestStdio_JSONRPCEdges(t *testing.T) {
 // is a session-based revision the server implements, else (missing, unknown, or the
 // stateless 2026-07-28, which has no initialize) the latest session-based one, 2025-11-25.
 func TestStdio_InitializeVersions(t *testing.T) {
+	t.Parallel()
 	for asked, want := range map[string]string{
 		``:                                "2025-11-25",
 		`"protocolVersion":"1999-01-01",`: "2025-11-25",

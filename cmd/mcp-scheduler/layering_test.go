@@ -110,6 +110,7 @@ func ours(imports []string) []string {
 }
 
 func TestLayering_DependenciesPointDown(t *testing.T) {
+	t.Parallel()
 	for _, p := range moduleImports(t) {
 		allowed, known := layers[p.rel]
 		switch {
@@ -160,6 +161,7 @@ func node(pkg string) string { return strings.ReplaceAll(pkg, "/", "_") }
 
 // docs/architecture.md draws the imports the module actually makes.
 func TestLayeringDoc_AgreesWithTheCode(t *testing.T) {
+	t.Parallel()
 	path := filepath.Join("..", "..", "docs", "architecture.md")
 	raw, err := os.ReadFile(path)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 // line after the window says how many were left out; a different failure, a record without
 // an error and anything below warning always pass.
 func TestQuietRepeats_LogsARepeatedFailureOncePerWindow(t *testing.T) {
+	t.Parallel()
 	var buf bytes.Buffer
 	h := newQuietRepeats(slog.NewTextHandler(&buf, nil), time.Minute).WithAttrs([]slog.Attr{slog.String("component", "scheduler")})
 	t0 := time.Date(2026, 12, 2, 8, 0, 0, 0, time.UTC)

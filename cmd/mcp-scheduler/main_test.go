@@ -105,6 +105,7 @@ func (s *sandbox) cli(args ...string) (string, string, int) {
 	s.t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(s.t, err)
+	s.t.Chdir(wd) // a no-op that panics in a parallel test: the in-process CLI changes the process's directory
 	require.NoError(s.t, os.Chdir(s.repo))
 	defer func() { require.NoError(s.t, os.Chdir(wd)) }()
 	var out, errb bytes.Buffer

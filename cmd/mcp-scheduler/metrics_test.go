@@ -219,6 +219,7 @@ func dispatchMetricsVoyage(t *testing.T, base, token string) {
 // store's own counts (missions, voyages, holds, escalations, attempts by outcome, failures,
 // tokens, cost, landings).
 func TestMetrics_ScrapedAfterARealVoyage(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	s.metricsConfig("")
 	const token = "metrics-token-0123456789"

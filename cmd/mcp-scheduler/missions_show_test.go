@@ -38,6 +38,7 @@ func TestCLI_MissionsShowFailureWithoutSummary(t *testing.T) {
 // The attempt line: the failure's summary first, then the attempt's, then the diagnostic; a
 // failure with none of them is its kind alone.
 func TestAttemptSummary(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		at   domain.Attempt
 		want string

@@ -14,6 +14,7 @@ import (
 // Every [[notify]] problem is named by its key, and reported with the file's other problems
 // in one run.
 func TestConfig_NotifyErrorsNameTheKey(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"[[notify]]\nname = \"x\"":                                                                        "notify[0]: set webhook",
 		"[[notify]]\nname = \"ops\\u202e\"\nwebhook = \"http://h/x\"":                                     "notify[0].name: contains U+202E (RIGHT-TO-LEFT OVERRIDE) at character 4: ",
@@ -50,6 +51,7 @@ func TestConfig_NotifyErrorsNameTheKey(t *testing.T) {
 
 // A valid section gets its defaults (name, timeout) and its secret from the environment.
 func TestConfig_NotifySinks(t *testing.T) {
+	t.Parallel()
 	body := `[[notify]]
 webhook = "https://hooks.example.com/scheduler"
 secret_env = "HOOK_SECRET"
@@ -78,6 +80,7 @@ voyages = ["vyg_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D"]
 // doctor's notifications check: fine with no sinks, a warning while notices are retried, a
 // failure naming the latest given-up ones.
 func TestDoctor_NotifyCheck(t *testing.T) {
+	t.Parallel()
 	st := teststore.New(t)
 	a := &app{eng: engine.New(st, engine.Options{})}
 	c := a.notifyCheck(t.Context())

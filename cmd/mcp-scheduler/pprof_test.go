@@ -18,6 +18,7 @@ var pprofAddr = regexp.MustCompile(`serving pprof .*?addr=(\S+)`)
 // refused before anything starts, naming the flag; on 127.0.0.1 the stdio server serves
 // profiles on the side while stdout still carries only JSON-RPC.
 func TestServe_PprofFlagLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	for _, addr := range []string{"0.0.0.0:0", ":0", "192.0.2.1:6060"} {
 		p := s.start(nil, "serve", "--pprof", addr)

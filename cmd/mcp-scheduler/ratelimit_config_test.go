@@ -10,6 +10,7 @@ import (
 // [scheduler] rate_limit_margin defaults to 30 s and reaches the loop's rate-limit policy;
 // [[profiles]] limit_group reaches the profile; bad values are refused naming the key.
 func TestConfig_RateLimitKeys(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{"HOME": "/h"})
 	require.Equal(t, 30*time.Second, defaults(env).Scheduler.RateLimitMargin.D())
 

@@ -23,6 +23,7 @@ import (
 // main, then deletes the branch from the remote. A remote_branch claim naming a local
 // repository, or something that is no repository name at all (B32), is refused with what to do.
 func TestPull_RemoteBranchClaimLandsWhatTheAgentPushed(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	remote := serveBareRemote(t, s)
 	writeSandboxConfig(t, s, remote.config(remote.url))

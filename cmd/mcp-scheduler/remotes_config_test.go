@@ -15,6 +15,7 @@ import (
 // A remote repository is known by its name (given, or derived from the URL): missions may
 // name it, the loop's policies and the workspace manager's remotes use it.
 func TestConfig_RemoteRepositoriesAreKnownByName(t *testing.T) {
+	t.Parallel()
 	body := "[[repositories]]\nremote = \"ssh://git@host/team/shop.git\"\ntarget_branch = \"trunk\"\nlanding = \"approval\"\n" +
 		"[[repositories]]\nremote = \"https://host/other/shop.git\"\nname = \"shop-web\"\n"
 	c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
@@ -47,6 +48,7 @@ func TestConfig_RemoteRepositoriesAreKnownByName(t *testing.T) {
 // scheduler.landing_lock_ttl reaches the loop's configuration; without it the lock runs for
 // the default minute.
 func TestConfig_LandingLockTTLReachesTheLoop(t *testing.T) {
+	t.Parallel()
 	for body, want := range map[string]time.Duration{"": scheduler.DefaultLandingLockTTL, "[scheduler]\nlanding_lock_ttl = \"7m\"\n": 7 * time.Minute} {
 		c, err := loadConfig(writeConfig(t, body), true, envOf(map[string]string{"HOME": "/h"}))
 		require.NoError(t, err)

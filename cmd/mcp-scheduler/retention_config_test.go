@@ -10,6 +10,7 @@ import (
 // [retention] defaults to 30 days in batches of 100; the file overrides it, 0 turns it off
 // (the loop's Retention is then negative), and bad values are refused naming the key.
 func TestConfig_Retention(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{"HOME": "/h"})
 	c := defaults(env)
 	require.Equal(t, 30*24*time.Hour, c.Retention.MaxAge.D())

@@ -11,6 +11,7 @@ import (
 // prompts/get without its required argument -32602 naming the argument as sent
 // (docs/error-handling.md, "Resources and prompts"); mcp-go alone answered -32603 to both.
 func TestServe_ResourceAndPromptErrorCodes(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(initialize)

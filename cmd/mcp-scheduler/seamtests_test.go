@@ -26,6 +26,7 @@ var sqliteOnlyTests = map[string]string{
 // Tests outside storage/ get their store from storage/teststore, never from storage itself
 // (issue 13: every engine test runs against a backend through the seam).
 func TestTests_ReachTheStoreThroughTheSeam(t *testing.T) {
+	t.Parallel()
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)

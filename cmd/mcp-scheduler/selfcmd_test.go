@@ -21,6 +21,7 @@ import (
 // directory — twice, since go run runs its temporary build the first time and the cached one
 // after.
 func TestDemo_GoRunPrintsAWatchCommandThatStillWorks(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	root := testenv.RepoRoot()
 	env := append(s.env, "TMPDIR="+s.home, "GOFLAGS=-mod=readonly", "GOTOOLCHAIN=local")
@@ -55,6 +56,7 @@ func TestDemo_GoRunPrintsAWatchCommandThatStillWorks(t *testing.T) {
 // temporary directory or GOTMPDIR, or GOCACHE/xx/<hash>-d/NAME); a test binary or an
 // installed one is not it. goModModule reads a go.mod's module line.
 func TestSelfCommand_GoRunBuild(t *testing.T) {
+	t.Parallel()
 	tmp := filepath.Join(string(filepath.Separator), "tmp")
 	require.True(t, goRunBuild(filepath.Join(tmp, "go-build123", "b001", "exe", "mcp-scheduler"), tmp))
 	require.True(t, goRunBuild("/scratch/go-build9/b001/exe/mcp-scheduler", tmp, "/scratch"))

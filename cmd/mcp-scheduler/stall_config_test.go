@@ -12,6 +12,7 @@ import (
 // stall_threshold and stall_timeout are per-profile keys; a timeout shorter than the
 // threshold, a negative or unreadable duration is refused naming the profile and the key.
 func TestConfig_ProfileStallKeys(t *testing.T) {
+	t.Parallel()
 	base := "[[profiles]]\nname = \"x\"\nruntime = \"codex\"\n"
 	c, err := loadConfig(writeConfig(t, base+"stall_threshold = \"5m\"\nstall_timeout = \"30m\"\n"), true, envOf(map[string]string{"HOME": "/h"}))
 	require.NoError(t, err)

@@ -20,6 +20,7 @@ func (s *sandbox) cliIn(dir string, args ...string) (string, string, int) {
 	s.t.Helper()
 	wd, err := os.Getwd()
 	require.NoError(s.t, err)
+	s.t.Chdir(wd) // a no-op that panics in a parallel test: the in-process CLI changes the process's directory
 	require.NoError(s.t, os.Chdir(dir))
 	defer func() { require.NoError(s.t, os.Chdir(wd)) }()
 	var out, errb bytes.Buffer
@@ -68,6 +69,7 @@ func TestServe_WarnsWhenNoRepositoryIsKnown(t *testing.T) {
 // A second daemon on a data dir says which process leads (its pid, since when) and that it
 // stands by; when the leader stops, it takes over.
 func TestDaemon_SecondSaysWhichProcessLeads(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	first := s.start(nil, "daemon")
 	testenv.WaitFor(t, "the first daemon leads", func() bool { return strings.Contains(first.stderrText(), "leading the scheduler loop") })
@@ -90,6 +92,7 @@ func TestDaemon_SecondSaysWhichProcessLeads(t *testing.T) {
 // that pid on this host — and that it takes over at once (the dead leader's host lock was
 // released), which it does.
 func TestDaemon_AfterTheLeaderWasKilledSaysItIsGone(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	writeSandboxConfig(t, s, "[scheduler]\nleader_lease = \"10m\"\n") // the killed leader's lease outlives the test
 	first := s.start(nil, "daemon")
@@ -111,6 +114,7 @@ func TestDaemon_AfterTheLeaderWasKilledSaysItIsGone(t *testing.T) {
 // ownerProcess reads a leader owner's host and pid; processAlive tells a running process
 // from a reaped one.
 func TestOwnerProcessAndProcessAlive(t *testing.T) {
+	t.Parallel()
 	host, pid := ownerProcess("build-1:4242:123456")
 	require.Equal(t, "build-1", host)
 	require.Equal(t, 4242, pid)

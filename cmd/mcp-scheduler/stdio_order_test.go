@@ -22,6 +22,7 @@ func stdioDispatch(id, wait int, token string) string {
 // (TestStdio_ProgressBeforeResult in tools drives many calls at once; this one needs a
 // fresh process, since mcp-go keeps the stdio session's state in a package variable.)
 func TestStdio_ProgressOnlyAfterInitializeAndBeforeResult(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(stdioDispatch(7, 1, "early"))

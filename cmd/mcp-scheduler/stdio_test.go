@@ -43,6 +43,7 @@ func parseRPC(t *testing.T, line string) rpc {
 // TestB01_StdioNotificationsGetNoReply: notifications (known, unknown, even with a
 // request's method name) get no response: exactly one line per request on stdout.
 func TestB01_StdioNotificationsGetNoReply(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(initialize)
@@ -69,6 +70,7 @@ func TestB01_StdioNotificationsGetNoReply(t *testing.T) {
 // log), tool calls that succeed, fail as caller errors and fail as server errors, every
 // stdout line is one JSON-RPC message and the logs are on stderr.
 func TestB05_StdoutIsOnlyJSONRPC(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve", "--log-level", "debug")
 	calls := []string{
@@ -111,6 +113,7 @@ func TestB05_StdoutIsOnlyJSONRPC(t *testing.T) {
 // TestServe_StopsOnFirstSignal: SIGINT (Claude Code's first signal) or SIGTERM ends a stdio
 // server at once, with exit code 0, even with a client still connected.
 func TestServe_StopsOnFirstSignal(t *testing.T) {
+	t.Parallel()
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			s := newSandbox(t)
@@ -137,6 +140,7 @@ func TestServe_StopsOnFirstSignal(t *testing.T) {
 // the blank lines get nothing, the banner gets the JSON-RPC parse error (-32700, id null) so
 // no client waits for it, it is logged, and the server goes on.
 func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.sendRaw("\xef\xbb\xbf" + initialize + "\r\n")
@@ -173,6 +177,7 @@ func TestB24_StdinBOMCRLFBlankAndBannerLines(t *testing.T) {
 // TestB23_StdinMegabyteMessage: a 1 MiB tools/call on stdin is read and answered (a caller
 // error here: the brief is over its limit), and the session goes on.
 func TestB23_StdinMegabyteMessage(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(initialize)

@@ -10,6 +10,7 @@ import (
 // the embedded SQLite; a URL that is not postgres:// is refused naming the key and the
 // variable, without its password.
 func TestConfig_StorageURL(t *testing.T) {
+	t.Parallel()
 	env := envOf(map[string]string{"HOME": "/h"})
 	c, err := loadConfig(writeConfig(t, ""), true, env)
 	require.NoError(t, err)

@@ -68,12 +68,14 @@ func checkSDKTasks(t *testing.T, r sdkTasks) {
 
 // TestTypeScriptSDK_TasksStdio: the official TypeScript SDK's task API over stdio.
 func TestTypeScriptSDK_TasksStdio(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	checkSDKTasks(t, runSDKTasks(t, s, "stdio"))
 }
 
 // TestTypeScriptSDK_TasksStreamableHTTP: the same over Streamable HTTP with a bearer token.
 func TestTypeScriptSDK_TasksStreamableHTTP(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	_, base := s.startHTTP([]string{EnvToken + "=sdk-token-789"})
 	checkSDKTasks(t, runSDKTasks(t, s, "http", "MCP_URL="+base+"/mcp", "MCP_TOKEN=sdk-token-789"))

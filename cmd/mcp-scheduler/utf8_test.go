@@ -11,6 +11,7 @@ import (
 // Invalid UTF-8 bytes in a tool call over the real stdio transport are refused naming the
 // argument; the session goes on, and nothing was created.
 func TestStdio_InvalidUTF8RefusedNamingTheField(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	p := s.start(nil, "serve")
 	p.send(initialize)

@@ -36,6 +36,7 @@ func TestCLI_VersionFlag(t *testing.T) {
 // The version is the module's from the build info: a tag or the pseudo-version go build
 // stamps (which holds the commit), else "dev" with the vcs revision when one was recorded.
 func TestModuleVersion(t *testing.T) {
+	t.Parallel()
 	info := func(v string, settings ...debug.BuildSetting) *debug.BuildInfo {
 		return &debug.BuildInfo{Main: debug.Module{Path: modulePath, Version: v}, Settings: settings}
 	}

@@ -15,6 +15,7 @@ import (
 // watch on a mistyped data dir refuses as a usage mistake (exit 2), naming the dir and what
 // to check, and creates nothing: neither the dir nor a store in it.
 func TestWatch_RefusesADataDirWithoutAStore(t *testing.T) {
+	t.Parallel()
 	s := newSandbox(t)
 	typo := filepath.Join(s.home, "stat") // the data dir is .../state
 	for _, args := range [][]string{{"--data-dir", typo, "watch", "--once"}, {"--data-dir", typo, "watch", "--once", "--json"}} {
