@@ -31,6 +31,7 @@ type Repo struct {
 	commonDir     string // real path of the common git dir (shared by all worktrees)
 	defaultBranch string // branch checked out at Open; "" when HEAD was detached
 	mainRoot      string // real path of the main worktree (first of `git worktree list`)
+	pushHookNote  string // why pushes into the checkout are not serialised with landings ("" when they are)
 
 	// go-git is not documented as safe for concurrent use: reads hold ggMu.
 	ggMu sync.Mutex
@@ -55,6 +56,10 @@ func (r *Repo) Root() string { return r.root }
 
 // CommonDir is the real path of the repository's common git directory.
 func (r *Repo) CommonDir() string { return r.commonDir }
+
+// PushHookNote says why a person's pushes into this repository's checkout are not serialised
+// with landings (docs/workspaces.md, "Pushes into the checkout"); "" when they are.
+func (r *Repo) PushHookNote() string { return r.pushHookNote }
 
 // DefaultBranch is the branch that was checked out when the repository was first opened by
 // this Manager: the target when a request names none. It fails with ErrDetachedHead when HEAD
@@ -152,6 +157,13 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 	err = m.withStructure(ctx, r, func() error {
 		if err := ensureExclude(commonDir); err != nil {
 			return err
+		}
+		note, err := m.ensurePushHook(ctx, r)
+		if err != nil {
+			return fmt.Errorf("install the pre-receive hook: %w", err)
+		}
+		if r.pushHookNote = note; note != "" {
+			m.log.Warn(note, "repository", r.root)
 		}
 		return m.recordRepo(r)
 	})
