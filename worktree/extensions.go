@@ -27,13 +27,14 @@ type ExtensionError struct {
 	Fix       string // what to do
 }
 
-// Error renders "repository R uses extensions.X = V: reason; fix".
+// Error renders "repository R uses extensions.X = V, which mcp-scheduler cannot work with:
+// reason; fix".
 func (e *ExtensionError) Error() string {
 	ext := "extensions." + e.Extension
 	if e.Value != "" {
 		ext += " = " + e.Value
 	}
-	return fmt.Sprintf("%s: repository %s uses %s: %s; %s", ErrUnsupportedExtension, e.Repo, ext, e.Reason, e.Fix)
+	return fmt.Sprintf("repository %s uses %s, which mcp-scheduler cannot work with: %s; %s", e.Repo, ext, e.Reason, e.Fix)
 }
 
 // Unwrap makes errors.Is(err, ErrUnsupportedExtension) hold.
@@ -131,10 +132,10 @@ func gitRefusedExtension(path, stderr string) (*ExtensionError, bool) {
 	}
 	e := &ExtensionError{Repo: path, Extension: strings.Join(names, ", extensions."),
 		Reason: "the git CLI refuses the repository (\"" + strings.TrimPrefix(head, "fatal: ") + "found\")",
-		Fix:    "run mcp-scheduler with a git that knows the extension (the one that made the repository), or remove the extension if nothing needs it"}
+		Fix:    "run mcp-scheduler with a git that knows the extension (the one that made the repository), or remove the extension if nothing needs it (git config -f <git dir>/config --unset extensions.<name>)"}
 	if strings.Contains(head, "repo version is 0") {
 		e.Reason = "git refuses an extension it knows to need core.repositoryformatversion = 1 in a repository of version 0"
-		e.Fix = "set core.repositoryformatversion = 1 if the extension is meant, or remove it (git config --unset)"
+		e.Fix = "set core.repositoryformatversion = 1 if the extension is meant, or remove it (git config -f <git dir>/config --unset extensions.<name>: git refuses every other command here)"
 	}
 	return e, true
 }

@@ -56,6 +56,8 @@ func TestExtensions_WorktreeConfigRepositoriesPrepareLandAndCleanUp(t *testing.T
 			turnOn(tr)
 			m := newTestManager(t, func(c *Config) { c.Retention = time.Nanosecond })
 			r := openRepo(t, m, tr.dir)
+			_, reindexes := r.gg.Storer.(interface{ Reindex() })
+			require.True(t, reindexes, "reads retried after the person's gc re-index go-git's packs (Repo.read)")
 			before := configWorktreeFiles(t, r.CommonDir())
 
 			ws := prepare(t, m, r, "checked", 1)
