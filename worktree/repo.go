@@ -125,6 +125,9 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "rev-parse", "--path-format=absolute",
 		"--is-bare-repository", "--git-common-dir", "--show-toplevel")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if xe, ok := gitRefusedExtension(dir, stderrOf(err)); ok {
+		return nil, xe
+	}
 	if err != nil || len(lines) < 2 || lines[0] != "false" || len(lines) != 3 {
 		return nil, fmt.Errorf("%w (%v)", ErrNotRepository, err)
 	}
@@ -137,6 +140,9 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("resolve top level: %w", err)
 	}
 	gg, err := openGoGit(root, commonDir)
+	if xe := (*ExtensionError)(nil); errors.As(err, &xe) {
+		return nil, xe
+	}
 	if err != nil {
 		return nil, fmt.Errorf("go-git open %s: %w", root, err)
 	}
