@@ -6,7 +6,8 @@ import (
 )
 
 // fill completes a checkout git just made with LFS files as pointers and submodules empty:
-// the content of the LFS objects the repository's local store holds (lfs.go). It sets ws.Notes to what the agent
+// the content of the LFS objects the repository's local store holds (lfs.go), and the
+// submodules its module store can give (submodules.go). It sets ws.Notes to what the agent
 // must know about what is still missing, and ws.GitConfig to the settings its own git needs.
 // Nothing is fetched from any network; what cannot be filled is said, never an error.
 func (m *Manager) fill(ctx context.Context, r *Repo, ws *Workspace) error {
@@ -18,7 +19,11 @@ func (m *Manager) fill(ctx context.Context, r *Repo, ws *Workspace) error {
 	if err != nil {
 		return fmt.Errorf("fill %s: %w", ws.Path, err)
 	}
-	ws.Notes, ws.GitConfig = lfsNotes, cfg
+	modNotes, err := m.moduleFill(ctx, ws.Path, r.commonDir, 0)
+	if err != nil {
+		return fmt.Errorf("fill %s: %w", ws.Path, err)
+	}
+	ws.Notes, ws.GitConfig = append(lfsNotes, modNotes...), cfg
 	return nil
 }
 
