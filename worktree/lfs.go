@@ -141,16 +141,17 @@ func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitCon
 		return nil, nil, err
 	}
 	n := len(paths)
-	what := plural(n, "file tracked with Git LFS", "files tracked with Git LFS") + " (" + examples(paths) + ")"
+	what := plural(n, "file tracked with Git LFS", "files tracked with Git LFS") + " (" + examples(paths) + ")" + holdPointers(n)
 	if m.git.lfs == "" {
-		return []string{what + " hold their LFS pointers, not their content: git-lfs is not on the scheduler's PATH. " +
-			"Leave them as they are; your git runs with the LFS filter off (GIT_CONFIG_COUNT), so they are committed unchanged."}, lfsOffConfig, nil
+		return []string{what + ", not the content: git-lfs is not on the scheduler's PATH. " +
+			"Leave such files as they are: they are committed unchanged. A managed agent's git gets the LFS filter off through GIT_CONFIG_COUNT; " +
+			"any other git in this workspace needs `-c filter.lfs.process= -c filter.lfs.smudge= -c filter.lfs.clean= -c filter.lfs.required=false`."}, lfsOffConfig, nil
 	}
 	if on, _ := m.lfsFilterConfigured(ctx, dir); !on {
-		return []string{what + " hold their LFS pointers: the repository's git configuration has no LFS filter (`git lfs install` was not run)."}, nil, nil
+		return []string{what + ": the repository's git configuration has no LFS filter (`git lfs install` was not run)."}, nil, nil
 	}
 	if skip := os.Getenv("GIT_LFS_SKIP_SMUDGE"); skip != "" && skip != "0" && skip != "false" {
-		return []string{what + " hold their LFS pointers: GIT_LFS_SKIP_SMUDGE is set in the scheduler's environment."}, nil, nil
+		return []string{what + ": GIT_LFS_SKIP_SMUDGE is set in the scheduler's environment."}, nil, nil
 	}
 	args := []string{"lfs", "checkout"}
 	if store != "" {
@@ -158,7 +159,7 @@ func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitCon
 	}
 	if _, err := m.git.run(ctx, dir, runOpts{}, args...); err != nil {
 		m.log.Warn("git lfs checkout failed: the workspace keeps LFS pointers", "path", dir, "err", err)
-		return []string{what + " hold their LFS pointers: `git lfs checkout` failed: " + firstLine(stderrOf(err))}, nil, nil
+		return []string{what + ": `git lfs checkout` failed: " + firstLine(stderrOf(err))}, nil, nil
 	}
 	var left []string
 	for _, p := range paths {
@@ -169,9 +170,9 @@ func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitCon
 	if len(left) == 0 {
 		return nil, nil, nil
 	}
-	return []string{fmt.Sprintf("%d of %d files tracked with Git LFS (%s) hold their LFS pointers, not their content: "+
-		"the repository's local LFS store lacks their objects and the scheduler downloads nothing. Leave them as they are.",
-		len(left), n, examples(left))}, nil, nil
+	return []string{fmt.Sprintf("%d of %d files tracked with Git LFS (%s)%s, not the content: "+
+		"the repository's local LFS store lacks their objects and the scheduler downloads nothing. Leave such files as they are.",
+		len(left), n, examples(left), holdPointers(len(left)))}, nil, nil
 }
 
 // lfsPaths lists the paths of dir's index whose attributes name the lfs filter.
@@ -278,6 +279,14 @@ func examples(paths []string) string {
 		return strings.Join(paths, ", ")
 	}
 	return strings.Join(paths[:3], ", ") + " and " + strconv.Itoa(len(paths)-3) + " more"
+}
+
+// holdPointers is " holds its LFS pointer" or " hold their LFS pointers".
+func holdPointers(n int) string {
+	if n == 1 {
+		return " holds its LFS pointer"
+	}
+	return " hold their LFS pointers"
 }
 
 // plural returns "1 one" or "n many".
