@@ -136,7 +136,7 @@ func (g *gitRunner) setPath(pathList string) {
 // linked worktree shares the repository's). A failing `git lfs checkout` leaves pointers
 // and says so: it never fails the workspace.
 func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitConfig []string, err error) {
-	paths, err := m.lfsPaths(ctx, dir)
+	paths, sparse, err := m.lfsPaths(ctx, dir)
 	if err != nil || len(paths) == 0 {
 		return nil, nil, err
 	}
@@ -153,11 +153,7 @@ func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitCon
 	if skip := os.Getenv("GIT_LFS_SKIP_SMUDGE"); skip != "" && skip != "0" && skip != "false" {
 		return []string{what + ": GIT_LFS_SKIP_SMUDGE is set in the scheduler's environment."}, nil, nil
 	}
-	args := []string{"lfs", "checkout"}
-	if store != "" {
-		args = append([]string{"-c", "lfs.storage=" + store}, args...)
-	}
-	if _, err := m.git.run(ctx, dir, runOpts{}, args...); err != nil {
+	if err := m.lfsCheckout(ctx, dir, store, paths, sparse); err != nil {
 		m.log.Warn("git lfs checkout failed: the workspace keeps LFS pointers", "path", dir, "err", err)
 		return []string{what + ": `git lfs checkout` failed: " + firstLine(stderrOf(err))}, nil, nil
 	}
@@ -175,13 +171,65 @@ func (m *Manager) lfsFill(ctx context.Context, dir, store string) (notes, gitCon
 		len(left), n, examples(left), holdPointers(len(left)))}, nil, nil
 }
 
-// lfsPaths lists the paths of dir's index whose attributes name the lfs filter.
-func (m *Manager) lfsPaths(ctx context.Context, dir string) ([]string, error) {
-	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "ls-files", "-z", "--", ":(attr:filter=lfs)")
+// lfsPaths lists the paths of dir's index whose attributes name the lfs filter and that are
+// checked out; sparse says whether others are not (skip-worktree: outside a sparse checkout).
+func (m *Manager) lfsPaths(ctx context.Context, dir string) (paths []string, sparse bool, err error) {
+	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "ls-files", "-t", "-z", "--", ":(attr:filter=lfs)")
 	if err != nil {
-		return nil, fmt.Errorf("list LFS paths in %s: %w", dir, err)
+		return nil, false, fmt.Errorf("list LFS paths in %s: %w", dir, err)
 	}
-	return splitZ(out), nil
+	for _, rec := range splitZ(out) {
+		tag, path, ok := strings.Cut(rec, " ")
+		switch {
+		case !ok:
+		case tag == "S":
+			sparse = true
+		default:
+			paths = append(paths, path)
+		}
+	}
+	return paths, sparse, nil
+}
+
+// lfsCheckoutBatch bounds the paths one `git lfs checkout` is given.
+const lfsCheckoutBatch = 200
+
+// lfsCheckout runs `git lfs checkout` in dir, reading store when set. In a sparse checkout
+// it names the paths checked out (git-lfs 3.3 would write the others too, outside the
+// cone), as patterns with their wildcards escaped.
+func (m *Manager) lfsCheckout(ctx context.Context, dir, store string, paths []string, sparse bool) error {
+	base := []string{"lfs", "checkout"}
+	if store != "" {
+		base = append([]string{"-c", "lfs.storage=" + store}, base...)
+	}
+	if !sparse {
+		_, err := m.git.run(ctx, dir, runOpts{}, base...)
+		return err
+	}
+	for len(paths) > 0 {
+		n := min(len(paths), lfsCheckoutBatch)
+		args := append(append([]string(nil), base...), "--")
+		for _, p := range paths[:n] {
+			args = append(args, escapeWildcards(p))
+		}
+		if _, err := m.git.run(ctx, dir, runOpts{}, args...); err != nil {
+			return err
+		}
+		paths = paths[n:]
+	}
+	return nil
+}
+
+// escapeWildcards makes a path a pattern that matches only itself.
+func escapeWildcards(p string) string {
+	var b strings.Builder
+	for _, r := range p {
+		if strings.ContainsRune(`\*?[`, r) {
+			b.WriteByte('\\')
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
 
 // lfsFilterConfigured reports whether git's configuration in dir gives the lfs filter a

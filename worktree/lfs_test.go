@@ -249,3 +249,33 @@ func TestLFS_AFailureInGitLFSIsTyped(t *testing.T) {
 	require.Contains(t, err.Error(), "git lfs fetch")
 	require.Contains(t, err.Error(), "big.bin")
 }
+
+// In a sparse checkout `git lfs checkout` is told the paths checked out: git-lfs 3.3 would
+// also write the files outside the cone.
+func TestLFS_ASparseCheckoutGetsContentOnlyInsideItsCone(t *testing.T) {
+	t.Parallel()
+	requireGitLFS(t)
+	tr := newTestRepo(t, map[string]string{"README.md": "hello\n"})
+	tr.git("lfs", "install", "--local")
+	tr.write(".gitattributes", "*.bin filter=lfs diff=lfs merge=lfs -text\n")
+	in, _ := randomBytes(t, 700)
+	out, _ := randomBytes(t, 900)
+	writeFile(t, tr.dir, "src/in [1].bin", string(in))
+	writeFile(t, tr.dir, "big/out.bin", string(out))
+	tr.commitAll("LFS files in and out of the cone")
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitIn(t, tr.dir, "clone", "-q", "--no-checkout", tr.dir, clone)
+	gitIn(t, clone, "sparse-checkout", "set", "--cone", "src")
+	o, err := gitEnvIn(clone, []string{"GIT_LFS_SKIP_SMUDGE=1"}, "checkout", "-q", "main")
+	require.NoError(t, err, o)
+	m := newTestManager(t)
+
+	notes, cfg, err := m.lfsFill(ctxT(t), clone, filepath.Join(tr.dir, ".git", "lfs"))
+	require.NoError(t, err)
+	require.Empty(t, notes)
+	require.Empty(t, cfg)
+	got, err := os.ReadFile(filepath.Join(clone, "src", "in [1].bin"))
+	require.NoError(t, err)
+	require.Equal(t, in, got)
+	require.NoDirExists(t, filepath.Join(clone, "big"), "nothing written outside the cone")
+}

@@ -114,9 +114,10 @@ func (m *Manager) cloneModule(ctx context.Context, store, target, commit string)
 	return err
 }
 
-// gitlinks lists the submodule entries (mode 160000, stage 0) of dir's index.
+// gitlinks lists the submodule entries (mode 160000, stage 0) of dir's index that are
+// checked out (not skip-worktree: outside a sparse checkout nothing is populated).
 func (m *Manager) gitlinks(ctx context.Context, dir string) ([]gitlink, error) {
-	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "ls-files", "--stage", "-z")
+	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "ls-files", "-t", "--stage", "-z")
 	if err != nil {
 		return nil, fmt.Errorf("list submodules in %s: %w", dir, err)
 	}
@@ -124,10 +125,10 @@ func (m *Manager) gitlinks(ctx context.Context, dir string) ([]gitlink, error) {
 	for _, rec := range splitZ(out) {
 		meta, path, ok := strings.Cut(rec, "\t")
 		f := strings.Fields(meta)
-		if !ok || len(f) != 3 || f[0] != "160000" || f[2] != "0" || !plumbing.IsHash(f[1]) {
+		if !ok || len(f) != 4 || f[0] == "S" || f[1] != "160000" || f[3] != "0" || !plumbing.IsHash(f[2]) {
 			continue
 		}
-		links = append(links, gitlink{path: path, commit: f[1]})
+		links = append(links, gitlink{path: path, commit: f[2]})
 	}
 	return links, nil
 }

@@ -191,3 +191,22 @@ func TestSubmodule_ARepairMergeMovesThePopulatedSubmodule(t *testing.T) {
 	require.Equal(t, LandLanded, l.Status)
 	require.Equal(t, sup.c2, strings.Fields(sup.git("ls-tree", "main", "lib"))[2], "the target's pointer survives the repair")
 }
+
+// A submodule outside a sparse checkout (skip-worktree) is neither populated nor noted.
+func TestSubmodule_OutsideASparseCheckoutNothingIsPopulated(t *testing.T) {
+	t.Parallel()
+	sup := newSuperproject(t)
+	sup.write("src/s.go", "package s\n")
+	sup.commitAll("src")
+	clone := filepath.Join(t.TempDir(), "clone")
+	gitIn(t, sup.dir, "clone", "-q", "--no-checkout", sup.dir, clone)
+	gitIn(t, clone, "sparse-checkout", "set", "--no-cone", "/src/")
+	gitIn(t, clone, "checkout", "-q", "main")
+	require.Contains(t, gitIn(t, clone, "ls-files", "-t", "lib"), "S lib", "lib is outside the sparse checkout")
+	m := newTestManager(t)
+
+	notes, err := m.moduleFill(ctxT(t), clone, filepath.Join(sup.dir, ".git"), 0)
+	require.NoError(t, err)
+	require.Empty(t, notes)
+	require.NoDirExists(t, filepath.Join(clone, "lib"))
+}
