@@ -66,6 +66,14 @@ type Workspace struct {
 	// RemoteURL, for a remote-branch workspace (PrepareRemoteBranch), is the remote the
 	// agent fetches Branch from and pushes its commits to; no directory exists at Path.
 	RemoteURL string `json:"remote_url,omitempty"`
+	// Notes are sentences for the agent and its caller about what this checkout holds
+	// differently from the person's (fill.go): LFS files left as pointers, submodules left
+	// empty and why, submodules populated from the module store.
+	Notes []string `json:"notes,omitempty"`
+	// GitConfig are "key=value" settings the agent's own git must run with in this
+	// workspace (the engine passes them as GIT_CONFIG_COUNT/KEY/VALUE): the LFS filter off
+	// when git-lfs is not on the scheduler's PATH.
+	GitConfig []string `json:"git_config,omitempty"`
 }
 
 // workspacePath returns DataDir/worktrees/<repo id>/<mission id>/a<attempt>, checked to stay

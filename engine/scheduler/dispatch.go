@@ -246,7 +246,7 @@ func (s *Scheduler) renderBrief(m *domain.Mission, ws worktree.Workspace, pull b
 	b := prompts.Brief{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Title: m.Title, Brief: m.Brief,
 		AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea, Persona: m.Persona, Kind: string(m.Kind),
 		SubjectID: m.SubjectID, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
-		ReadOnly: ws.ReadOnly, Conflicts: ws.Conflicts, PullMode: pull,
+		ReadOnly: ws.ReadOnly, Conflicts: ws.Conflicts, WorkspaceNotes: ws.Notes, PullMode: pull,
 		HeartbeatSeconds: int(s.eng.LeaseTTL().Seconds() / 3)}
 	if len(m.Checkpoint) > 0 {
 		b.Checkpoint = string(m.Checkpoint)
@@ -254,15 +254,26 @@ func (s *Scheduler) renderBrief(m *domain.Mission, ws worktree.Workspace, pull b
 	return prompts.AgentBrief(b)
 }
 
-// missionVars are the variables every agent of a mission gets, besides its profile's.
+// missionVars are the variables every agent of a mission gets, besides its profile's: the
+// mission's identity and, when the workspace needs them (ws.GitConfig: the LFS filter off
+// when git-lfs is not on the scheduler's PATH), git settings as GIT_CONFIG_COUNT/KEY/VALUE,
+// which every git the agent runs reads.
 func missionVars(m *domain.Mission, ws worktree.Workspace) map[string]string {
-	return map[string]string{
+	vars := map[string]string{
 		"MCP_SCHEDULER_MISSION_ID": m.ID,
 		"MCP_SCHEDULER_ATTEMPT":    strconv.Itoa(m.Attempt),
 		"MCP_SCHEDULER_EPOCH":      strconv.FormatInt(m.Lease.Epoch, 10),
 		"MCP_SCHEDULER_WORKSPACE":  ws.Path,
 		"MCP_SCHEDULER_BRANCH":     ws.Branch,
 	}
+	if len(ws.GitConfig) > 0 {
+		vars["GIT_CONFIG_COUNT"] = strconv.Itoa(len(ws.GitConfig))
+		for i, kv := range ws.GitConfig {
+			k, v, _ := strings.Cut(kv, "=")
+			vars["GIT_CONFIG_KEY_"+strconv.Itoa(i)], vars["GIT_CONFIG_VALUE_"+strconv.Itoa(i)] = k, v
+		}
+	}
+	return vars
 }
 
 // dispatchFailed records why a dispatch could not go on.
