@@ -242,7 +242,8 @@ func TestPush_PeoplePushAndCommitWhileMissionsLandLoseNothing(t *testing.T) {
 	requireCheckoutMatchesHEAD(t, tr)
 	files := tr.git("ls-tree", "-r", "--name-only", "main")
 	for i := range missions {
-		require.Contains(t, files, fmt.Sprintf("out/m%02d.txt", i), "mission %d's file is on main", i)
+		require.Contains(t, files, fmt.Sprintf("out/m%02d.txt", i), "mission %d's file is on main (%+v); history:\n%s", i, landed[i],
+			tr.git("log", "--graph", "--format=%h %s", "--name-status", "main"))
 	}
 	for _, f := range pushed {
 		require.Contains(t, files, f, "a push that went through is on main")
