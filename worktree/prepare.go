@@ -370,13 +370,16 @@ func (m *Manager) recreate(ctx context.Context, r *Repo, ws *Workspace, prior Wo
 	return nil
 }
 
-// finishNew checks the post-conditions, copies the configured ignored files and records the
-// workspace.
+// finishNew checks the post-conditions, copies the configured ignored files, notes what the
+// agent should know about the checkout (noteShapes) and records the workspace.
 func (m *Manager) finishNew(ctx context.Context, r *Repo, ws *Workspace, want string) error {
 	if err := m.verifyCheckout(ctx, r, *ws, want); err != nil {
 		return err
 	}
 	if err := m.copyIgnored(ctx, r, ws.Path); err != nil {
+		return err
+	}
+	if err := m.noteShapes(ctx, ws); err != nil {
 		return err
 	}
 	return writeMeta(*ws)

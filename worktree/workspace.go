@@ -55,6 +55,10 @@ type Workspace struct {
 	// Conflicts lists the paths left with conflict markers by PrepareRequest.MergeTarget, for
 	// the repair brief; empty when the merge was clean or not asked for.
 	Conflicts []string `json:"conflicts,omitempty"`
+	// Notes are what the agent (its brief) and the caller should know about this checkout
+	// before working in it: tracked paths that differ only by case where core.ignorecase is
+	// set (B67). Empty for most workspaces.
+	Notes []string `json:"notes,omitempty"`
 	// RepoID, MissionID and Attempt identify whose workspace it is.
 	RepoID    string `json:"repo_id"`
 	MissionID string `json:"mission_id"`
@@ -188,6 +192,11 @@ func (m *Manager) headOf(ctx context.Context, r *Repo, ws Workspace) (headInfo, 
 func (m *Manager) discard(ctx context.Context, r *Repo, path, branch string, deleteBranch bool) error {
 	var errs []error
 	if _, err := underRoot(m.cfg.DataDir, path); err != nil {
+		return err
+	}
+	// A path replaced by a symbolic link names another directory: git would resolve it and
+	// RemoveAll would at least drop the link; neither is ours to decide (B68).
+	if err := refuseLinked(path); err != nil {
 		return err
 	}
 	if _, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "remove", "--force", "--force", "--end-of-options", path); err != nil {
