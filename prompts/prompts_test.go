@@ -46,6 +46,12 @@ func TestGolden_Rendering(t *testing.T) {
 				Brief: "Resolve the conflicts with main.", Kind: "repair", SubjectID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D",
 				Workspace: "/data/worktrees/abc/x/a1", Branch: "mcp-scheduler/x/a1", Conflicts: []string{"go.mod", "internal/ratelimit/bucket.go"}})
 		}},
+		{"agent_brief_workspace_notes", func() (string, error) {
+			return AgentBrief(Brief{MissionID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0G", Attempt: 1, Epoch: 1, Title: "Docs index",
+				Brief: "Add an index to docs/.", Workspace: "/data/worktrees/abc/x/a1", Branch: "mcp-scheduler/x/a1",
+				WorkspaceNotes: []string{"Tracked paths that differ only by case: docs/ReadMe.md and docs/readme.md."},
+				Conflicts:      []string{"docs/index.md"}})
+		}},
 		{"agent_brief_review", func() (string, error) {
 			return AgentBrief(Brief{MissionID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0F", Attempt: 1, Epoch: 3, Title: "Review: limiter",
 				Brief: "Review the limiter.", Kind: "review", SubjectID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D", Persona: "reviewer",

@@ -246,7 +246,7 @@ func (s *Scheduler) renderBrief(m *domain.Mission, ws worktree.Workspace, pull b
 	b := prompts.Brief{MissionID: m.ID, Attempt: m.Attempt, Epoch: m.Lease.Epoch, Title: m.Title, Brief: m.Brief,
 		AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea, Persona: m.Persona, Kind: string(m.Kind),
 		SubjectID: m.SubjectID, Workspace: ws.Path, Branch: ws.Branch, BaseCommit: ws.BaseCommit,
-		ReadOnly: ws.ReadOnly, Conflicts: ws.Conflicts, PullMode: pull,
+		ReadOnly: ws.ReadOnly, Conflicts: ws.Conflicts, WorkspaceNotes: ws.Notes, PullMode: pull,
 		HeartbeatSeconds: int(s.eng.LeaseTTL().Seconds() / 3)}
 	if len(m.Checkpoint) > 0 {
 		b.Checkpoint = string(m.Checkpoint)
