@@ -24,7 +24,9 @@ import (
 const objectCacheSize = 4 * cache.MiByte
 
 // openGoGit opens the repository at top level root whose common git dir is commonDir, as
-// git.PlainOpenWithOptions with EnableDotGitCommonDir would, but with a bounded object cache.
+// git.PlainOpenWithOptions with EnableDotGitCommonDir would, but with a bounded object cache
+// and the extensions go-git refuses but need not know hidden from it (openableStorage); an
+// extension that changes what go-git reads gives an *ExtensionError.
 func openGoGit(root, commonDir string) (*git.Repository, error) {
 	gitDir, err := dotGitDir(root)
 	if err != nil {
@@ -34,7 +36,10 @@ func openGoGit(root, commonDir string) (*git.Repository, error) {
 	if filepath.Clean(gitDir) != filepath.Clean(commonDir) {
 		fs = dotgit.NewRepositoryFilesystem(fs, osfs.New(commonDir)) // a linked worktree
 	}
-	s := filesystem.NewStorage(fs, cache.NewObjectLRU(objectCacheSize))
+	s, err := openableStorage(root, filesystem.NewStorage(fs, cache.NewObjectLRU(objectCacheSize)))
+	if err != nil {
+		return nil, err
+	}
 	return git.Open(s, osfs.New(root))
 }
 

@@ -39,6 +39,11 @@ func (m *Manager) moveTarget(ctx context.Context, r *Repo, target string, l Land
 		return l, false, nil
 	}
 	l.Checkout = holders[0]
+	unlock, err := m.lockCheckout(ctx, r, l.Checkout)
+	if err != nil {
+		return l, false, err
+	}
+	defer unlock()
 	if m.targetMoved(r, target, l.OldTarget) {
 		return l, true, nil
 	}

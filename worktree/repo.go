@@ -31,6 +31,7 @@ type Repo struct {
 	commonDir     string // real path of the common git dir (shared by all worktrees)
 	defaultBranch string // branch checked out at Open; "" when HEAD was detached
 	mainRoot      string // real path of the main worktree (first of `git worktree list`)
+	pushHookNote  string // why pushes into the checkout are not serialised with landings ("" when they are)
 
 	// go-git is not documented as safe for concurrent use: reads hold ggMu.
 	ggMu sync.Mutex
@@ -55,6 +56,10 @@ func (r *Repo) Root() string { return r.root }
 
 // CommonDir is the real path of the repository's common git directory.
 func (r *Repo) CommonDir() string { return r.commonDir }
+
+// PushHookNote says why a person's pushes into this repository's checkout are not serialised
+// with landings (docs/workspaces.md, "Pushes into the checkout"); "" when they are.
+func (r *Repo) PushHookNote() string { return r.pushHookNote }
 
 // DefaultBranch is the branch that was checked out when the repository was first opened by
 // this Manager: the target when a request names none. It fails with ErrDetachedHead when HEAD
@@ -120,6 +125,9 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "rev-parse", "--path-format=absolute",
 		"--is-bare-repository", "--git-common-dir", "--show-toplevel")
 	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if xe, ok := gitRefusedExtension(dir, stderrOf(err)); ok {
+		return nil, xe
+	}
 	if err != nil || len(lines) < 2 || lines[0] != "false" || len(lines) != 3 {
 		return nil, fmt.Errorf("%w (%v)", ErrNotRepository, err)
 	}
@@ -132,6 +140,9 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 		return nil, fmt.Errorf("resolve top level: %w", err)
 	}
 	gg, err := openGoGit(root, commonDir)
+	if xe := (*ExtensionError)(nil); errors.As(err, &xe) {
+		return nil, xe
+	}
 	if err != nil {
 		return nil, fmt.Errorf("go-git open %s: %w", root, err)
 	}
@@ -152,6 +163,13 @@ func (m *Manager) openRepo(ctx context.Context, dir string) (*Repo, error) {
 	err = m.withStructure(ctx, r, func() error {
 		if err := ensureExclude(commonDir); err != nil {
 			return err
+		}
+		note, err := m.ensurePushHook(ctx, r)
+		if err != nil {
+			return fmt.Errorf("install the pre-receive hook: %w", err)
+		}
+		if r.pushHookNote = note; note != "" {
+			m.log.Warn(note, "repository", r.root)
 		}
 		return m.recordRepo(r)
 	})

@@ -176,7 +176,7 @@ func TestCLI_Doctor(t *testing.T) {
 	}
 	require.Contains(t, names["resource load_per_cpu"].Detail, "1-minute load per CPU")
 	require.Contains(t, names["resource available_memory_mb"].Detail, "threshold 512")
-	require.Equal(t, s.repo, names["default repository"].Detail)
+	require.Contains(t, names["default repository"].Detail, "git checkout at "+s.repo+": a workspace on main (")
 	fi, err := os.Stat(s.dataDir)
 	require.NoError(t, err)
 	require.Equal(t, os.FileMode(0o700), fi.Mode().Perm(), "the data dir is private")

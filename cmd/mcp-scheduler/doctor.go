@@ -82,7 +82,9 @@ func (a *app) doctor(ctx context.Context) []check {
 	v, err := gitVersion(ctx)
 	add("git ≥ 2.38", err, "git "+v)
 	add("data dir writable", checkWritable(a.cfg.DataDir), a.cfg.DataDir)
-	out = append(out, a.repositoryChecks(ctx)...)
+	dry := a.newDryRun()
+	defer dry.close()
+	out = append(out, a.repositoryChecks(ctx, dry)...)
 	err = a.open(ctx)
 	var badRepo *repoPathError
 	if errors.As(err, &badRepo) { // said on its repository's row: the database is looked at alone
@@ -93,7 +95,7 @@ func (a *app) doctor(ctx context.Context) []check {
 		if a.repos.defaultRepo == "" {
 			add("default repository", nil, "none: the working directory is not in a git repository, so missions must name a configured one")
 		} else {
-			add("default repository", nil, a.repos.defaultRepo)
+			out = append(out, a.defaultRepositoryCheck(ctx, dry))
 		}
 	}
 	for _, p := range a.cfg.Profiles {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"strings"
 )
 
 // repoPathError is a configured repository path that is not a git checkout: it stops every
@@ -23,10 +24,11 @@ func (e *repoPathError) Error() string {
 
 func (e *repoPathError) Unwrap() error { return e.err }
 
-// repositoryChecks gives one row per configured repository path: its checkout's top level,
-// or what is wrong with the path and what to do about it. (Remote repositories have
-// remoteChecks.)
-func (a *app) repositoryChecks(ctx context.Context) []check {
+// repositoryChecks gives one row per configured repository path: its checkout's top level and
+// that a mission can get a workspace there (a throwaway one was made and removed, dryRun), or
+// what is wrong with the path or the repository and what to do about it. (Remote repositories
+// have remoteChecks.)
+func (a *app) repositoryChecks(ctx context.Context, dry *dryRun) []check {
 	where := "the configuration file"
 	if a.cfg.path != "" {
 		where = a.cfg.path
@@ -40,12 +42,16 @@ func (a *app) repositoryChecks(ctx context.Context) []check {
 		top, err := gitTopLevel(ctx, rc.Path)
 		switch {
 		case err == nil:
-			c.OK, c.Detail = true, "git checkout at "+top
+			c.Detail, c.OK, c.Warn = dry.prepare(ctx, top)
 		case errors.Is(err, fs.ErrNotExist):
 			c.Detail = fmt.Sprintf("%s does not exist: clone or create the repository there, or correct or remove its [[repositories]] path in %s", rc.Path, where)
 		default:
 			if st, serr := os.Stat(rc.Path); serr == nil && !st.IsDir() {
 				c.Detail = fmt.Sprintf("%s is a file, not a directory: point its [[repositories]] path in %s at a git checkout", rc.Path, where)
+				break
+			}
+			if strings.Contains(err.Error(), "extension found") || strings.Contains(err.Error(), "extensions found") {
+				c.Detail = fmt.Sprintf("git refuses the repository at %s (%v): it uses an extension this git does not know; run mcp-scheduler with the git that made it, or remove the extension from the repository's .git/config (git config -f <git dir>/config --unset extensions.<name>)", rc.Path, err)
 				break
 			}
 			c.Detail = fmt.Sprintf("%s is not a git checkout (%v): run git init there, or point its [[repositories]] path in %s at a checkout", rc.Path, err, where)
