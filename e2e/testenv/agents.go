@@ -7,9 +7,15 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-
-	"github.com/mcp-scheduler/mcp-scheduler/agent/runner"
 )
+
+// pidRecord is what KillAgentsOf reads of an attempt's pid.json (agent/runner's PIDRecord,
+// read without importing the runner, whose own tests use this package).
+type pidRecord struct {
+	ShimPID   int    `json:"shim_pid"`
+	ShimStart string `json:"shim_start"`
+	PGID      int    `json:"pgid"`
+}
 
 // KillAgentsOf kills what is left of the managed agents of a data directory: every process in
 // an agent's process group and the shim, as their pid.json records them (a shim only while it
@@ -17,9 +23,9 @@ import (
 // started it (the next one re-attaches it), so a failing test whose agents wait (@hang) would
 // otherwise leave them running. Linux only (/proc); elsewhere it does nothing.
 func KillAgentsOf(dataDir string) {
-	files, _ := filepath.Glob(filepath.Join(dataDir, "attempts", "*", "a*", runner.FilePID))
+	files, _ := filepath.Glob(filepath.Join(dataDir, "attempts", "*", "a*", "pid.json"))
 	for _, f := range files {
-		var rec runner.PIDRecord
+		var rec pidRecord
 		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &rec) != nil || rec.PGID <= 0 {
 			continue
 		}
