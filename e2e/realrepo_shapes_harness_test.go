@@ -72,8 +72,8 @@ func (s *shapeServer) dispatch(title string, missions []map[string]any) map[stri
 	return out.IDs
 }
 
-// shapeMission is what the tests read of get_mission.
-type shapeMission struct {
+// shapeView is what the tests read of get_mission.
+type shapeView struct {
 	Mission struct {
 		ID, State, Landing string
 	}
@@ -85,6 +85,7 @@ type shapeMission struct {
 	Workspaces []struct {
 		Path, Branch string
 		BaseCommit   string `json:"base_commit"`
+		Notes        []string
 	}
 	WhyNotRunning []struct {
 		Code, Message string
@@ -118,18 +119,18 @@ func (s *shapeServer) runRecord(missionID string) scheduler.RunRecord {
 	return rec
 }
 
-func (s *shapeServer) mission(id string) shapeMission {
+func (s *shapeServer) mission(id string) shapeView {
 	s.t.Helper()
 	raw := callTool(s.t, s.ctx, s.c, "get_mission", map[string]any{"mission_id": id})
-	var m shapeMission
+	var m shapeView
 	require.NoError(s.t, json.Unmarshal(raw, &m), "%s", raw)
 	return m
 }
 
 // waitMission waits until cond holds for the mission, and returns it then.
-func (s *shapeServer) waitMission(id, what string, cond func(shapeMission) bool) shapeMission {
+func (s *shapeServer) waitMission(id, what string, cond func(shapeView) bool) shapeView {
 	s.t.Helper()
-	var m shapeMission
+	var m shapeView
 	testenv.WaitForState(s.t, what, func() bool {
 		m = s.mission(id)
 		if cond(m) {
@@ -149,7 +150,7 @@ func (s *shapeServer) waitMission(id, what string, cond func(shapeMission) bool)
 }
 
 // workspace is the path of the mission's latest workspace.
-func (m shapeMission) workspace(t *testing.T) string {
+func (m shapeView) workspace(t *testing.T) string {
 	t.Helper()
 	require.NotEmpty(t, m.Workspaces, "mission %s has a workspace", m.Mission.ID)
 	return m.Workspaces[len(m.Workspaces)-1].Path

@@ -1,253 +1,287 @@
 package e2e
 
 import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
-	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/mcp-scheduler/mcp-scheduler/engine/scheduler"
-	"github.com/mcp-scheduler/mcp-scheduler/worktree"
+	"github.com/mcp-scheduler/mcp-scheduler/e2e/testenv"
+	"github.com/mcp-scheduler/mcp-scheduler/engine"
 )
 
-// newShapeRepo makes a repository at root/repo on main with files committed.
-func newShapeRepo(t *testing.T, root string, files map[string]string) string {
+// Repository shapes (issue 29, docs/workspaces.md "Git LFS" and "Submodules"): the built
+// binary serves over stdio in a real repository of that shape, the reference agent works one
+// mission, and what lands on main, what the workspace held and what get_mission says are
+// checked.
+
+// shapeMission is one mission's outcome as get_mission tells a caller.
+type shapeMission struct {
+	Mission struct {
+		ID, State, Landing string
+		Attempt            int
+	}
+	Attempts []struct{ Outcome string }
+	Landings []struct {
+		Status       string   `json:"status"`
+		ChangedFiles []string `json:"changed_files"`
+	}
+	Workspaces []struct {
+		Path  string   `json:"path"`
+		Notes []string `json:"notes"`
+	}
+}
+
+// runShapeMission serves repo with env (PATH and the rest), dispatches one mission whose
+// brief is the reference agent's script, waits for it to settle and returns get_mission's
+// answer and the server's log.
+func runShapeMission(t *testing.T, repo, data string, path string, brief string) (shapeMission, string) {
 	t.Helper()
-	repo := filepath.Join(root, "repo")
+	root := filepath.Dir(data)
+	cfg := filepath.Join(root, "config.toml")
+	writeTOML(t, cfg, map[string]any{
+		"log_level": "debug", "scheduler": map[string]any{"tick": "250ms"},
+		"repositories": []map[string]any{{"path": repo}},
+		"profiles": []map[string]any{{"name": "reference", "runtime": "ndjson", "command": []string{"{mcp_scheduler}", "reference-agent"},
+			"env": []string{"PATH", "HOME", "GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL", "GIT_CONFIG_NOSYSTEM"}}},
+	})
+	env := append(testenv.GitEnv(), "PATH="+path, "HOME="+root, "NO_COLOR=1",
+		"MCP_SCHEDULER_CONFIG="+cfg, "MCP_SCHEDULER_DATA_DIR="+data)
+	ctx, cancel := context.WithTimeout(context.Background(), WorkTimeout(t))
+	defer cancel()
+	serverLog := filepath.Join(root, "server.stderr")
+	c := startStdioClient(t, ctx, repo, env, serverLog)
+	d := callTool(t, ctx, c, "dispatch", map[string]any{"title": "shape", "missions": []map[string]any{
+		{"key": "m", "title": "add a.txt", "brief": brief, "write_area": []string{"a.txt"}}}})
+	var dispatched struct {
+		Voyage struct{ ID string }
+		IDs    map[string]string
+	}
+	require.NoError(t, json.Unmarshal(d, &dispatched), "%s", d)
+	var got shapeMission
+	testenv.WaitForState(t, "the mission to land or fail", func() bool {
+		require.NoError(t, json.Unmarshal(callTool(t, ctx, c, "get_mission", map[string]any{"mission_id": dispatched.IDs["m"]}), &got))
+		settled := got.Mission.State == "completed" && got.Mission.Landing != "none" &&
+			got.Mission.Landing != "pending" && got.Mission.Landing != "approved"
+		return settled || got.Mission.State == "failed" || got.Mission.State == "blocked" || got.Mission.Attempt > 1
+	}, func() string {
+		st, closeDB := openStore(t, data)
+		defer closeDB()
+		log, _ := os.ReadFile(serverLog)
+		return fmt.Sprintf("%+v\n%s\nserver log:\n%s", got, dumpMissions(context.Background(), engine.New(st, engine.Options{})), tail(string(log), 20000))
+	})
+	require.NoError(t, c.Close())
+	log, err := os.ReadFile(serverLog)
+	require.NoError(t, err)
+	return got, string(log)
+}
+
+// requireLandedOnce: completed at its first attempt, one landing, landed.
+func requireLandedOnce(t *testing.T, got shapeMission, log string) {
+	t.Helper()
+	require.Equal(t, "completed", got.Mission.State, "%+v\n%s", got, tail(log, 8000))
+	require.Equal(t, "landed", got.Mission.Landing, "%+v", got)
+	require.Equal(t, 1, got.Mission.Attempt, "no retry")
+	require.Len(t, got.Landings, 1)
+	require.Equal(t, "landed", got.Landings[0].Status)
+	require.Equal(t, []string{"a.txt"}, got.Landings[0].ChangedFiles)
+	require.Len(t, got.Workspaces, 1)
+}
+
+const addAText = "Add a.txt.\n@write a.txt \"a\\n\"\n@commit add a.txt\n@done added a.txt"
+
+// lfsPointerText is a Git LFS pointer.
+func lfsPointerText(oid string, size int) string {
+	return "version https://git-lfs.github.com/spec/v1\noid sha256:" + oid + "\nsize " + strconv.Itoa(size) + "\n"
+}
+
+// TestRealRepo_LFSWithoutGitLFSKeepsPointersAndLands is bug case B65 as written: a committed
+// pointer big.bin, `*.bin filter=lfs diff=lfs merge=lfs -text`, filter.lfs.required=true,
+// filter.lfs.process "git-lfs filter-process", and a daemon whose PATH has git but not
+// git-lfs. The mission lands a.txt at its first attempt, big.bin is byte-identical on main
+// and in the checkout, get_mission and the brief say the LFS files are pointers, and git's
+// raw "git-lfs filter-process: … not found" appears nowhere. On main before this change the
+// attempt failed at `git worktree add` with exactly that message.
+func TestRealRepo_LFSWithoutGitLFSKeepsPointersAndLands(t *testing.T) {
+	root := privateTempDir(t)
+	repo, data := filepath.Join(root, "repo"), filepath.Join(root, "data")
 	require.NoError(t, os.MkdirAll(repo, 0o755))
 	gitRun(t, repo, "init", "-q", "-b", "main")
-	for name, body := range files {
-		p := filepath.Join(repo, name)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, []byte(body), 0o644))
+	sum := sha256.Sum256([]byte("thirty gigabytes"))
+	pointer := lfsPointerText(hex.EncodeToString(sum[:]), 30<<30)
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("*.bin filter=lfs diff=lfs merge=lfs -text\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "big.bin"), []byte(pointer), 0o644))
+	off := []string{"-c", "filter.lfs.process=", "-c", "filter.lfs.clean=", "-c", "filter.lfs.smudge=", "-c", "filter.lfs.required=false"}
+	gitRun(t, repo, append(off, "add", "-A")...)
+	gitRun(t, repo, append(off, "commit", "-q", "-m", "a pointer")...)
+	gitRun(t, repo, "config", "filter.lfs.required", "true")
+	gitRun(t, repo, "config", "filter.lfs.process", "git-lfs filter-process")
+	blob := gitRun(t, repo, "rev-parse", "main:big.bin")
+
+	gitPath, err := exec.LookPath("git")
+	require.NoError(t, err)
+	bin := filepath.Join(root, "bin")
+	require.NoError(t, os.MkdirAll(bin, 0o755))
+	require.NoError(t, os.Symlink(gitPath, filepath.Join(bin, "git")))
+
+	got, log := runShapeMission(t, repo, data, bin, addAText)
+	requireLandedOnce(t, got, log)
+	require.Equal(t, blob, gitRun(t, repo, "rev-parse", "main:big.bin"), "big.bin's blob on main")
+	body, err := os.ReadFile(filepath.Join(repo, "big.bin"))
+	require.NoError(t, err)
+	require.Equal(t, pointer, string(body), "the checkout's big.bin, byte for byte")
+	a, _ := showFile(t, repo, "main", "a.txt")
+	require.Equal(t, "a\n", a)
+	ws := got.Workspaces[0]
+	require.Len(t, ws.Notes, 1, "%q", ws.Notes)
+	require.Contains(t, ws.Notes[0], "1 file tracked with Git LFS (big.bin) holds its LFS pointer")
+	require.Contains(t, ws.Notes[0], "git-lfs is not on the scheduler's PATH")
+	brief, err := os.ReadFile(filepath.Join(ws.Path, ".mcp-scheduler", "brief.md"))
+	require.NoError(t, err)
+	require.Contains(t, string(brief), "## About this workspace\n\n- "+ws.Notes[0])
+	require.NotContains(t, log, "filter-process:")
+	require.NotContains(t, log, "git-lfs: not found")
+}
+
+// TestRealRepo_LFSWithGitLFSChecksOutContentAndNeverDownloads: a repository with a local LFS
+// store (`git lfs install --local`), big.bin's object in the store and miss.bin's not. The
+// workspace has big.bin's content and miss.bin's pointer (GIT_LFS_SKIP_SMUDGE=1 on the
+// checkout, then `git lfs checkout`: nothing is downloaded), get_mission says which file is
+// a pointer, a.txt lands, and both LFS files are byte-identical on main. On main before this
+// change git-lfs's smudge tried to download miss.bin at `git worktree add`, which failed.
+func TestRealRepo_LFSWithGitLFSChecksOutContentAndNeverDownloads(t *testing.T) {
+	testenv.LookPathInstalled(t, "git-lfs", "apt-get install git-lfs")
+	root := privateTempDir(t)
+	repo, data := filepath.Join(root, "repo"), filepath.Join(root, "data")
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	gitRun(t, repo, "lfs", "install", "--local")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("*.bin filter=lfs diff=lfs merge=lfs -text\n"), 0o644))
+	content := map[string][]byte{"big.bin": make([]byte, 200<<10), "miss.bin": make([]byte, 3000)}
+	for name, b := range content {
+		_, err := rand.Read(b)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(repo, name), b, 0o644))
 	}
 	gitRun(t, repo, "add", "-A")
-	gitRun(t, repo, "commit", "-q", "-m", "initial")
-	return repo
-}
-
-// entry finds a cleanup report's entry for a mission ("" when none).
-func entry(entries []worktree.CleanupEntry, mission string) (worktree.CleanupEntry, bool) {
-	for _, e := range entries {
-		if e.MissionID == mission {
-			return e, true
-		}
-	}
-	return worktree.CleanupEntry{}, false
-}
-
-// TestRealRepo_SymlinkedNodeModules is bug case B68 with the built binary: the person's
-// checkout has an untracked node_modules/sentinel. Mission "leftover" writes and commits
-// a.txt, then runs `ln -s $REPO/node_modules node_modules` and leaves the link uncommitted;
-// mission "committed" commits such a link with b.txt; "live" and "cancelled" write a file and
-// wait. "cancelled" is cancelled and its workspace directory replaced by a link to live's.
-// Then `mcp-scheduler cleanup --older-than 1s`: the sentinel survives, no mode-120000 entry
-// lands on main (a.txt does; the committed link is refused with its reason for the Main
-// Agent), the leftover workspace is removed without following its link, and the link
-// standing for the cancelled workspace is reported as such with the live workspace untouched.
-func TestRealRepo_SymlinkedNodeModules(t *testing.T) {
-	root := privateTempDir(t)
-	repo := newShapeRepo(t, root, map[string]string{"README.md": "hello\n"})
-	nodeModules := filepath.Join(repo, "node_modules")
-	require.NoError(t, os.MkdirAll(nodeModules, 0o755))
-	sentinel := filepath.Join(nodeModules, "sentinel")
-	require.NoError(t, os.WriteFile(sentinel, []byte("the person's install\n"), 0o644))
-	s := startShapeServer(t, root, repo, nil)
-
-	link := "@symlink node_modules " + nodeModules
-	m := func(key, brief string, area ...string) map[string]any {
-		return map[string]any{"key": key, "title": key, "brief": brief, "write_area": area}
-	}
-	ids := s.dispatch("node_modules links", []map[string]any{
-		m("leftover", "@write a.txt a\n@commit a\n"+link+"\n@done linked, not committed", "a.txt", "node_modules"),
-		m("committed", link+"\n@write b.txt b\n@commit b and the link\n@done", "b.txt", "node_modules"),
-		m("live", "@write live.txt the live agent's work\n@hang", "live.txt"),
-		m("cancelled", "@write c.txt c\n@hang", "c.txt"),
-	})
-
-	left := s.waitMission(ids["leftover"], "the leftover mission to land", func(m shapeMission) bool { return m.Mission.Landing == "landed" })
-	require.Equal(t, []string{"a.txt"}, left.Landings[len(left.Landings)-1].ChangedFiles)
-	refused := s.waitMission(ids["committed"], "the committed link's landing to be refused", func(m shapeMission) bool {
-		return m.Mission.Landing == "conflicted"
-	})
-	require.Equal(t, "refused", refused.Landings[0].Status)
-	require.Contains(t, refused.Landings[0].Detail, "node_modules -> "+nodeModules)
-	require.NotEmpty(t, refused.WhyNotRunning)
-	require.Equal(t, "landing_conflicted", refused.WhyNotRunning[0].Code)
-	require.Contains(t, refused.WhyNotRunning[0].Message, "symbolic links that point outside the repository")
-	escs := s.escalations(ids["committed"])
-	require.Len(t, escs, 1, "the Main Agent is told why")
-	require.Equal(t, "symlink", escs[0].Kind)
-	require.Equal(t, "main_agent", escs[0].Route)
-	require.Contains(t, escs[0].Reason, "node_modules -> "+nodeModules)
-
-	liveWS := s.waitMission(ids["live"], "the live agent to write its file", func(m shapeMission) bool {
-		if len(m.Workspaces) == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(m.workspace(t), "live.txt"))
-		return err == nil
-	}).workspace(t)
-	cancelledWS := s.waitMission(ids["cancelled"], "the cancelled agent to write its file", func(m shapeMission) bool {
-		if len(m.Workspaces) == 0 {
-			return false
-		}
-		_, err := os.Stat(filepath.Join(m.workspace(t), "c.txt"))
-		return err == nil
-	}).workspace(t)
-	callTool(t, s.ctx, s.c, "cancel_mission", map[string]any{"mission_id": ids["cancelled"], "reason": "B68 variant"})
-	s.waitMission(ids["cancelled"], "the cancelled mission to stop", func(m shapeMission) bool { return m.Mission.State == "cancelled" })
-	require.NoError(t, os.RemoveAll(cancelledWS))
-	require.NoError(t, os.Symlink(liveWS, cancelledWS))
-
-	rep := s.cleanupUntil("cleanup to remove the leftover mission's workspace", func(r scheduler.CleanupReport) bool {
-		_, ok := entry(r.Report.Removed, ids["leftover"])
-		return ok
-	})
-
-	t.Logf("cleanup: removed %+v; kept %+v", rep.Report.Removed, rep.Report.Kept)
-	body, err := os.ReadFile(sentinel)
-	require.NoError(t, err, "the person's node_modules survived")
-	require.Equal(t, "the person's install\n", string(body))
-	_, err = os.Lstat(left.workspace(t))
-	require.ErrorIs(t, err, os.ErrNotExist, "the leftover workspace (with its link) is gone")
-	for _, line := range strings.Split(gitRun(t, repo, "ls-tree", "-r", "main"), "\n") {
-		require.False(t, strings.HasPrefix(line, "120000"), "no link landed on main: %s", line)
-	}
-	_, ok := showFile(t, repo, "main", "a.txt")
-	require.True(t, ok)
-	_, ok = showFile(t, repo, "main", "b.txt")
-	require.False(t, ok, "the refused landing moved nothing")
-
-	c, ok := entry(rep.Report.Kept, ids["cancelled"])
-	require.True(t, ok, "the cancelled workspace is reported")
-	require.Equal(t, "symlink", c.Reason, "a link, not a dirty workspace")
-	require.Contains(t, c.Detail, liveWS)
-	target, err := os.Readlink(cancelledWS)
-	require.NoError(t, err)
-	require.Equal(t, liveWS, target, "the link is left for a person")
-	body, err = os.ReadFile(filepath.Join(liveWS, "live.txt"))
-	require.NoError(t, err, "the live workspace is untouched")
-	require.Equal(t, "the live agent's work", string(body))
-	require.Contains(t, gitRun(t, repo, "worktree", "list", "--porcelain"), "worktree "+liveWS)
-	require.Equal(t, "running", s.mission(ids["live"]).Mission.State)
-
-	callTool(t, s.ctx, s.c, "cancel_mission", map[string]any{"mission_id": ids["live"], "reason": "test done"})
-	s.waitMission(ids["live"], "the live mission to stop", func(m shapeMission) bool { return m.Mission.State == "cancelled" })
-	s.closeServer()
-}
-
-// TestRealRepo_CaseOnlyCollision is bug case B67 with the built binary, on this machine's
-// case-sensitive file system: the repository tracks docs/ReadMe.md and docs/readme.md and has
-// core.ignorecase=true (what `git clone` sets on APFS or NTFS). The agent's brief names the
-// collision; while the landing waits for approval the workspace is made to hold what a
-// case-insensitive checkout holds (docs/readme.md a hard link to docs/ReadMe.md: one file,
-// two names, one of them showing a change nobody made). The landing carries only the agent's
-// a.txt, both blobs stay as they were on main, and cleanup keeps the workspace with the reason.
-func TestRealRepo_CaseOnlyCollision(t *testing.T) {
-	root := privateTempDir(t)
-	repo := newShapeRepo(t, root, map[string]string{"docs/ReadMe.md": "upper\n", "docs/readme.md": "lower\n"})
-	gitRun(t, repo, "config", "core.ignorecase", "true")
+	gitRun(t, repo, "commit", "-q", "-m", "LFS files")
 	blobs := map[string]string{}
-	for _, p := range []string{"docs/ReadMe.md", "docs/readme.md"} {
-		blobs[p] = gitRun(t, repo, "rev-parse", "main:"+p)
+	for name := range content {
+		blobs[name] = gitRun(t, repo, "rev-parse", "main:"+name)
 	}
-	s := startShapeServer(t, root, repo, map[string]any{"landing": "approval"})
-	ids := s.dispatch("case collision", []map[string]any{{"key": "a", "title": "add a.txt",
-		"brief": "@write a.txt a\n@commit a\n@done", "write_area": []string{"a.txt"}}})
+	missSum := sha256.Sum256(content["miss.bin"])
+	oid := hex.EncodeToString(missSum[:])
+	require.NoError(t, os.Remove(filepath.Join(repo, ".git", "lfs", "objects", oid[:2], oid[2:4], oid)))
 
-	m := s.waitMission(ids["a"], "the mission to wait for approval", func(m shapeMission) bool { return m.Mission.Landing == "approval" })
-	ws := m.workspace(t)
-	brief, err := os.ReadFile(filepath.Join(ws, ".mcp-scheduler", "brief.md"))
+	got, log := runShapeMission(t, repo, data, os.Getenv("PATH"), addAText)
+	requireLandedOnce(t, got, log)
+	for name, blob := range blobs {
+		require.Equal(t, blob, gitRun(t, repo, "rev-parse", "main:"+name), name)
+	}
+	ws := got.Workspaces[0]
+	body, err := os.ReadFile(filepath.Join(ws.Path, "big.bin"))
 	require.NoError(t, err)
-	require.Contains(t, string(brief), "## About this workspace")
-	require.Contains(t, string(brief), "docs/ReadMe.md and docs/readme.md", "the agent was told")
-	lower := filepath.Join(ws, "docs", "readme.md")
-	require.NoError(t, os.Remove(lower))
-	require.NoError(t, os.Link(filepath.Join(ws, "docs", "ReadMe.md"), lower))
-	callTool(t, s.ctx, s.c, "approve_landing", map[string]any{"mission_id": ids["a"], "note": "B67"})
-
-	m = s.waitMission(ids["a"], "the mission to land", func(m shapeMission) bool { return m.Mission.Landing == "landed" })
-	require.Equal(t, []string{"a.txt"}, m.Landings[len(m.Landings)-1].ChangedFiles)
-	base := m.Workspaces[0].BaseCommit
-	require.Equal(t, "a.txt", gitRun(t, repo, "diff", "--name-only", base, "main"), "the landing holds only the agent's change")
-	for p, blob := range blobs {
-		require.Equal(t, blob, gitRun(t, repo, "rev-parse", "main:"+p), "%s unchanged on main", p)
-	}
-
-	rep := s.cleanupUntil("cleanup to look at the landed workspace", func(r scheduler.CleanupReport) bool {
-		e, ok := entry(r.Report.Kept, ids["a"])
-		return ok && e.Reason != "recent"
-	})
-	e, _ := entry(rep.Report.Kept, ids["a"])
-	require.Equal(t, "case_collision", e.Reason)
-	require.Contains(t, e.Detail, "docs/ReadMe.md and docs/readme.md")
-	require.DirExists(t, ws)
-	s.closeServer()
+	require.Equal(t, content["big.bin"], body, "the workspace has the content the local store holds")
+	body, err = os.ReadFile(filepath.Join(ws.Path, "miss.bin"))
+	require.NoError(t, err)
+	require.Equal(t, lfsPointerText(oid, len(content["miss.bin"])), string(body), "and the pointer of what it lacks")
+	require.Len(t, ws.Notes, 1, "%q", ws.Notes)
+	require.Contains(t, ws.Notes[0], "1 of 2 files tracked with Git LFS (miss.bin) holds its LFS pointer")
+	body, err = os.ReadFile(filepath.Join(repo, "big.bin"))
+	require.NoError(t, err)
+	require.Equal(t, content["big.bin"], body, "the person's checkout is unchanged")
+	require.Empty(t, gitRun(t, repo, "status", "--porcelain"))
 }
 
-// TestRealRepo_SparseCheckoutCone is bug case B66 with the built binary: 2,000 files under
-// big/, one under src/, and the person's checkout is `git sparse-checkout set --cone src`
-// (extensions.worktreeConfig on). The mission's workspace holds the cone only; the landing
-// changes only src/x.go, big/** stays on main, the person's cone and `git status` are as they
-// were, and cleanup removes the workspace (skip-worktree entries are not uncommitted work).
-// The setup time (preparing the workspace) is printed, never asserted.
-func TestRealRepo_SparseCheckoutCone(t *testing.T) {
-	root := privateTempDir(t)
-	files := map[string]string{"src/x.go": "package src\n"}
-	for i := range 2000 {
-		files[fmt.Sprintf("big/d%02d/f%04d.txt", i/100, i)] = fmt.Sprintf("file %d\n", i)
-	}
-	repo := newShapeRepo(t, root, files)
-	gitRun(t, repo, "sparse-checkout", "set", "--cone", "src")
-	sparseBefore := gitRun(t, repo, "sparse-checkout", "list")
-	statusBefore := gitRun(t, repo, "status", "--porcelain", "--branch")
-	s := startShapeServer(t, root, repo, nil)
-	ids := s.dispatch("sparse", []map[string]any{{"key": "x", "title": "change src/x.go", "write_area": []string{"src/**"},
-		"brief": "@write src/x.go \"package src\\n\\n// X is new.\\nconst X = 1\\n\"\n@commit src: X\n@done"}})
-
-	m := s.waitMission(ids["x"], "the mission to land", func(m shapeMission) bool { return m.Mission.Landing == "landed" })
-	s.closeServer()
-
-	ws := m.workspace(t)
-	var checkedOut []string
-	require.NoError(t, filepath.WalkDir(ws, func(p string, d os.DirEntry, err error) error {
+// fileStates lists every file under dir with its size and modification time.
+func fileStates(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	require.NoError(t, filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (d.Name() == ".mcp-scheduler" || d.Name() == ".git") {
-			return filepath.SkipDir
+		fi, err := d.Info()
+		if err != nil {
+			return err
 		}
-		if !d.IsDir() && d.Name() != ".git" {
-			rel, _ := filepath.Rel(ws, p)
-			checkedOut = append(checkedOut, rel)
-		}
+		out = append(out, fmt.Sprintf("%s %d %d", p, fi.Size(), fi.ModTime().UnixNano()))
 		return nil
 	}))
-	require.Equal(t, []string{"src/x.go"}, checkedOut, "the workspace held the cone only")
-	rec := s.runRecord(ids["x"])
-	t.Logf("B66 setup: the workspace of a 2,001-file repository with the cone src/ was prepared in %s (%d file checked out)",
-		time.Duration(rec.PrepareMS)*time.Millisecond, len(checkedOut))
+	sort.Strings(out)
+	return out
+}
 
-	require.Equal(t, []string{"src/x.go"}, m.Landings[len(m.Landings)-1].ChangedFiles)
-	require.Equal(t, "src/x.go", gitRun(t, repo, "diff", "--name-only", m.Workspaces[0].BaseCommit, "main"))
-	require.Len(t, strings.Split(gitRun(t, repo, "ls-tree", "-r", "--name-only", "main", "big"), "\n"), 2000, "big/** is on main")
-	require.Equal(t, sparseBefore, gitRun(t, repo, "sparse-checkout", "list"), "the person's cone is unchanged")
-	require.Equal(t, statusBefore, gitRun(t, repo, "status", "--porcelain", "--branch"), "the person's git status is unchanged")
-	require.NoDirExists(t, filepath.Join(repo, "big"))
-	body, ok := showFile(t, repo, "main", "src/x.go")
-	require.True(t, ok)
-	require.Contains(t, body, "const X = 1")
+// TestRealRepo_SubmodulesPopulatedFromTheModuleStoreOrSaidEmpty: a superproject with two
+// submodules whose URLs no longer exist: lib, initialised in the person's checkout (its
+// module store .git/modules/lib holds it), and ext, never initialised (no module store). The
+// workspace has lib at its recorded commit and ext empty; get_mission and the agent's brief
+// say both; a.txt lands, both pointers are unchanged on main and .git/modules is untouched.
+// On main before this change lib/ was empty too and nobody was told.
+func TestRealRepo_SubmodulesPopulatedFromTheModuleStoreOrSaidEmpty(t *testing.T) {
+	root := privateTempDir(t)
+	repo, data := filepath.Join(root, "sup"), filepath.Join(root, "data")
+	lib := filepath.Join(root, "lib0")
+	require.NoError(t, os.MkdirAll(lib, 0o755))
+	gitRun(t, lib, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(lib, "l.txt"), []byte("lib\n"), 0o644))
+	gitRun(t, lib, "add", "-A")
+	gitRun(t, lib, "commit", "-q", "-m", "lib")
+	libCommit := gitRun(t, lib, "rev-parse", "HEAD")
+	bare := filepath.Join(root, "lib.git")
+	gitRun(t, root, "clone", "-q", "--bare", lib, bare)
 
-	rep := s.cleanupUntil("cleanup to remove the landed workspace", func(r scheduler.CleanupReport) bool {
-		return slices.ContainsFunc(r.Report.Removed, func(e worktree.CleanupEntry) bool { return e.MissionID == ids["x"] })
-	})
-	_, kept := entry(rep.Report.Kept, ids["x"])
-	require.False(t, kept)
-	require.NoDirExists(t, ws)
+	require.NoError(t, os.MkdirAll(repo, 0o755))
+	gitRun(t, repo, "init", "-q", "-b", "main")
+	require.NoError(t, os.WriteFile(filepath.Join(repo, "README.md"), []byte("super\n"), 0o644))
+	gitRun(t, repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", bare, "lib")
+	gitRun(t, repo, "config", "-f", ".gitmodules", "submodule.ext.path", "ext")
+	gitRun(t, repo, "config", "-f", ".gitmodules", "submodule.ext.url", filepath.Join(root, "ext.git"))
+	require.NoError(t, os.Mkdir(filepath.Join(repo, "ext"), 0o755)) // as a clone leaves it: empty
+	gitRun(t, repo, "update-index", "--add", "--cacheinfo", "160000,"+libCommit+",ext")
+	gitRun(t, repo, "add", "-A")
+	gitRun(t, repo, "commit", "-q", "-m", "two submodules")
+	for _, d := range []string{bare, lib} {
+		require.NoError(t, os.RemoveAll(d)) // any fetch from a submodule's URL fails
+	}
+	modules := filepath.Join(repo, ".git", "modules")
+	before := fileStates(t, modules)
+
+	got, log := runShapeMission(t, repo, data, os.Getenv("PATH"), addAText)
+	requireLandedOnce(t, got, log)
+	ws := got.Workspaces[0]
+	body, err := os.ReadFile(filepath.Join(ws.Path, "lib", "l.txt"))
+	require.NoError(t, err)
+	require.Equal(t, "lib\n", string(body))
+	require.Equal(t, libCommit, gitRun(t, filepath.Join(ws.Path, "lib"), "rev-parse", "HEAD"))
+	ext, err := os.ReadDir(filepath.Join(ws.Path, "ext"))
+	require.NoError(t, err)
+	require.Empty(t, ext)
+	require.Len(t, ws.Notes, 2, "%q", ws.Notes)
+	require.Contains(t, ws.Notes[0], "submodule ext is empty: the repository has no local copy of it")
+	require.Contains(t, ws.Notes[1], "submodule lib is checked out at its recorded commit "+libCommit[:12])
+	brief, err := os.ReadFile(filepath.Join(ws.Path, ".mcp-scheduler", "brief.md"))
+	require.NoError(t, err)
+	for _, n := range ws.Notes {
+		require.Contains(t, string(brief), "- "+n+"\n")
+	}
+	for _, sub := range []string{"lib", "ext"} {
+		require.Equal(t, "160000 commit "+libCommit+"\t"+sub, gitRun(t, repo, "ls-tree", "main", sub))
+	}
+	a, _ := showFile(t, repo, "main", "a.txt")
+	require.Equal(t, "a\n", a)
+	require.Equal(t, before, fileStates(t, modules), "the person's module store is untouched")
+	require.Equal(t, []string{}, strings.Fields(gitRun(t, repo, "status", "--porcelain")))
 }

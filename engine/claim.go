@@ -28,6 +28,10 @@ type Workspace struct {
 	// holding Branch: the agent fetches it, pushes its commits to it and completes; Path is
 	// then where no directory exists.
 	RemoteURL string `json:"remote_url,omitempty"`
+	// Notes say what the workspace holds differently from the person's checkout (Git LFS
+	// files left as pointers, submodules left empty and why, or populated from the module
+	// store); the agent's brief repeats them. Stored in the workspace record.
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ClaimRequest is a pull-mode agent asking for work (claim_mission).

@@ -50,9 +50,8 @@ type Brief struct {
 	Checkpoint string
 	// Conflicts lists paths left with conflict markers for a repair mission to resolve.
 	Conflicts []string
-	// WorkspaceNotes are what the workspace manager says the agent should know about the
-	// checkout before working in it (worktree.Workspace.Notes: tracked paths that differ
-	// only by case, ...).
+	// WorkspaceNotes say what the workspace holds differently from the person's checkout
+	// (Git LFS files left as pointers, submodules left empty and why).
 	WorkspaceNotes []string
 	// PullMode is true for an MCP client that claimed the mission: it reports through the
 	// scheduler's tools (heartbeat, report_progress, complete_mission, ...) instead of NDJSON

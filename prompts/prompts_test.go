@@ -47,10 +47,11 @@ func TestGolden_Rendering(t *testing.T) {
 				Workspace: "/data/worktrees/abc/x/a1", Branch: "mcp-scheduler/x/a1", Conflicts: []string{"go.mod", "internal/ratelimit/bucket.go"}})
 		}},
 		{"agent_brief_workspace_notes", func() (string, error) {
-			return AgentBrief(Brief{MissionID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0G", Attempt: 1, Epoch: 1, Title: "Docs index",
-				Brief: "Add an index to docs/.", Workspace: "/data/worktrees/abc/x/a1", Branch: "mcp-scheduler/x/a1",
-				WorkspaceNotes: []string{"Tracked paths that differ only by case: docs/ReadMe.md and docs/readme.md."},
-				Conflicts:      []string{"docs/index.md"}})
+			return AgentBrief(Brief{MissionID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0J", Attempt: 2, Epoch: 2, Title: "Repair: assets",
+				Brief: "Resolve the conflicts with main.", Kind: "repair", SubjectID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0D",
+				Workspace: "/data/worktrees/abc/x/a2", Branch: "mcp-scheduler/x/a2", Conflicts: []string{"README.md"},
+				WorkspaceNotes: []string{"1 file tracked with Git LFS (big.bin) holds its LFS pointer, not the content: git-lfs is not on the scheduler's PATH.",
+					"submodule vendor/lib is empty: the repository has no local copy of it"}})
 		}},
 		{"agent_brief_review", func() (string, error) {
 			return AgentBrief(Brief{MissionID: "msn_01JD5Z8Q6X3V4W5Y6Z7A8B9C0F", Attempt: 1, Epoch: 3, Title: "Review: limiter",

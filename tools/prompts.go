@@ -47,7 +47,7 @@ func (s *Server) addPrompts() {
 		text, err := prompts.AgentBrief(prompts.Brief{MissionID: m.ID, Attempt: max(m.Attempt, 1), Epoch: m.Lease.Epoch,
 			Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea,
 			Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: orDefault(ws.Path, "(created when the attempt starts)"),
-			Branch: ws.Branch, BaseCommit: ws.BaseCommit, ReadOnly: ws.ReadOnly, Checkpoint: string(m.Checkpoint),
+			Branch: ws.Branch, BaseCommit: ws.BaseCommit, ReadOnly: ws.ReadOnly, WorkspaceNotes: ws.Notes, Checkpoint: string(m.Checkpoint),
 			PullMode: pull, HeartbeatSeconds: int(s.deps.Engine.LeaseTTL().Seconds() / 3)})
 		return promptResult("Brief for "+m.ID, text, err)
 	})

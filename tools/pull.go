@@ -114,7 +114,7 @@ func claim(ctx context.Context, d *Deps, req mcp.CallToolRequest, a ClaimArgs) (
 		Title: m.Title, Brief: m.Brief, AcceptanceCriteria: m.AcceptanceCriteria, WriteArea: m.WriteArea,
 		Persona: m.Persona, Kind: string(m.Kind), SubjectID: m.SubjectID, Workspace: localPath(c.Workspace),
 		Branch: c.Workspace.Branch, BaseCommit: c.Workspace.BaseCommit, ReadOnly: c.Workspace.ReadOnly, RemoteURL: c.Workspace.RemoteURL,
-		Checkpoint: string(m.Checkpoint), PullMode: true, HeartbeatSeconds: hb})
+		WorkspaceNotes: c.Workspace.Notes, Checkpoint: string(m.Checkpoint), PullMode: true, HeartbeatSeconds: hb})
 	if err != nil {
 		return ClaimResult{}, err
 	}

@@ -97,14 +97,14 @@ func collisionNotes(groups [][]string) []string {
 		"a change to them is never committed for you: commit it yourself if you mean it."}
 }
 
-// noteShapes sets ws.Notes to what the agent should know about the new checkout: the tracked
-// paths that differ only by case, where core.ignorecase is set (logged too).
+// noteShapes adds to ws.Notes what the agent should know about the new checkout's paths: the
+// tracked paths that differ only by case, where core.ignorecase is set (logged too).
 func (m *Manager) noteShapes(ctx context.Context, ws *Workspace) error {
 	groups, err := m.caseCollisions(ctx, ws.Path)
 	if err != nil {
 		return err
 	}
-	ws.Notes = collisionNotes(groups)
+	ws.Notes = append(ws.Notes, collisionNotes(groups)...)
 	if len(groups) > 0 {
 		m.log.Warn("tracked paths differ only by case and core.ignorecase is set", "mission_id", ws.MissionID,
 			"attempt", ws.Attempt, "groups", len(groups), "first", strings.Join(groups[0], ", "))

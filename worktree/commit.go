@@ -253,7 +253,7 @@ func (m *Manager) mergeTargetInto(ctx context.Context, ws *Workspace, targetTip 
 		return fmt.Errorf("%w: MergeTarget needs an existing target branch", ErrUnknownRef)
 	}
 	msg := fmt.Sprintf("Merge %s into %s", ws.TargetBranch, ws.Branch)
-	_, err := m.git.run(ctx, ws.Path, runOpts{}, "merge", "--no-ff", "--no-edit", "--no-verify",
+	_, err := m.git.run(ctx, ws.Path, runOpts{pointers: true}, "merge", "--no-ff", "--no-edit", "--no-verify",
 		"-m", msg, "--end-of-options", targetTip)
 	if err == nil {
 		return nil

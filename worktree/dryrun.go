@@ -20,6 +20,9 @@ type PrepareCheck struct {
 	Branch string `json:"branch,omitempty"`
 	// Commit is the commit the workspace held.
 	Commit string `json:"commit"`
+	// PushHookNote says why people's pushes into the checkout are not serialised with
+	// landings (Repo.PushHookNote); "" when they are.
+	PushHookNote string `json:"push_hook_note,omitempty"`
 }
 
 // CheckPrepare proves that a mission's first dispatch can get a workspace in the repository
@@ -38,7 +41,7 @@ func (m *Manager) CheckPrepare(ctx context.Context, path string) (PrepareCheck, 
 		return PrepareCheck{}, err
 	}
 	req := PrepareRequest{Repo: r, MissionID: "doctor-" + hex.EncodeToString(id[:]), Attempt: 1}
-	pc := PrepareCheck{Root: r.root, Branch: r.defaultBranch}
+	pc := PrepareCheck{Root: r.root, Branch: r.defaultBranch, PushHookNote: r.PushHookNote()}
 	if pc.Branch == "" {
 		req.Strategy = StrategySnapshot
 		if req.SnapshotCommit, err = r.headCommit(); err != nil {

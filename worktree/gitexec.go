@@ -21,6 +21,9 @@ type gitRunner struct {
 	author  Signature
 	baseEnv []string
 	log     *slog.Logger
+	// lfs is where git-lfs is on the PATH of baseEnv ("" when it is not there): without it
+	// every git process runs with the LFS filter off (lfsOffConfig), see lfs.go.
+	lfs string
 }
 
 // runOpts tunes one git invocation.
@@ -35,6 +38,10 @@ type runOpts struct {
 	// remote permits the transports a Remote may use (ssh, git, http, https, file) for
 	// clone, fetch and push of a configured remote; remote helpers (ext::, fd::) stay off.
 	remote bool
+	// pointers writes Git LFS files as their pointers (GIT_LFS_SKIP_SMUDGE=1): for the
+	// commands that make a workspace's files, which never download an LFS object; the
+	// workspace's content then comes from the local LFS store (lfsCheckout).
+	pointers bool
 }
 
 // fixedConfig is passed as -c to every git process: no hooks (ours are not the person's
@@ -85,7 +92,9 @@ func newGitRunner(path string, timeout time.Duration, author Signature, log *slo
 		"GIT_COMMITTER_NAME="+author.Name,
 		"GIT_COMMITTER_EMAIL="+author.Email,
 	)
-	return &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env, log: log}
+	g := &gitRunner{path: path, timeout: timeout, author: author, baseEnv: env, log: log}
+	g.lfs = lookPathIn("git-lfs", os.Getenv("PATH"))
+	return g
 }
 
 func isLocatingVar(name string) bool {
@@ -116,11 +125,19 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 			argv = append(argv, "-c", "protocol."+p+".allow=always")
 		}
 	}
+	if g.lfs == "" {
+		for _, c := range lfsOffConfig {
+			argv = append(argv, "-c", c)
+		}
+	}
 	argv = append(argv, args...)
 	cmd := exec.CommandContext(ctx, g.path, argv...)
 	cmd.Env = g.baseEnv
 	if o.readOnly {
 		cmd.Env = append(append([]string(nil), g.baseEnv...), "GIT_OPTIONAL_LOCKS=0")
+	}
+	if o.pointers {
+		cmd.Env = append(append([]string(nil), cmd.Env...), "GIT_LFS_SKIP_SMUDGE=1")
 	}
 	if o.remote {
 		batchMode(cmd)
@@ -154,6 +171,9 @@ func (g *gitRunner) run(ctx context.Context, dir string, o runOpts, args ...stri
 	}
 	if ctxErr := ctx.Err(); ctxErr != nil {
 		ge.Err = fmt.Errorf("%w (%v)", ctxErr, err)
+	}
+	if lfsFailed(msg) {
+		return stdout.Bytes(), &LFSError{Git: ge, OnPath: g.lfs != ""}
 	}
 	return stdout.Bytes(), ge
 }

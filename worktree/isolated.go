@@ -36,7 +36,7 @@ func (m *Manager) cloneAt(ctx context.Context, r *Repo, path, branch, commit str
 	if err := m.inheritSparse(ctx, r, path); err != nil {
 		return err
 	}
-	if _, err := m.git.run(ctx, path, runOpts{}, "switch", "-q", "--no-guess", "-C", branch,
+	if _, err := m.git.run(ctx, path, runOpts{pointers: true}, "switch", "-q", "--no-guess", "-C", branch,
 		"--end-of-options", commit); err != nil {
 		return fmt.Errorf("check out isolated copy: %w", err)
 	}
@@ -44,8 +44,14 @@ func (m *Manager) cloneAt(ctx context.Context, r *Repo, path, branch, commit str
 }
 
 // fetchIsolated brings an isolated copy's branch into the repository (forced: the branch is
-// the attempt's own). The land lock is held.
+// the attempt's own), and the LFS objects its store has that the repository's lacks. The
+// land lock is held.
 func (m *Manager) fetchIsolated(ctx context.Context, r *Repo, ws Workspace) error {
+	// The LFS objects of files the agent changed are in the copy's own store: the landed
+	// pointers must find them in the repository's after the copy is gone.
+	if err := carryLFSObjects(filepath.Join(ws.Path, ".git", "lfs"), m.lfsStore(ctx, r)); err != nil {
+		return err
+	}
 	spec := "+refs/heads/" + ws.Branch + ":refs/heads/" + ws.Branch
 	return m.gitLocks.retry(ctx, func() error {
 		_, err := m.git.run(ctx, r.root, runOpts{allowFile: true}, "fetch", "--quiet", "--no-tags",

@@ -151,15 +151,19 @@ func (m *Manager) runCheck(ctx context.Context, r *Repo, target string, l *Landi
 // a fresh checkout would hold, while tools whose caches are keyed by path (go build among
 // them) rebuild only what changed instead of everything in a new directory each time
 // (docs/benchmarks.md, "End to end"). When it is missing or cannot be reset it is made
-// again with `git worktree add --force --detach`.
+// again with `git worktree add --force --detach`. Either way LFS files are written as
+// pointers and then filled like a workspace's (fillChecks), never downloaded.
 func (m *Manager) checkCheckout(ctx context.Context, r *Repo, target, commit string) (string, error) {
 	dir := filepath.Join(m.scratch, "check-"+strings.TrimPrefix(landKey(r.id, target), "land-"))
 	if _, err := os.Stat(filepath.Join(dir, ".git")); err == nil && plumbing.IsHash(commit) {
 		// A full hash of our own merge (checked above), never a name: `git checkout` does not
 		// take --end-of-options before it (git 2.39: "--detach does not take a path argument").
-		_, err := m.git.run(ctx, dir, runOpts{}, "checkout", "--quiet", "--force", "--detach", commit)
+		_, err := m.git.run(ctx, dir, runOpts{pointers: true}, "checkout", "--quiet", "--force", "--detach", commit)
 		if err == nil {
 			_, err = m.git.run(ctx, dir, runOpts{}, "clean", "-ffdxq")
+		}
+		if err == nil {
+			err = m.fillChecks(ctx, r, dir)
 		}
 		if err == nil {
 			return dir, nil
@@ -170,9 +174,12 @@ func (m *Manager) checkCheckout(ctx context.Context, r *Repo, target, commit str
 		if err := m.discard(ctx, r, dir, "", false); err != nil {
 			m.log.Debug("removing the checks' old checkout", "path", dir, "err", err)
 		}
-		_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--force", "--detach", "--end-of-options", dir, commit)
+		_, err := m.git.run(ctx, r.root, runOpts{pointers: true}, "worktree", "add", "--force", "--detach", "--end-of-options", dir, commit)
 		return err
 	})
+	if err == nil {
+		err = m.fillChecks(ctx, r, dir)
+	}
 	if err != nil {
 		return "", fmt.Errorf("checkout for the checks: %w", err)
 	}

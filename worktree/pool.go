@@ -109,7 +109,7 @@ func (m *Manager) addPoolEntry(ctx context.Context, r *Repo) error {
 	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 		return err
 	}
-	if _, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--detach", "--end-of-options", p, commit); err != nil {
+	if _, err := m.git.run(ctx, r.root, runOpts{pointers: true}, "worktree", "add", "--detach", "--end-of-options", p, commit); err != nil {
 		return errors.Join(err, m.discard(ctx, r, p, "", false))
 	}
 	return os.WriteFile(readyMark(p), nil, 0o600)
@@ -137,7 +137,7 @@ func (m *Manager) claimFromPool(ctx context.Context, r *Repo, ws *Workspace) (bo
 		m.log.Warn("warm pool: move failed", "path", entry, "err", err)
 		return false, m.discard(ctx, r, entry, "", false)
 	}
-	if _, err := m.git.run(ctx, ws.Path, runOpts{}, "switch", "-q", "--no-guess", "-c", ws.Branch, "--end-of-options", ws.BaseCommit); err != nil {
+	if _, err := m.git.run(ctx, ws.Path, runOpts{pointers: true}, "switch", "-q", "--no-guess", "-c", ws.Branch, "--end-of-options", ws.BaseCommit); err != nil {
 		m.log.Warn("warm pool: switch failed", "path", ws.Path, "err", err)
 		return false, m.discard(ctx, r, ws.Path, ws.Branch, true)
 	}

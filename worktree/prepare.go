@@ -192,7 +192,7 @@ func (m *Manager) prepareSnapshot(ctx context.Context, req PrepareRequest) (Work
 		if err := m.clearLeftovers(ctx, r, path, ""); err != nil {
 			return err
 		}
-		_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--detach", "--end-of-options", path, ws.BaseCommit)
+		_, err := m.git.run(ctx, r.root, runOpts{pointers: true}, "worktree", "add", "--detach", "--end-of-options", path, ws.BaseCommit)
 		if err == nil {
 			err = m.finishNew(ctx, r, &ws, ws.BaseCommit)
 		}
@@ -286,6 +286,9 @@ func (m *Manager) createOnBranch(ctx context.Context, r *Repo, ws *Workspace, re
 	if err == nil && req.MergeTarget {
 		err = m.mergeTargetInto(ctx, ws, targetTip)
 		if err == nil {
+			err = m.fill(ctx, r, ws) // the merge wrote the target's LFS files as pointers and moved no submodule
+		}
+		if err == nil {
 			err = writeMeta(*ws)
 		}
 	}
@@ -327,7 +330,7 @@ func (m *Manager) addWorktree(ctx context.Context, r *Repo, path, branch, base s
 	if r.hasBranch(branch) {
 		flag = "-B"
 	}
-	_, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "add", flag, branch, "--end-of-options", path, base)
+	_, err := m.git.run(ctx, r.root, runOpts{pointers: true}, "worktree", "add", flag, branch, "--end-of-options", path, base)
 	return checkedOutError(err)
 }
 
@@ -353,7 +356,7 @@ func (m *Manager) recreate(ctx context.Context, r *Repo, ws *Workspace, prior Wo
 	if prior.Strategy == StrategyIsolatedCopy {
 		err = m.cloneAt(ctx, r, prior.Path, prior.Branch, tip.String())
 	} else {
-		_, err = m.git.run(ctx, r.root, runOpts{}, "worktree", "add", "--end-of-options", prior.Path, prior.Branch)
+		_, err = m.git.run(ctx, r.root, runOpts{pointers: true}, "worktree", "add", "--end-of-options", prior.Path, prior.Branch)
 		err = checkedOutError(err)
 	}
 	*ws = prior
@@ -370,9 +373,13 @@ func (m *Manager) recreate(ctx context.Context, r *Repo, ws *Workspace, prior Wo
 	return nil
 }
 
-// finishNew checks the post-conditions, copies the configured ignored files, notes what the
-// agent should know about the checkout (noteShapes) and records the workspace.
+// finishNew fills in LFS content and submodules (fill.go), checks the post-conditions, copies
+// the configured ignored files, notes the paths that differ only by case (noteShapes) and
+// records the workspace.
 func (m *Manager) finishNew(ctx context.Context, r *Repo, ws *Workspace, want string) error {
+	if err := m.fill(ctx, r, ws); err != nil {
+		return err
+	}
 	if err := m.verifyCheckout(ctx, r, *ws, want); err != nil {
 		return err
 	}

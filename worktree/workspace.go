@@ -55,10 +55,6 @@ type Workspace struct {
 	// Conflicts lists the paths left with conflict markers by PrepareRequest.MergeTarget, for
 	// the repair brief; empty when the merge was clean or not asked for.
 	Conflicts []string `json:"conflicts,omitempty"`
-	// Notes are what the agent (its brief) and the caller should know about this checkout
-	// before working in it: tracked paths that differ only by case where core.ignorecase is
-	// set (B67). Empty for most workspaces.
-	Notes []string `json:"notes,omitempty"`
 	// RepoID, MissionID and Attempt identify whose workspace it is.
 	RepoID    string `json:"repo_id"`
 	MissionID string `json:"mission_id"`
@@ -70,6 +66,15 @@ type Workspace struct {
 	// RemoteURL, for a remote-branch workspace (PrepareRemoteBranch), is the remote the
 	// agent fetches Branch from and pushes its commits to; no directory exists at Path.
 	RemoteURL string `json:"remote_url,omitempty"`
+	// Notes are sentences for the agent and its caller about what this checkout holds
+	// differently from the person's (fill.go): LFS files left as pointers, submodules left
+	// empty and why, submodules populated from the module store; and tracked paths that
+	// differ only by case where core.ignorecase is set (casefold.go, B67).
+	Notes []string `json:"notes,omitempty"`
+	// GitConfig are "key=value" settings the agent's own git must run with in this
+	// workspace (the engine passes them as GIT_CONFIG_COUNT/KEY/VALUE): the LFS filter off
+	// when git-lfs is not on the scheduler's PATH.
+	GitConfig []string `json:"git_config,omitempty"`
 }
 
 // workspacePath returns DataDir/worktrees/<repo id>/<mission id>/a<attempt>, checked to stay

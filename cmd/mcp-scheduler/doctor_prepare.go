@@ -68,7 +68,11 @@ func (d *dryRun) prepare(ctx context.Context, top string) (detail string, ok, wa
 		return fmt.Sprintf("git checkout at %s with HEAD detached: missions there must name a target branch (a snapshot of HEAD was made and removed in %v)",
 			pc.Root, took), true, true
 	}
-	return fmt.Sprintf("git checkout at %s: a workspace on %s (%.12s) was made and removed in %v", pc.Root, pc.Branch, pc.Commit, took), true, false
+	detail = fmt.Sprintf("git checkout at %s: a workspace on %s (%.12s) was made and removed in %v", pc.Root, pc.Branch, pc.Commit, took)
+	if pc.PushHookNote != "" {
+		return detail + "; " + pc.PushHookNote, true, true
+	}
+	return detail, true, false
 }
 
 // defaultRepositoryCheck is the default repository's row: its top level, and, unless a

@@ -49,11 +49,13 @@ func TestDoctor_TriesAWorkspaceInEachRepository(t *testing.T) {
 	sha256 := sandboxRepo(t, s, "sha256", "--object-format=sha256")
 	unborn := filepath.Join(s.home, "unborn")
 	gitInSandbox(t, s, s.home, "init", "-q", "-b", "main", unborn)
+	hooksPath := sandboxRepo(t, s, "hookspath")
+	gitInSandbox(t, s, hooksPath, "config", "core.hooksPath", ".githooks")
 	refused := sandboxRepo(t, s, "refused")
 	gitInSandbox(t, s, refused, "config", "core.repositoryformatversion", "1")
 	gitInSandbox(t, s, refused, "config", "extensions.frobnicate", "true")
 	var cfg strings.Builder
-	for _, p := range []string{wtc, detached, sha256, unborn} {
+	for _, p := range []string{wtc, detached, sha256, unborn, hooksPath} {
 		cfg.WriteString("[[repositories]]\npath = \"" + p + "\"\n")
 	}
 	writeSandboxConfig(t, s, cfg.String())
@@ -74,6 +76,10 @@ func TestDoctor_TriesAWorkspaceInEachRepository(t *testing.T) {
 	require.True(t, row(detached).OK, "%+v", row(detached))
 	require.True(t, row(detached).Warn)
 	require.Contains(t, row(detached).Detail, "HEAD detached: missions there must name a target branch (a snapshot of HEAD was made and removed")
+	require.False(t, row(wtc).Warn, "the pre-receive hook is in place: %+v", row(wtc))
+	require.True(t, row(hooksPath).OK, "%+v", row(hooksPath))
+	require.True(t, row(hooksPath).Warn, "pushes into that checkout are not serialised with landings: %+v", row(hooksPath))
+	require.Contains(t, row(hooksPath).Detail, "core.hooksPath is .githooks, where mcp-scheduler installs no hook")
 	for p, want := range map[string][]string{
 		sha256: {"git checkout at " + sha256 + ", but missions cannot get a workspace there: ", "extensions.objectformat = sha256",
 			"use mcp-scheduler with a SHA-1 repository"},

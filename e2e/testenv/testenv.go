@@ -80,6 +80,22 @@ func LookPath(t testing.TB, name string) string {
 	return p
 }
 
+// LookPathInstalled finds a program on PATH that a system package provides, failing in CI
+// (where .ci/run installs it) or skipping elsewhere with install, the command that installs
+// it.
+func LookPathInstalled(t testing.TB, name, install string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err == nil {
+		return p
+	}
+	if InCI() {
+		t.Fatalf("%s is missing and CI=true: nothing may be skipped; .ci/run installs it (%s)", name, install)
+	}
+	t.Skipf("%s is missing; install it with %s", name, install)
+	return ""
+}
+
 // GitEnv returns environment entries that give git a fixed identity and no user or system
 // configuration, for tests that run git themselves.
 func GitEnv() []string {

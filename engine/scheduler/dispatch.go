@@ -254,15 +254,26 @@ func (s *Scheduler) renderBrief(m *domain.Mission, ws worktree.Workspace, pull b
 	return prompts.AgentBrief(b)
 }
 
-// missionVars are the variables every agent of a mission gets, besides its profile's.
+// missionVars are the variables every agent of a mission gets, besides its profile's: the
+// mission's identity and, when the workspace needs them (ws.GitConfig: the LFS filter off
+// when git-lfs is not on the scheduler's PATH), git settings as GIT_CONFIG_COUNT/KEY/VALUE,
+// which every git the agent runs reads.
 func missionVars(m *domain.Mission, ws worktree.Workspace) map[string]string {
-	return map[string]string{
+	vars := map[string]string{
 		"MCP_SCHEDULER_MISSION_ID": m.ID,
 		"MCP_SCHEDULER_ATTEMPT":    strconv.Itoa(m.Attempt),
 		"MCP_SCHEDULER_EPOCH":      strconv.FormatInt(m.Lease.Epoch, 10),
 		"MCP_SCHEDULER_WORKSPACE":  ws.Path,
 		"MCP_SCHEDULER_BRANCH":     ws.Branch,
 	}
+	if len(ws.GitConfig) > 0 {
+		vars["GIT_CONFIG_COUNT"] = strconv.Itoa(len(ws.GitConfig))
+		for i, kv := range ws.GitConfig {
+			k, v, _ := strings.Cut(kv, "=")
+			vars["GIT_CONFIG_KEY_"+strconv.Itoa(i)], vars["GIT_CONFIG_VALUE_"+strconv.Itoa(i)] = k, v
+		}
+	}
+	return vars
 }
 
 // dispatchFailed records why a dispatch could not go on.

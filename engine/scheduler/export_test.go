@@ -110,3 +110,8 @@ func (k Keeper) Stop() { k.ws.Stop() }
 // SetBeforeHandOver makes p call f once a claim's workspace is made, before the hand-over
 // (tests take the mission away there).
 func SetBeforeHandOver(p *PullService, f func(m domain.Mission)) { p.beforeHandOver = f }
+
+// MissionVars exposes the variables a managed agent of m gets for workspace ws.
+func MissionVars(m *domain.Mission, ws worktree.Workspace) map[string]string {
+	return missionVars(m, ws)
+}

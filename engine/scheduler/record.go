@@ -51,7 +51,7 @@ func (r RunRecord) Workspace() engine.Workspace {
 	w := r.Worktree
 	return engine.Workspace{Path: w.Path, Branch: w.Branch, BaseCommit: w.BaseCommit,
 		Strategy: string(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed, RepoID: w.RepoID,
-		TargetBranch: w.TargetBranch, RemoteURL: w.RemoteURL}
+		TargetBranch: w.TargetBranch, RemoteURL: w.RemoteURL, Notes: w.Notes}
 }
 
 // workspace is the workspace to record with the run record (nil when it has none).
@@ -67,7 +67,7 @@ func (r RunRecord) workspace() *engine.Workspace {
 func fromRecord(w engine.WorkspaceRecord) worktree.Workspace {
 	return worktree.Workspace{Path: w.Path, Branch: w.Branch, BaseCommit: w.BaseCommit,
 		Strategy: worktree.Strategy(w.Strategy), ReadOnly: w.ReadOnly, Resumed: w.Resumed, RepoID: w.RepoID,
-		MissionID: w.MissionID, Attempt: w.Attempt, TargetBranch: w.TargetBranch, CreatedAt: w.CreatedAt}
+		MissionID: w.MissionID, Attempt: w.Attempt, TargetBranch: w.TargetBranch, CreatedAt: w.CreatedAt, Notes: w.Notes}
 }
 
 // runWith is runWith with the scheduler's engine.

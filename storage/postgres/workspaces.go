@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"time"
 
@@ -13,18 +14,18 @@ import (
 // Workspace rows, as the SQLite backend keeps them (storage/workspaces.go).
 
 const workspaceCols = `mission_id, attempt, path, branch, base_commit, strategy, read_only, resumed, repo_id,
- target_branch, state, created_at, removed_at`
+ target_branch, state, created_at, removed_at, notes`
 
 // WorkspacePut records (or, for the same mission and attempt, replaces) a workspace.
 func (t *txn) WorkspacePut(ctx context.Context, w *engine.WorkspaceRecord) error {
 	_, err := t.q.Exec(ctx, `INSERT INTO workspaces (`+workspaceCols+`)
- VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
+ VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)
  ON CONFLICT (mission_id, attempt) DO UPDATE SET path = excluded.path, branch = excluded.branch,
   base_commit = excluded.base_commit, strategy = excluded.strategy, read_only = excluded.read_only,
   resumed = excluded.resumed, repo_id = excluded.repo_id, target_branch = excluded.target_branch,
-  state = excluded.state, removed_at = excluded.removed_at`,
+  state = excluded.state, removed_at = excluded.removed_at, notes = excluded.notes`,
 		w.MissionID, w.Attempt, w.Path, w.Branch, w.BaseCommit, w.Strategy, boolInt(w.ReadOnly), boolInt(w.Resumed),
-		w.RepoID, w.TargetBranch, w.State, ms0(w.CreatedAt), ms(w.RemovedAt))
+		w.RepoID, w.TargetBranch, w.State, ms0(w.CreatedAt), ms(w.RemovedAt), encodeNotes(w.Notes))
 	return translate(err, fmt.Sprintf("record workspace of %s attempt %d", w.MissionID, w.Attempt))
 }
 
@@ -73,8 +74,36 @@ func scanWorkspace(r rowScanner) (engine.WorkspaceRecord, error) {
 	var w engine.WorkspaceRecord
 	var readOnly, resumed int64
 	var created, removed sql.NullInt64
+	var notes string
 	err := r.Scan(&w.MissionID, &w.Attempt, &w.Path, &w.Branch, &w.BaseCommit, &w.Strategy, &readOnly, &resumed,
-		&w.RepoID, &w.TargetBranch, &w.State, &created, &removed)
+		&w.RepoID, &w.TargetBranch, &w.State, &created, &removed, &notes)
 	w.ReadOnly, w.Resumed, w.CreatedAt, w.RemovedAt = readOnly == 1, resumed == 1, fromMS(created), fromMS(removed)
+	if err == nil {
+		w.Notes, err = decodeNotes(notes)
+	}
 	return w, err
+}
+
+// encodeNotes stores a workspace's notes as a JSON array ("" when there are none).
+func encodeNotes(notes []string) string {
+	if len(notes) == 0 {
+		return ""
+	}
+	b, err := json.Marshal(notes)
+	if err != nil { // a []string always encodes
+		return ""
+	}
+	return string(b)
+}
+
+// decodeNotes reads what encodeNotes stored.
+func decodeNotes(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var notes []string
+	if err := json.Unmarshal([]byte(s), &notes); err != nil {
+		return nil, fmt.Errorf("workspace notes %q: %w", s, err)
+	}
+	return notes, nil
 }

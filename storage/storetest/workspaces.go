@@ -33,14 +33,23 @@ func exerciseWorkspaces(t *testing.T, open Opener) {
 		run(t, "RoundTripsAndReplacesTheAttemptsRow", open, func(t *testing.T, e *env) {
 			e.add("m1")
 			a1 := record(e, "m1", 1, "/w/m1/a1")
-			a1.ReadOnly = true
+			a1.ReadOnly, a1.Notes = true, []string{"submodule lib is empty"}
 			put(e, a1)
 			a1.BaseCommit, a1.ReadOnly = "def", false
+			a1.Notes = []string{"1 file tracked with Git LFS (big.bin) holds its pointer", "submodule lib is empty: \"quoted\", ünïcode"}
 			put(e, a1)
 			e.view(func(r engine.Reader) error {
 				got, err := r.WorkspaceGet(e.ctx, "m1", 1)
 				require.NoError(t, err)
 				require.Equal(t, a1, got)
+				return nil
+			})
+			a1.Notes = nil
+			put(e, a1)
+			e.view(func(r engine.Reader) error {
+				got, err := r.WorkspaceGet(e.ctx, "m1", 1)
+				require.NoError(t, err)
+				require.Nil(t, got.Notes, "notes removed with the row's replacement")
 				return nil
 			})
 		})
