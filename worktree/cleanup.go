@@ -44,9 +44,15 @@ type CleanupEntry struct {
 	Path string `json:"path,omitempty"`
 	// Branch is the attempt's branch ("" for snapshots and pool checkouts).
 	Branch string `json:"branch,omitempty"`
-	// Reason: for kept entries "keep" (the engine's Keep), "recent", "dirty" or "unlanded";
-	// for removed ones "expired", "incomplete" (an interrupted creation) or "pool".
+	// Reason: for kept entries "keep" (the engine's Keep), "recent", "dirty", "unlanded",
+	// "symlink" (the workspace's directory was replaced by a symbolic link: neither the link
+	// nor what it points at is touched) or "case_collision" (its only uncommitted changes are
+	// paths that differ from another tracked path only by case); for removed ones "expired",
+	// "incomplete" (an interrupted creation) or "pool".
 	Reason string `json:"reason"`
+	// Detail says more for "symlink" and "case_collision": what the link points at, which
+	// paths collide, and what to do.
+	Detail string `json:"detail,omitempty"`
 	// Bytes is the apparent size of the directory (removed entries).
 	Bytes int64 `json:"bytes,omitempty"`
 }
@@ -125,6 +131,10 @@ func (c *cleaner) prune(ctx context.Context, regs []registration) error {
 		if !reg.Prunable || !isUnder(c.m.cfg.DataDir, reg.Path) {
 			continue
 		}
+		if target, linked, err := linkedAway(reg.Path); err != nil || linked {
+			c.m.log.Warn("cleanup leaves a workspace path that is a symbolic link alone", "path", reg.Path, "points_to", target, "err", err)
+			continue
+		}
 		c.rep.Pruned = append(c.rep.Pruned, reg.Path)
 		if !c.req.DryRun {
 			if err := c.m.discard(ctx, c.r, reg.Path, "", false); err != nil {
@@ -144,7 +154,16 @@ func (c *cleaner) workspaces(ctx context.Context) (map[string]bool, error) {
 		return nil, err
 	}
 	for _, md := range missions {
-		if !md.IsDir() || ValidateMissionID(md.Name()) != nil {
+		if ValidateMissionID(md.Name()) != nil {
+			continue
+		}
+		if md.Type()&fs.ModeSymlink != 0 {
+			if _, err := c.keptLink(CleanupEntry{MissionID: md.Name(), Path: filepath.Join(repoDir, md.Name())}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if !md.IsDir() {
 			continue
 		}
 		for _, attempt := range attemptsIn(filepath.Join(repoDir, md.Name())) {
@@ -179,6 +198,9 @@ func attemptsIn(dir string) []int {
 func (c *cleaner) workspace(ctx context.Context, mission string, attempt int, path string) error {
 	ws, hasMeta := readMeta(path)
 	entry := CleanupEntry{MissionID: mission, Attempt: attempt, Path: path, Branch: ws.Branch}
+	if kept, err := c.keptLink(entry); kept || err != nil {
+		return err
+	}
 	if !hasMeta {
 		entry.Reason = "incomplete"
 		return c.remove(ctx, entry, false)
@@ -189,12 +211,12 @@ func (c *cleaner) workspace(ctx context.Context, mission string, attempt int, pa
 		return nil
 	}
 	if _, err := gitDirOf(path); err == nil && !c.req.RemoveDirty && ws.Strategy != StrategySnapshot {
-		dirty, err := c.m.dirty(ctx, path)
+		why, err := c.m.uncommittedWork(ctx, path)
 		if err != nil {
 			return err
 		}
-		if dirty {
-			entry.Reason = "dirty"
+		if why.reason != "" {
+			entry.Reason, entry.Detail = why.reason, why.detail
 			c.rep.Kept = append(c.rep.Kept, entry)
 			return nil
 		}

@@ -57,12 +57,6 @@ func (m *Manager) Status(ctx context.Context, ws Workspace) (WorkspaceStatus, er
 	return st, nil
 }
 
-// dirty reports whether a checkout has uncommitted changes or untracked files.
-func (m *Manager) dirty(ctx context.Context, dir string) (bool, error) {
-	entries, err := m.statusEntries(ctx, dir)
-	return len(entries) > 0, err
-}
-
 func (m *Manager) statusEntries(ctx context.Context, dir string) ([]statusEntry, error) {
 	out, err := m.git.run(ctx, dir, runOpts{readOnly: true}, "--no-optional-locks", "status",
 		"--porcelain=v1", "-z", "--untracked-files=normal")
@@ -138,7 +132,8 @@ func (m *Manager) commitPending(ctx context.Context, ws Workspace, message strin
 
 // commitSeen commits a workspace's pending work given what `git status` listed in it (entries)
 // and whether a concluded merge waits (merging): nothing when both say clean, an error for
-// unresolved conflicts, else `git add -A` and `git commit` (see CommitPending).
+// unresolved conflicts, else `git add -A`, less what is not the agent's work to land
+// (unstageForeign), and `git commit` (see CommitPending).
 func (m *Manager) commitSeen(ctx context.Context, ws Workspace, message string, entries []statusEntry, merging bool) (bool, error) {
 	if len(entries) == 0 && !merging {
 		return false, nil
@@ -151,6 +146,9 @@ func (m *Manager) commitSeen(ctx context.Context, ws Workspace, message string, 
 		return err
 	})
 	if err != nil {
+		return false, err
+	}
+	if _, err := m.unstageForeign(ctx, ws); err != nil {
 		return false, err
 	}
 	msg := withTrailers(message, "Commit the work the agent left uncommitted", ws.MissionID, ws.Attempt)

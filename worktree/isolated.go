@@ -23,7 +23,8 @@ func (m *Manager) createIsolated(ctx context.Context, r *Repo, ws *Workspace) er
 	return err
 }
 
-// cloneAt clones the repository to path and checks out a new branch at commit there.
+// cloneAt clones the repository to path and checks out a new branch at commit there, with
+// the sparse-checkout of the person's checkout (inheritSparse).
 func (m *Manager) cloneAt(ctx context.Context, r *Repo, path, branch, commit string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		return err
@@ -31,6 +32,9 @@ func (m *Manager) cloneAt(ctx context.Context, r *Repo, path, branch, commit str
 	if _, err := m.git.run(ctx, r.root, runOpts{allowFile: true}, "clone", "--local", "--no-checkout",
 		"--quiet", "--end-of-options", r.root, path); err != nil {
 		return fmt.Errorf("clone isolated copy: %w", err)
+	}
+	if err := m.inheritSparse(ctx, r, path); err != nil {
+		return err
 	}
 	if _, err := m.git.run(ctx, path, runOpts{pointers: true}, "switch", "-q", "--no-guess", "-C", branch,
 		"--end-of-options", commit); err != nil {

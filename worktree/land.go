@@ -33,12 +33,17 @@ const (
 	// fast-forward it there, usually because local changes touch the same files
 	// (Landing.BlockingFiles); nothing moved. Land again once the checkout is clean.
 	LandWaiting LandStatus = "waiting_for_clean_checkout"
+	// LandRefused: the attempt's branch adds or changes a symbolic link (mode 120000) whose
+	// target points outside the repository (absolute, or climbing above the top level) and
+	// that the target does not already track (Landing.EscapingLinks; Detail says what to do);
+	// nothing moved (B68).
+	LandRefused LandStatus = "refused"
 )
 
 // LandStatuses are every landing outcome above, in their order: for a list that names each
 // (the landings_total metric exports every one, 0 included).
 func LandStatuses() []LandStatus {
-	return []LandStatus{LandLanded, LandAlreadyLanded, LandNothingToLand, LandConflicted, LandChecksFailed, LandWaiting}
+	return []LandStatus{LandLanded, LandAlreadyLanded, LandNothingToLand, LandConflicted, LandChecksFailed, LandWaiting, LandRefused}
 }
 
 // LandRequest asks to land one attempt.
@@ -108,6 +113,8 @@ type Landing struct {
 	Checkout string `json:"checkout,omitempty"`
 	// BlockingFiles are the files in Checkout that stopped the fast-forward (waiting).
 	BlockingFiles []string `json:"blocking_files,omitempty"`
+	// EscapingLinks are the symbolic links that point outside the repository (refused).
+	EscapingLinks []EscapingLink `json:"escaping_links,omitempty"`
 	// CheckOutput is the failing check's message (checks_failed).
 	CheckOutput string `json:"check_output,omitempty"`
 	// Detail is git's own explanation for conflicted and waiting outcomes.
@@ -357,6 +364,14 @@ func (m *Manager) stage(ctx context.Context, req LandRequest, old, cand plumbing
 	l.ChangedFiles, l.OutsideWriteArea = paths, outsideWriteArea(paths, req.WriteArea)
 	if len(paths) == 0 {
 		l.Status = LandNothingToLand
+		return l, cand, false, nil
+	}
+	links, err := r.escapingLinks(tipH, cand, paths)
+	if err != nil {
+		return l, cand, false, err
+	}
+	if len(links) > 0 {
+		refuseLinks(&l, links)
 		return l, cand, false, nil
 	}
 	if mergeErr != nil || conflicted {

@@ -374,7 +374,8 @@ func (m *Manager) recreate(ctx context.Context, r *Repo, ws *Workspace, prior Wo
 }
 
 // finishNew fills in LFS content and submodules (fill.go), checks the post-conditions, copies
-// the configured ignored files and records the workspace.
+// the configured ignored files, notes the paths that differ only by case (noteShapes) and
+// records the workspace.
 func (m *Manager) finishNew(ctx context.Context, r *Repo, ws *Workspace, want string) error {
 	if err := m.fill(ctx, r, ws); err != nil {
 		return err
@@ -383,6 +384,9 @@ func (m *Manager) finishNew(ctx context.Context, r *Repo, ws *Workspace, want st
 		return err
 	}
 	if err := m.copyIgnored(ctx, r, ws.Path); err != nil {
+		return err
+	}
+	if err := m.noteShapes(ctx, ws); err != nil {
 		return err
 	}
 	return writeMeta(*ws)

@@ -18,7 +18,10 @@ type RemoveOptions struct {
 // Remove deletes one workspace: its checkout, its registration and its record, and its
 // branch when asked. A directory already deleted by hand is fine (the registration is pruned).
 // The main checkout is refused (ErrReadOnlyWorkspace); so is a path outside the data
-// directory (ErrPathEscapes).
+// directory (ErrPathEscapes) and one replaced by a symbolic link (ErrWorkspaceSymlink: the
+// link and what it points at are left alone). An untracked symbolic link in the workspace
+// that points outside the repository is not uncommitted work; removing the workspace removes
+// the link, never what it points at.
 func (m *Manager) Remove(ctx context.Context, ws Workspace, opts RemoveOptions) error {
 	if err := m.checkOpen(); err != nil {
 		return err
@@ -32,12 +35,18 @@ func (m *Manager) Remove(ctx context.Context, ws Workspace, opts RemoveOptions) 
 		return fmt.Errorf("remove workspace %s: %w", path, err)
 	}
 	err = m.withStructure(ctx, r, func() error {
+		if err := refuseLinked(path); err != nil {
+			return err
+		}
 		if _, err := gitDirOf(path); err == nil && !opts.Force && ws.Strategy != StrategySnapshot {
-			dirty, err := m.dirty(ctx, path)
+			why, err := m.uncommittedWork(ctx, path)
 			if err != nil {
 				return err
 			}
-			if dirty {
+			if why.reason == "case_collision" {
+				return fmt.Errorf("%w: %s", ErrWorkspaceDirty, why.detail)
+			}
+			if why.reason != "" {
 				return ErrWorkspaceDirty
 			}
 		}

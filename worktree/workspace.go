@@ -68,7 +68,8 @@ type Workspace struct {
 	RemoteURL string `json:"remote_url,omitempty"`
 	// Notes are sentences for the agent and its caller about what this checkout holds
 	// differently from the person's (fill.go): LFS files left as pointers, submodules left
-	// empty and why, submodules populated from the module store.
+	// empty and why, submodules populated from the module store; and tracked paths that
+	// differ only by case where core.ignorecase is set (casefold.go, B67).
 	Notes []string `json:"notes,omitempty"`
 	// GitConfig are "key=value" settings the agent's own git must run with in this
 	// workspace (the engine passes them as GIT_CONFIG_COUNT/KEY/VALUE): the LFS filter off
@@ -196,6 +197,11 @@ func (m *Manager) headOf(ctx context.Context, r *Repo, ws Workspace) (headInfo, 
 func (m *Manager) discard(ctx context.Context, r *Repo, path, branch string, deleteBranch bool) error {
 	var errs []error
 	if _, err := underRoot(m.cfg.DataDir, path); err != nil {
+		return err
+	}
+	// A path replaced by a symbolic link names another directory: git would resolve it and
+	// RemoveAll would at least drop the link; neither is ours to decide (B68).
+	if err := refuseLinked(path); err != nil {
 		return err
 	}
 	if _, err := m.git.run(ctx, r.root, runOpts{}, "worktree", "remove", "--force", "--force", "--end-of-options", path); err != nil {

@@ -16,6 +16,10 @@ func checkDirective(d directive) error {
 	switch d.name {
 	case "write", "append":
 		err = localPath(d.args[0])
+	case "symlink":
+		if err = localPath(d.args[0]); err == nil && d.text == "" {
+			err = fmt.Errorf("@symlink %s needs a TARGET", d.args[0])
+		}
 	case "sleep", "heartbeat":
 		_, err = parseDuration(d.args[0])
 	case "progress":

@@ -15,6 +15,8 @@ commit it, report completed. Directives run in order, one step each:
 
 	@write PATH TEXT         write TEXT to PATH (relative, inside the workspace), replacing it
 	@append PATH TEXT        append TEXT to PATH
+	@symlink PATH TARGET     make PATH a symbolic link to TARGET (ln -s; TARGET is any text,
+	                         absolute or relative); the link counts as written
 	@commit MESSAGE          git add the files written since the last commit, git commit
 	                         (message given to git on stdin; nothing written = nothing committed)
 	@sleep DURATION          wait (100ms, 2s, ...); a cancel interrupts it

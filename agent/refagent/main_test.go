@@ -419,3 +419,27 @@ func TestUsageDirective_ReportsTaskUsage(t *testing.T) {
 		require.NotEqual(t, ExitOK, code, brief)
 	}
 }
+
+// @symlink makes a link as `ln -s` does, to any target, and @commit stages it like a written
+// file; a link path outside the workspace or a missing target is refused before anything runs.
+func TestSymlink_MakesTheLinkAndCommitStagesIt(t *testing.T) {
+	ws := gitRepo(t)
+	target := filepath.Join(t.TempDir(), "node_modules")
+	r := startRun(t, nil, &agent.Start{MissionID: "s", Attempt: 1, Epoch: 1, Workspace: ws,
+		Brief: "@symlink node_modules " + target + "\n@symlink lib/readme \"../README.md\"\n@commit links\n@done"})
+	msgs, code := r.finish(t)
+	require.Equal(t, ExitOK, code)
+	require.Equal(t, agent.StatusCompleted, lastResult(t, msgs).Status)
+	got, err := os.Readlink(filepath.Join(ws, "node_modules"))
+	require.NoError(t, err)
+	require.Equal(t, target, got)
+	require.Equal(t, "120000 blob", strings.Join(strings.Fields(gitIn(t, ws, "ls-tree", "HEAD", "node_modules"))[:2], " "))
+	require.Equal(t, "../README.md", gitIn(t, ws, "cat-file", "blob", "HEAD:lib/readme"))
+
+	for _, brief := range []string{"@symlink ../out /x", "@symlink only-a-path"} {
+		r := startRun(t, nil, &agent.Start{MissionID: "s", Attempt: 1, Epoch: 1, Brief: brief, Workspace: t.TempDir()})
+		msgs, code := r.finish(t)
+		require.Equal(t, ExitUsage, code, brief)
+		require.Equal(t, "@symlink", lastResult(t, msgs).Failure.Tool, brief)
+	}
+}

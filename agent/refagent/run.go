@@ -154,6 +154,8 @@ func (a *refAgent) do(i int, d directive) error {
 	switch d.name {
 	case "write", "append":
 		return a.writeFile(d.args[0], d.text, d.name == "append")
+	case "symlink":
+		return a.symlink(d.args[0], d.text)
 	case "commit":
 		return a.commit(d.text)
 	case "resolve":
@@ -353,6 +355,26 @@ func (a *refAgent) writeFile(rel, text string, appendTo bool) error {
 		a.artifacts = append(a.artifacts, rel)
 	}
 	a.out.log("info", fmt.Sprintf("wrote %s (%d bytes)", rel, len(text)))
+	return nil
+}
+
+// symlink makes rel a symbolic link to target (`ln -s target rel`); the link counts as
+// written, so @commit stages it.
+func (a *refAgent) symlink(rel, target string) error {
+	if err := localPath(rel); err != nil {
+		return err
+	}
+	p := filepath.Join(a.ws, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return err
+	}
+	if err := os.Symlink(target, p); err != nil {
+		return err
+	}
+	if !contains(a.written, rel) {
+		a.written = append(a.written, rel)
+	}
+	a.out.log("info", fmt.Sprintf("linked %s -> %s", rel, target))
 	return nil
 }
 

@@ -98,6 +98,7 @@ type arity struct {
 var directives = map[string]arity{
 	"write":            {args: 1, text: true},
 	"append":           {args: 1, text: true},
+	"symlink":          {args: 1, text: true},
 	"commit":           {text: true},
 	"sleep":            {args: 1},
 	"heartbeat":        {args: 1, state: true},

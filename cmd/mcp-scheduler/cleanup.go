@@ -88,6 +88,11 @@ func (a *app) cleanup(ctx context.Context, repo string, olderThan time.Duration,
 		summary = "%s: workspaces would use %s after cleanup (%s would be freed)\n"
 	}
 	for _, r := range reps {
+		for _, e := range r.Report.Kept {
+			if e.Detail != "" { // why a workspace stays that its reason alone does not say
+				printShown(a.out, "%s: %s a%d: %s\n", r.Repository, e.MissionID, e.Attempt, e.Detail)
+			}
+		}
 		printShown(a.out, summary, r.Repository, byteSize(r.Report.DiskBytes), byteSize(r.Report.FreedBytes))
 		if r.Error != "" {
 			printShown(a.out, "%s: %s\n", r.Repository, r.Error)

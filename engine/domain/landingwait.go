@@ -49,6 +49,7 @@ var landingWaits = []LandingWait{
 	{LandingApproval, false, LandWaitApproval, "it needs approval: approve_landing {mission} (get_mission_diff {mission} shows the work)", ""},
 	{LandingRepair, false, LandWaitRepair, "a repair mission carries its work: it lands when the repair lands", ""},
 	{LandingConflicted, false, LandWaitConflicted, "the repository's checks failed on the merged tree{check}, after repair missions: a decision is needed (list_escalations)", LandingRecordChecksFailed},
+	{LandingConflicted, false, LandWaitConflicted, "the landing was refused: its branch adds symbolic links that point outside the repository (list_escalations names them): a decision is needed", LandingRecordRefused},
 	{LandingConflicted, false, LandWaitConflicted, "it conflicts with the target: a decision is needed (list_escalations)", ""},
 	{LandingLeft, false, LandWaitLeft, "left for a person (landing policy none): it will not land by itself", ""},
 }
@@ -56,6 +57,11 @@ var landingWaits = []LandingWait{
 // LandingRecordChecksFailed is a landing record's status when the repository's checks failed
 // on the merged tree (worktree.LandChecksFailed).
 const LandingRecordChecksFailed = "checks_failed"
+
+// LandingRecordRefused is a landing record's status when the workspace manager refused the
+// landing: the branch adds symbolic links that point outside the repository
+// (worktree.LandRefused).
+const LandingRecordRefused = "refused"
 
 // Wait returns what a landing in state l waits for whatever put it there (false for none,
 // landed and not_required, which wait for nothing).

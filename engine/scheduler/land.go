@@ -102,7 +102,8 @@ func (lr *lander) landBatch(ctx context.Context, ready []readyLanding) error {
 }
 
 // recordLanding records one landing's outcome: landed, waiting for a clean checkout (with an
-// escalation to the person), or a conflict or failed checks (landingProblem).
+// escalation to the person), a conflict or failed checks (landingProblem), or refused
+// (landingRefused).
 func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree.BatchLanding, durationMS int64, pol RepoPolicy) error {
 	m, l, err := &r.m, b.Landing, b.Err
 	target := lr.cfg.targetBranch(m)
@@ -143,6 +144,8 @@ func (lr *lander) recordLanding(ctx context.Context, r *readyLanding, b worktree
 		return err
 	case worktree.LandConflicted, worktree.LandChecksFailed:
 		return lr.landingProblem(ctx, m, record, pol, l)
+	case worktree.LandRefused:
+		return lr.landingRefused(ctx, m, record, l)
 	}
 	return fmt.Errorf("unexpected landing status %q", l.Status)
 }
