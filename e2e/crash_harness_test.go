@@ -257,10 +257,10 @@ func (e *xenv) cleanup() {
 		p.kill()
 	}
 	for _, a := range e.agentRecords() {
-		for _, pid := range processesInGroup(a.PGID) {
+		for _, pid := range testenv.GroupMembers(a.PGID) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if a.ShimPID > 0 && pidAliveWithStart(a.ShimPID, a.ShimStart) {
+		if a.ShimPID > 0 && testenv.SameProcess(a.ShimPID, a.ShimStart) {
 			_ = syscall.Kill(a.ShimPID, syscall.SIGKILL)
 		}
 	}
@@ -430,63 +430,11 @@ func (e *xenv) agentRecords() map[string]runner.PIDRecord {
 func (e *xenv) leftovers() []string {
 	var out []string
 	for dir, a := range e.agentRecords() {
-		for _, pid := range processesInGroup(a.PGID) {
+		for _, pid := range testenv.GroupMembers(a.PGID) {
 			out = append(out, fmt.Sprintf("pid %d in agent group %d (%s)", pid, a.PGID, dir))
 		}
-		if a.ShimPID > 0 && pidAliveWithStart(a.ShimPID, a.ShimStart) {
+		if a.ShimPID > 0 && testenv.SameProcess(a.ShimPID, a.ShimStart) {
 			out = append(out, fmt.Sprintf("shim %d (%s)", a.ShimPID, dir))
-		}
-	}
-	return out
-}
-
-// procStat reads /proc/<pid>/stat: state, process group and start time (clock ticks).
-func procStat(pid int) (state string, pgrp int, start string, ok bool) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
-	if err != nil {
-		return "", 0, "", false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	if i < 0 {
-		return "", 0, "", false
-	}
-	f := strings.Fields(s[i+1:])
-	if len(f) < 20 {
-		return "", 0, "", false
-	}
-	pgrp, _ = strconv.Atoi(f[2])
-	return f[0], pgrp, f[19], true
-}
-
-// pidAliveWithStart reports whether pid runs (not a zombie) and, when start is given, is the
-// same process (the runner records "<boot id>:<start time in clock ticks>" on Linux).
-func pidAliveWithStart(pid int, start string) bool {
-	state, _, st, ok := procStat(pid)
-	if !ok || state == "Z" {
-		return false
-	}
-	if i := strings.LastIndexByte(start, ':'); i >= 0 {
-		start = start[i+1:]
-	}
-	return start == "" || st == start
-}
-
-// processesInGroup lists the live (non-zombie) processes whose process group is pgid.
-func processesInGroup(pgid int) []int {
-	if pgid <= 0 {
-		return nil
-	}
-	entries, _ := os.ReadDir("/proc")
-	var out []int
-	for _, en := range entries {
-		pid, err := strconv.Atoi(en.Name())
-		if err != nil {
-			continue
-		}
-		state, pg, _, ok := procStat(pid)
-		if ok && pg == pgid && state != "Z" {
-			out = append(out, pid)
 		}
 	}
 	return out
@@ -521,7 +469,7 @@ func (e *xenv) strays() []string {
 		if err != nil || pid == os.Getpid() {
 			continue
 		}
-		if state, _, _, ok := procStat(pid); !ok || state == "Z" {
+		if !testenv.SameProcess(pid, "") {
 			continue
 		}
 		b, err := os.ReadFile(filepath.Join("/proc", en.Name(), "cmdline"))

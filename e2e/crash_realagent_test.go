@@ -229,7 +229,7 @@ func (e *xenv) attemptAgents(missionID string) []int {
 	var out []int
 	for dir, rec := range e.agentRecords() {
 		if strings.Contains(dir, "/"+missionID+"/") {
-			out = append(out, processesInGroup(rec.PGID)...)
+			out = append(out, testenv.GroupMembers(rec.PGID)...)
 		}
 	}
 	return out

@@ -98,26 +98,12 @@ func (m *Manager) personsHooksPath(ctx context.Context, root string) (string, er
 	return value, nil
 }
 
-// writeExecutable writes data to path (0755) through a temporary file and a rename, creating
-// the directory.
+// writeExecutable writes data to path (0755) atomically, creating the directory.
 func writeExecutable(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("create %s: %w", filepath.Dir(path), err)
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".mcp-scheduler-hook-*")
-	if err != nil {
-		return err
-	}
-	_, werr := tmp.Write(data)
-	if err := errors.Join(werr, tmp.Chmod(0o755), tmp.Close()); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		_ = os.Remove(tmp.Name())
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return writeFileAtomicMode(path, data, 0o755)
 }
 
 // lockCheckout takes the checkout lock of r (checkoutLockPath) for a move of a checked-out

@@ -255,13 +255,17 @@ func (m *Manager) KnownRepositories() ([]string, error) {
 }
 
 // writeFileAtomic writes data to path through a temporary file and a rename.
-func writeFileAtomic(path string, data []byte) error {
+func writeFileAtomic(path string, data []byte) error { return writeFileAtomicMode(path, data, 0o600) }
+
+// writeFileAtomicMode writes data to path with mode perm through a temporary file in the same
+// directory and a rename.
+func writeFileAtomicMode(path string, data []byte, perm os.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-*")
 	if err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
+	cerr := errors.Join(tmp.Chmod(perm), tmp.Close())
 	if werr == nil && cerr == nil {
 		if err := os.Rename(tmp.Name(), path); err == nil {
 			return nil

@@ -29,10 +29,10 @@ func KillAgentsOf(dataDir string) {
 		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &rec) != nil || rec.PGID <= 0 {
 			continue
 		}
-		for _, pid := range groupMembers(rec.PGID) {
+		for _, pid := range GroupMembers(rec.PGID) {
 			_ = syscall.Kill(pid, syscall.SIGKILL)
 		}
-		if rec.ShimPID > 0 && sameProcess(rec.ShimPID, rec.ShimStart) {
+		if rec.ShimPID > 0 && SameProcess(rec.ShimPID, rec.ShimStart) {
 			_ = syscall.Kill(rec.ShimPID, syscall.SIGKILL)
 		}
 	}
@@ -57,8 +57,11 @@ func procStat(pid int) (state string, pgrp int, start string, ok bool) {
 	return f[0], pgrp, f[19], true
 }
 
-// groupMembers lists the live (non-zombie) processes of process group pgid.
-func groupMembers(pgid int) []int {
+// GroupMembers lists the live (non-zombie) processes of process group pgid (none for pgid <= 0).
+func GroupMembers(pgid int) []int {
+	if pgid <= 0 {
+		return nil
+	}
 	entries, _ := os.ReadDir("/proc")
 	var out []int
 	for _, e := range entries {
@@ -73,9 +76,9 @@ func groupMembers(pgid int) []int {
 	return out
 }
 
-// sameProcess reports whether pid runs (not a zombie) and started at start (the runner records
+// SameProcess reports whether pid runs (not a zombie) and started at start (the runner records
 // "<boot id>:<start time in clock ticks>" on Linux; empty: any start).
-func sameProcess(pid int, start string) bool {
+func SameProcess(pid int, start string) bool {
 	state, _, st, ok := procStat(pid)
 	if !ok || state == "Z" {
 		return false
